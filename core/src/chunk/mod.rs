@@ -1,0 +1,189 @@
+//! Markdown → retrieval units (behaviour reference §4.3–§4.6).
+//!
+//! The pipeline is: [`category::detect`] the document's shape, cut it into
+//! [`sections`] (parents) with breadcrumb ladders, [`cap`] sections at 4,000
+//! characters, seed the title into the first section, then [`pack`] each
+//! section's atoms into units that fit the token budget.
+
+pub mod blocks;
+pub mod cap;
+pub mod category;
+pub mod pack;
+pub mod sections;
+
+use crate::ports::TokenCounter;
+
+pub use category::Category;
+
+/// Default and allowed range of the unit budget in tokens (§3).
+pub const DEFAULT_BUDGET: usize = 110;
+pub const MIN_BUDGET: usize = 16;
+pub const MAX_BUDGET: usize = 128;
+
+/// The note that opens every piece of a fenced code block too long to keep whole.
+pub const CODE_SPLIT_NOTE: &str = "[code block split to fit the token budget]";
+
+/// One heading of a section's chain, outermost first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    pub level: u8,
+    /// Cleaned text used in breadcrumbs (`**` runs and edge markup removed).
+    pub text: String,
+    /// The heading line as written, re-emitted by whole-document reconstruction.
+    pub line: String,
+}
+
+/// What a unit is made of; reconstruction glues code pieces differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnitKind {
+    Text,
+    Rows,
+    Code,
+    /// One piece of a fenced block split at line boundaries; starts with
+    /// [`CODE_SPLIT_NOTE`] after the prefix.
+    CodePiece,
+}
+
+/// How a unit's text is laid out, so reconstruction can undo the chunker's
+/// additions (breadcrumb prefix, split note) and restore real headings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Bytes of the `<breadcrumb>\n\n` prefix at the start of the text.
+    pub prefix_len: u32,
+    pub kind: UnitKind,
+    /// The section's heading chain (empty outside heading documents).
+    pub headings: Vec<Heading>,
+    /// The section had no body, so its own heading text is the unit body.
+    pub heading_is_body: bool,
+    /// The section continues the previous one after the 4,000-character cap.
+    pub continues_section: bool,
+}
+
+/// A retrieval unit: the text that is embedded and searched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    /// 0-based, contiguous within a source. Chunk id: `<source>#<index>`.
+    pub index: u32,
+    /// Parent section index; counts only sections that produced a unit.
+    /// Parent id: `<source>#p<parent>`.
+    pub parent: u32,
+    pub text: String,
+    pub layout: Layout,
+}
+
+impl Chunk {
+    /// The unit text without its breadcrumb prefix.
+    pub fn body(&self) -> &str {
+        self.text.get(self.layout.prefix_len as usize..).unwrap_or(&self.text)
+    }
+}
+
+pub fn chunk_id(source: &str, index: u32) -> String {
+    format!("{source}#{index}")
+}
+
+pub fn parent_id(source: &str, parent: u32) -> String {
+    format!("{source}#p{parent}")
+}
+
+/// Splits `<source>#p<n>` back into its parts.
+pub fn parse_parent_id(id: &str) -> Option<(&str, u32)> {
+    let (source, n) = id.rsplit_once("#p")?;
+    Some((source, n.parse().ok()?))
+}
+
+/// A section (parent unit) before packing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// Breadcrumb prefixes from most to least informative; always ends with "".
+    pub ladder: Vec<String>,
+    pub body: String,
+    pub headings: Vec<Heading>,
+    pub heading_is_body: bool,
+    pub continues: bool,
+}
+
+impl Section {
+    pub fn plain(body: String) -> Self {
+        Self {
+            ladder: vec![String::new()],
+            body,
+            headings: Vec::new(),
+            heading_is_body: false,
+            continues: false,
+        }
+    }
+}
+
+/// Chunking options.
+#[derive(Clone, Copy)]
+pub struct ChunkOptions<'a> {
+    /// Units must count at most this many tokens (16–128).
+    pub budget: usize,
+    /// The document title: seeded into the first section and used in
+    /// transcript window labels. `None` for data/URL sources without a real
+    /// title: then nothing is seeded.
+    pub title: Option<&'a str>,
+    pub counter: &'a dyn TokenCounter,
+}
+
+/// The result of chunking one document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunked {
+    pub chunks: Vec<Chunk>,
+    pub category: Category,
+    /// `# <title>` was added in front of the first section.
+    pub title_seeded: bool,
+}
+
+/// Chunks a Markdown document.
+pub fn chunk_markdown(markdown: &str, options: ChunkOptions<'_>) -> Chunked {
+    let normalized;
+    let markdown = if markdown.contains('\r') {
+        normalized = markdown.replace("\r\n", "\n").replace('\r', "\n");
+        normalized.as_str()
+    } else {
+        markdown
+    };
+    let title = options.title.map(str::trim).unwrap_or("");
+    let (category, raw_sections) = sections::build(markdown, title);
+    let mut sections: Vec<Section> = raw_sections.into_iter().flat_map(cap::apply).collect();
+
+    let mut title_seeded = false;
+    if options.title.is_some() && !title.is_empty() {
+        if let Some(first) = sections.first_mut() {
+            if !first.body.contains(title) {
+                first.body = format!("# {title}\n\n{}", first.body);
+                title_seeded = true;
+            }
+        }
+    }
+
+    let mut chunks = Vec::new();
+    let mut parent = 0u32;
+    for section in &sections {
+        let units = pack::pack_section(section, options.budget, options.counter);
+        if units.is_empty() {
+            continue;
+        }
+        for unit in units {
+            chunks.push(Chunk {
+                index: chunks.len() as u32,
+                parent,
+                text: unit.text,
+                layout: Layout {
+                    prefix_len: unit.prefix_len as u32,
+                    kind: unit.kind,
+                    headings: section.headings.clone(),
+                    heading_is_body: section.heading_is_body,
+                    continues_section: section.continues,
+                },
+            });
+        }
+        parent += 1;
+    }
+    Chunked { chunks, category, title_seeded }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,315 @@
+//! Packing a section into retrieval units within the token budget (§4.6).
+
+use super::blocks::closing_fence;
+use super::{Section, UnitKind, CODE_SPLIT_NOTE};
+use crate::markdown::{fence_run, is_delimiter_row, is_table_row, sentences};
+use crate::ports::TokenCounter;
+
+/// Tokens kept free for the model's special tokens and the counting error
+/// when deciding about prefixes and repeated table headers.
+const HEADROOM: usize = 24;
+
+/// A packed unit before it gets its chunk index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub text: String,
+    pub prefix_len: usize,
+    pub kind: UnitKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AtomKind {
+    Text,
+    Row,
+    Code,
+}
+
+/// The smallest piece packing moves around: a sentence, a table row, or a
+/// whole closed fenced block.
+#[derive(Debug, Clone)]
+struct Atom {
+    kind: AtomKind,
+    text: String,
+    /// Separator before this atom when it follows another in a unit.
+    sep: &'static str,
+    /// The table's header and delimiter lines, for rows that carry one.
+    header: Option<String>,
+}
+
+/// Room for the breadcrumb prefix: min(budget − 24, ⌊budget/3⌋).
+pub fn prefix_room(budget: usize) -> usize {
+    budget.saturating_sub(HEADROOM).min(budget / 3)
+}
+
+/// The first ladder rung whose `<prefix>\n\n` fits the prefix room.
+pub fn choose_prefix<'a>(ladder: &'a [String], budget: usize, counter: &dyn TokenCounter) -> &'a str {
+    let room = prefix_room(budget);
+    ladder
+        .iter()
+        .find(|rung| rung.is_empty() || counter.count(&format!("{rung}\n\n")) <= room)
+        .map(String::as_str)
+        .unwrap_or("")
+}
+
+fn atoms(body: &str) -> Vec<Atom> {
+    let lines: Vec<&str> = body.split('\n').collect();
+    let mut out = Vec::new();
+    let mut sep = "\n\n";
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim().is_empty() {
+            sep = "\n\n";
+            i += 1;
+            continue;
+        }
+        if let Some((ch, len)) = fence_run(line) {
+            if let Some(close) = closing_fence(&lines, i, ch, len) {
+                out.push(Atom { kind: AtomKind::Code, text: lines[i..=close].join("\n"), sep, header: None });
+                sep = "\n";
+                i = close + 1;
+                continue;
+            }
+        }
+        if is_table_row(line) {
+            let end = (i..lines.len()).find(|&j| !is_table_row(lines[j])).unwrap_or(lines.len());
+            let run = &lines[i..end];
+            let delimited = run.len() >= 2 && is_delimiter_row(run[1]);
+            if delimited && run.len() >= 3 {
+                let header = format!("{}\n{}", run[0], run[1]);
+                for row in &run[2..] {
+                    out.push(Atom { kind: AtomKind::Row, text: row.to_string(), sep, header: Some(header.clone()) });
+                    sep = "\n";
+                }
+            } else {
+                let kind = if delimited { AtomKind::Row } else { AtomKind::Text };
+                for row in run {
+                    out.push(Atom { kind, text: row.to_string(), sep, header: None });
+                    sep = "\n";
+                }
+            }
+            i = end;
+            continue;
+        }
+        for (k, sentence) in sentences(line).into_iter().enumerate() {
+            let s = if k == 0 { sep } else { " " };
+            out.push(Atom { kind: AtomKind::Text, text: sentence.to_string(), sep: s, header: None });
+        }
+        sep = "\n";
+        i += 1;
+    }
+    out
+}
+
+struct Packer<'a> {
+    budget: usize,
+    counter: &'a dyn TokenCounter,
+    /// `<prefix>\n\n` or "".
+    prefix: String,
+    units: Vec<Unit>,
+}
+
+impl Packer<'_> {
+    fn fits(&self, text: &str, limit: usize) -> bool {
+        self.counter.count(text) <= limit
+    }
+
+    fn head(&self, header: Option<&str>) -> String {
+        match header {
+            Some(h) => format!("{}{h}\n", self.prefix),
+            None => self.prefix.clone(),
+        }
+    }
+
+    fn render(&self, header: Option<&str>, atoms: &[Atom]) -> String {
+        let mut text = self.head(header);
+        for (k, atom) in atoms.iter().enumerate() {
+            if k > 0 {
+                text.push_str(atom.sep);
+            }
+            text.push_str(&atom.text);
+        }
+        text
+    }
+
+    fn push(&mut self, text: String, kind: UnitKind) {
+        let prefix_len = self.prefix.len().min(text.len());
+        self.units.push(Unit { text, prefix_len, kind });
+    }
+
+    /// Emits a unit of text atoms or rows, force-splitting it when one atom
+    /// alone is over budget.
+    fn flush(&mut self, header: Option<&str>, atoms: &mut Vec<Atom>) {
+        if atoms.is_empty() {
+            return;
+        }
+        let kind = if atoms[0].kind == AtomKind::Row { UnitKind::Rows } else { UnitKind::Text };
+        let text = self.render(header, atoms);
+        if self.fits(&text, self.budget) {
+            self.push(text, kind);
+        } else {
+            let head = self.head(header);
+            let content = text[head.len()..].to_string();
+            for piece in self.force_split(&head, &content) {
+                self.push(format!("{head}{piece}"), kind);
+            }
+        }
+        atoms.clear();
+    }
+
+    /// Greedy split of `content` by spaces, then by characters for a single
+    /// over-long word, so that `head + piece` fits the budget.
+    fn force_split(&self, head: &str, content: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        for word in content.split(' ') {
+            let candidate = if cur.is_empty() { word.to_string() } else { format!("{cur} {word}") };
+            if self.fits(&format!("{head}{candidate}"), self.budget) {
+                cur = candidate;
+                continue;
+            }
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            if self.fits(&format!("{head}{word}"), self.budget) {
+                cur = word.to_string();
+            } else {
+                let mut pieces = self.split_chars(head, word);
+                cur = pieces.pop().unwrap_or_default();
+                out.extend(pieces);
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    /// Splits one word into the longest character runs that fit (binary
+    /// search on the run length; at least one character per piece).
+    fn split_chars(&self, head: &str, word: &str) -> Vec<String> {
+        let chars: Vec<char> = word.chars().collect();
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < chars.len() {
+            let (mut lo, mut hi) = (1, chars.len() - start);
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                let piece: String = chars[start..start + mid].iter().collect();
+                if self.fits(&format!("{head}{piece}"), self.budget) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            out.push(chars[start..start + lo].iter().collect());
+            start += lo;
+        }
+        out
+    }
+
+    /// A closed fenced block: whole up to 4 × budget, else split at lines,
+    /// each piece opening with the split note.
+    fn code(&mut self, code: &str) {
+        let whole = format!("{}{code}", self.prefix);
+        if self.fits(&whole, 4 * self.budget) {
+            self.push(whole, UnitKind::Code);
+            return;
+        }
+        let head = format!("{}{CODE_SPLIT_NOTE}\n", self.prefix);
+        let mut cur: Vec<&str> = Vec::new();
+        let mut pieces: Vec<String> = Vec::new();
+        for line in code.split('\n') {
+            let candidate = if cur.is_empty() { line.to_string() } else { format!("{}\n{line}", cur.join("\n")) };
+            if self.fits(&format!("{head}{candidate}"), self.budget) {
+                cur.push(line);
+                continue;
+            }
+            if !cur.is_empty() {
+                pieces.push(cur.join("\n"));
+                cur.clear();
+            }
+            if self.fits(&format!("{head}{line}"), self.budget) {
+                cur.push(line);
+            } else {
+                pieces.extend(self.force_split(&head, line));
+            }
+        }
+        if !cur.is_empty() {
+            pieces.push(cur.join("\n"));
+        }
+        for piece in pieces {
+            self.push(format!("{head}{piece}"), UnitKind::CodePiece);
+        }
+    }
+}
+
+/// Packs one section into units.
+pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter) -> Vec<Unit> {
+    let rung = choose_prefix(&section.ladder, budget, counter);
+    let prefix = if rung.is_empty() { String::new() } else { format!("{rung}\n\n") };
+    let mut packer = Packer { budget, counter, prefix, units: Vec::new() };
+
+    // Table headers are repeated only when prefix + header leave room for rows.
+    let mut atoms = atoms(&section.body);
+    demote_wide_headers(&mut atoms, &packer);
+
+    let mut cur: Vec<Atom> = Vec::new();
+    let mut cur_header: Option<String> = None;
+    for atom in atoms {
+        if atom.kind == AtomKind::Code {
+            let header = cur_header.take();
+            packer.flush(header.as_deref(), &mut cur);
+            packer.code(&atom.text);
+            continue;
+        }
+        let same_run = cur.first().is_some_and(|c| c.kind == atom.kind) && cur_header == atom.header;
+        if !cur.is_empty() && !same_run {
+            let header = cur_header.take();
+            packer.flush(header.as_deref(), &mut cur);
+        }
+        if !cur.is_empty() {
+            cur.push(atom);
+            if !packer.fits(&packer.render(cur_header.as_deref(), &cur), budget) {
+                let atom = cur.pop().expect("just pushed");
+                let header = cur_header.clone();
+                packer.flush(header.as_deref(), &mut cur);
+                cur.push(atom);
+            }
+        } else {
+            cur_header = atom.header.clone();
+            cur.push(atom);
+        }
+    }
+    let header = cur_header.take();
+    packer.flush(header.as_deref(), &mut cur);
+    packer.units
+}
+
+/// Replaces a too-wide header by its two lines as ordinary rows, stored once.
+fn demote_wide_headers(atoms: &mut Vec<Atom>, packer: &Packer<'_>) {
+    let mut out = Vec::with_capacity(atoms.len());
+    let mut last_header: Option<String> = None;
+    let mut demote = false;
+    for mut atom in atoms.drain(..) {
+        if let Some(header) = atom.header.clone() {
+            if last_header.as_ref() != Some(&header) || atom.sep != "\n" {
+                demote = !packer.fits(&format!("{}{header}\n", packer.prefix), packer.budget - HEADROOM.min(packer.budget));
+                if demote {
+                    let (first, second) = header.split_once('\n').unwrap_or((&header, ""));
+                    out.push(Atom { kind: AtomKind::Row, text: first.to_string(), sep: atom.sep, header: None });
+                    out.push(Atom { kind: AtomKind::Row, text: second.to_string(), sep: "\n", header: None });
+                    atom.sep = "\n";
+                }
+                last_header = Some(header);
+            }
+            if demote {
+                atom.header = None;
+            }
+        } else {
+            last_header = None;
+        }
+        out.push(atom);
+    }
+    *atoms = out;
+}

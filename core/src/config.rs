@@ -1,0 +1,234 @@
+//! Configuration (§3) as a pure function: environment map + CLI flags →
+//! [`Config`] or a [`ConfigError`] naming the variable, the bad value and
+//! what is accepted. Paths are made absolute and normalised lexically here;
+//! resolving symlinks is I/O and belongs to the binary.
+
+use std::collections::BTreeMap;
+
+use crate::chunk::{DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET};
+use crate::json_strings::parse_string_array;
+use crate::search::Grouping;
+
+pub const DEFAULT_MODEL: &str = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2";
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 104_857_600;
+pub const DEFAULT_HYBRID_WEIGHT: f64 = 0.6;
+
+/// What the environment cannot tell: supplied by the binary.
+#[derive(Debug, Clone)]
+pub struct ConfigContext {
+    /// Absolute working directory: the default root and the base of relative paths.
+    pub cwd: String,
+    /// Home directory for `~` expansion.
+    pub home: Option<String>,
+    /// The platform's user cache directory for minirag-mcp.
+    pub default_cache_dir: String,
+}
+
+/// CLI flags; each one that is set wins over its variable.
+#[derive(Debug, Clone, Default)]
+pub struct CliOverrides {
+    /// `--base-dir`, repeatable; non-empty replaces BASE_DIRS / BASE_DIR.
+    pub base_dirs: Vec<String>,
+    pub db_path: Option<String>,
+    pub cache_dir: Option<String>,
+    pub model_name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Document roots, absolute, in configured order.
+    pub roots: Vec<String>,
+    pub db_path: String,
+    pub cache_dir: String,
+    pub model_name: String,
+    /// A local model directory (MODEL_PATH); no network is used when set.
+    pub model_path: Option<String>,
+    pub max_file_size: u64,
+    pub chunk_token_budget: usize,
+    pub hybrid_weight: f64,
+    pub grouping: Option<Grouping>,
+    pub max_distance: Option<f64>,
+    pub max_files: Option<usize>,
+    pub allow_private_urls: bool,
+    /// RAG_INSTRUCTIONS_APPEND, trimmed; `None` when unset or blank.
+    pub instructions_append: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub variable: String,
+    pub value: String,
+    /// What is accepted, phrased to complete "expected …".
+    pub expected: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}='{}' is invalid: expected {}", self.variable, self.value, self.expected)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn err(variable: &str, value: &str, expected: &str) -> ConfigError {
+    ConfigError { variable: variable.into(), value: value.into(), expected: expected.into() }
+}
+
+impl Config {
+    pub fn load(env: &BTreeMap<String, String>, flags: &CliOverrides, ctx: &ConfigContext) -> Result<Self, ConfigError> {
+        let get = |k: &str| env.get(k).map(String::as_str);
+        let path = |p: &str| absolute(p, ctx);
+
+        let roots: Vec<String> = if !flags.base_dirs.is_empty() {
+            if let Some(bad) = flags.base_dirs.iter().find(|d| d.trim().is_empty()) {
+                return Err(err("--base-dir", bad, "a non-empty folder path"));
+            }
+            flags.base_dirs.iter().map(|d| path(d.trim())).collect()
+        } else if let Some(raw) = get("BASE_DIRS") {
+            const EXPECTED: &str = "a JSON array of one or more non-empty folder paths, e.g. [\"/home/me/docs\", \"/srv/wiki\"]";
+            let dirs = parse_string_array(raw).ok_or_else(|| err("BASE_DIRS", raw, EXPECTED))?;
+            if dirs.is_empty() || dirs.iter().any(|d| d.trim().is_empty()) {
+                return Err(err("BASE_DIRS", raw, EXPECTED));
+            }
+            dirs.iter().map(|d| path(d.trim())).collect()
+        } else if let Some(dir) = get("BASE_DIR").map(str::trim).filter(|d| !d.is_empty()) {
+            vec![path(dir)]
+        } else {
+            vec![normalize(&ctx.cwd)]
+        };
+
+        let db_path = match flags.db_path.as_deref().or(get("DB_PATH")) {
+            Some(p) if p.trim().is_empty() => return Err(err("DB_PATH", p, "a folder path for the index")),
+            Some(p) => path(p.trim()),
+            None => format!("{}/.minirag/index", roots[0].trim_end_matches('/')),
+        };
+        let cache_dir = match flags.cache_dir.as_deref().or(get("CACHE_DIR")) {
+            Some(p) if p.trim().is_empty() => return Err(err("CACHE_DIR", p, "a folder path for downloaded models")),
+            Some(p) => path(p.trim()),
+            None => normalize(&ctx.default_cache_dir),
+        };
+        let model_name = match flags.model_name.as_deref().or(get("MODEL_NAME")) {
+            Some(m) if m.trim().is_empty() => {
+                return Err(err("MODEL_NAME", m, "a Hugging Face model id such as sentence-transformers/all-MiniLM-L6-v2, or a local model folder"))
+            }
+            Some(m) => m.trim().to_string(),
+            None => DEFAULT_MODEL.to_string(),
+        };
+        let model_path = match get("MODEL_PATH") {
+            Some(p) if p.trim().is_empty() => None,
+            Some(p) => Some(path(p.trim())),
+            None => None,
+        };
+
+        let max_file_size = match get("MAX_FILE_SIZE") {
+            Some(raw) => match raw.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => n,
+                _ => return Err(err("MAX_FILE_SIZE", raw, "a whole number of bytes, at least 1 (default 104857600)")),
+            },
+            None => DEFAULT_MAX_FILE_SIZE,
+        };
+        let chunk_token_budget = match get("CHUNK_TOKEN_BUDGET") {
+            Some(raw) => match raw.trim().parse::<usize>() {
+                Ok(n) if (MIN_BUDGET..=MAX_BUDGET).contains(&n) => n,
+                _ => {
+                    return Err(err(
+                        "CHUNK_TOKEN_BUDGET",
+                        raw,
+                        &format!("a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET} (default {DEFAULT_BUDGET})"),
+                    ))
+                }
+            },
+            None => DEFAULT_BUDGET,
+        };
+        let hybrid_weight = match get("RAG_HYBRID_WEIGHT") {
+            Some(raw) => match raw.trim().parse::<f64>() {
+                Ok(w) if (0.0..=1.0).contains(&w) => w,
+                _ => {
+                    return Err(err(
+                        "RAG_HYBRID_WEIGHT",
+                        raw,
+                        "a number from 0 (vector only) to 1 (keyword only); default 0.6",
+                    ))
+                }
+            },
+            None => DEFAULT_HYBRID_WEIGHT,
+        };
+        let grouping = match get("RAG_GROUPING") {
+            Some("similar") => Some(Grouping::Similar),
+            Some("related") => Some(Grouping::Related),
+            Some(raw) => return Err(err("RAG_GROUPING", raw, "'similar' or 'related', or leave it unset")),
+            None => None,
+        };
+        let max_distance = match get("RAG_MAX_DISTANCE") {
+            Some(raw) => match raw.trim().parse::<f64>() {
+                Ok(d) if d >= 0.0 && d.is_finite() => Some(d),
+                _ => return Err(err("RAG_MAX_DISTANCE", raw, "a number ≥ 0 (squared L2 distance on unit vectors, 0–4)")),
+            },
+            None => None,
+        };
+        let max_files = match get("RAG_MAX_FILES") {
+            Some(raw) => match raw.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => Some(n),
+                _ => return Err(err("RAG_MAX_FILES", raw, "a whole number of files, at least 1")),
+            },
+            None => None,
+        };
+        let allow_private_urls = match get("ALLOW_PRIVATE_URLS") {
+            Some(raw) => match raw.trim().to_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" | "" => false,
+                _ => return Err(err("ALLOW_PRIVATE_URLS", raw, "one of 1, true, yes, on, 0, false, no, off")),
+            },
+            None => false,
+        };
+        let instructions_append = get("RAG_INSTRUCTIONS_APPEND").map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
+
+        Ok(Self {
+            roots,
+            db_path,
+            cache_dir,
+            model_name,
+            model_path,
+            max_file_size,
+            chunk_token_budget,
+            hybrid_weight,
+            grouping,
+            max_distance,
+            max_files,
+            allow_private_urls,
+            instructions_append,
+        })
+    }
+}
+
+/// `~` expansion, then relative → absolute against the working directory,
+/// then lexical normalisation.
+fn absolute(p: &str, ctx: &ConfigContext) -> String {
+    let expanded = match (p.strip_prefix('~'), &ctx.home) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        _ => p.to_string(),
+    };
+    if expanded.starts_with('/') {
+        normalize(&expanded)
+    } else {
+        normalize(&format!("{}/{expanded}", ctx.cwd))
+    }
+}
+
+/// Removes `.` and empty segments and applies `..` lexically.
+fn normalize(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests;

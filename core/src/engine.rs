@@ -1,0 +1,399 @@
+//! The use cases, written once over the ports: ingest (convert → title →
+//! chunk → embed → replace) and query (validate → embed → candidates → fuse
+//! → filter → shape). The MCP server and the CLI only parse, call and format.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::chunk::{chunk_markdown, parent_id, Chunk, ChunkOptions};
+use crate::config::Config;
+use crate::datauri::strip_data_uri_images;
+use crate::error::EngineError;
+use crate::ports::{
+    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, Index, SourceRecord, SourceType,
+    TokenCounter,
+};
+use crate::reconstruct::{document, join_parent};
+use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
+use crate::search::shape::sources_of;
+use crate::search::{candidate_window, clamp_top_k, fuse, validate_query, Grouping, QueryError, QueryResponse, ResultItem, Scope};
+use crate::time::iso_utc;
+use crate::title::{content_title, file_title, IMAGE_EXTENSIONS, SUPPORTED_EXTENSIONS};
+use crate::CHUNK_SCHEME;
+
+/// The settings the use cases need, taken from [`Config`].
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub roots: Vec<String>,
+    pub budget: usize,
+    pub hybrid_weight: f64,
+    pub grouping: Option<Grouping>,
+    pub max_distance: Option<f64>,
+    pub max_files: Option<usize>,
+    pub max_file_size: u64,
+}
+
+impl From<&Config> for Settings {
+    fn from(c: &Config) -> Self {
+        Self {
+            roots: c.roots.clone(),
+            budget: c.chunk_token_budget,
+            hybrid_weight: c.hybrid_weight,
+            grouping: c.grouping,
+            max_distance: c.max_distance,
+            max_files: c.max_files,
+            max_file_size: c.max_file_size,
+        }
+    }
+}
+
+/// The adapters the engine runs on.
+#[derive(Clone)]
+pub struct Ports {
+    pub converter: Arc<dyn Converter>,
+    pub embedder: Arc<dyn Embedder>,
+    pub tokens: Arc<dyn TokenCounter>,
+    pub index: Arc<dyn Index>,
+    pub fetcher: Arc<dyn Fetcher>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// What an ingest stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestOutcome {
+    pub source: String,
+    pub chunk_count: usize,
+    pub title: String,
+    /// Set when the chunks were stored without vectors (model unavailable).
+    pub notice: Option<String>,
+}
+
+/// A query as the tools receive it.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryRequest<'a> {
+    pub query: &'a str,
+    pub top_k: i64,
+    pub scope: &'a [String],
+}
+
+/// A document rebuilt from the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadDocument {
+    pub record: SourceRecord,
+    pub text: String,
+}
+
+pub struct Engine {
+    settings: Settings,
+    ports: Ports,
+}
+
+/// Title decision for one ingest.
+struct Titled {
+    title: String,
+    seed: bool,
+}
+
+impl Engine {
+    pub fn new(settings: Settings, ports: Ports) -> Self {
+        Self { settings, ports }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn ports(&self) -> &Ports {
+        &self.ports
+    }
+
+    // ------------------------------------------------------------ ingest
+
+    /// Ingests a file already read by the caller. `path` is the resolved
+    /// absolute path (the source id); `file_hash` the sha256 hex of `bytes`.
+    pub fn ingest_file(&self, path: &str, bytes: &[u8], file_hash: &str, mtime: f64) -> Result<IngestOutcome, EngineError> {
+        let extension = file_extension(path);
+        if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
+            return Err(EngineError::Image { path: path.into() });
+        }
+        if !SUPPORTED_EXTENSIONS.contains(&extension.as_str()) {
+            return Err(EngineError::UnsupportedExtension { path: path.into(), extension });
+        }
+        let size = bytes.len() as u64;
+        if size > self.settings.max_file_size {
+            return Err(EngineError::TooLarge { path: path.into(), size, max: self.settings.max_file_size });
+        }
+        let converted = self.ports.converter.convert(ConvertRequest { name: path, format: &extension, bytes })?;
+        let title = file_title(path, converted.metadata_title.as_deref(), &converted.markdown);
+        let titled = Titled { title, seed: true };
+        self.store(path, SourceType::File, &converted.markdown, titled, file_hash, mtime)
+    }
+
+    /// Ingests caller-supplied content under an arbitrary id.
+    pub fn ingest_data(&self, source: &str, data: &str, format: &str, title: Option<&str>) -> Result<IngestOutcome, EngineError> {
+        let (markdown, metadata_title) = match format {
+            "text" | "markdown" => (data.to_string(), None),
+            "html" => {
+                let c = self.ports.converter.convert(ConvertRequest { name: source, format: "html", bytes: data.as_bytes() })?;
+                (c.markdown, c.metadata_title)
+            }
+            other => return Err(EngineError::BadFormat { format: other.into() }),
+        };
+        let titled = titled_or_id(content_title(title, metadata_title.as_deref(), &markdown), source);
+        self.store(source, SourceType::Data, &markdown, titled, "", 0.0)
+    }
+
+    /// Fetches a URL through the [`Fetcher`] (which enforces the URL rules)
+    /// and ingests it under `source` (default: the URL).
+    pub fn ingest_url(&self, url: &str, source: Option<&str>, title: Option<&str>) -> Result<IngestOutcome, EngineError> {
+        let fetched = self.ports.fetcher.fetch(url)?;
+        let format = format_for_content_type(fetched.content_type.as_deref(), &fetched.final_url);
+        let converted = self.ports.converter.convert(ConvertRequest { name: url, format, bytes: &fetched.bytes })?;
+        let source = source.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(url);
+        let titled = titled_or_id(content_title(title, converted.metadata_title.as_deref(), &converted.markdown), source);
+        self.store(source, SourceType::Url, &converted.markdown, titled, "", 0.0)
+    }
+
+    fn store(
+        &self,
+        source: &str,
+        source_type: SourceType,
+        markdown: &str,
+        titled: Titled,
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<IngestOutcome, EngineError> {
+        let markdown = strip_data_uri_images(markdown);
+        if markdown.trim().is_empty() {
+            return Err(EngineError::Empty { source: source.into() });
+        }
+        let options = ChunkOptions {
+            budget: self.settings.budget,
+            title: titled.seed.then_some(titled.title.as_str()),
+            counter: self.ports.tokens.as_ref(),
+        };
+        let chunked = chunk_markdown(&markdown, options);
+        if chunked.chunks.is_empty() {
+            return Err(EngineError::Empty { source: source.into() });
+        }
+        let texts: Vec<&str> = chunked.chunks.iter().map(|c| c.text.as_str()).collect();
+        let (vectors, notice) = match self.embed_chunks(&texts) {
+            Ok(v) => (Some(v), None),
+            Err(EmbedError::Unavailable { reason }) => (
+                None,
+                Some(format!(
+                    "stored without vectors because the embedding model could not be loaded ({reason}); \
+                     keyword search finds it now, and the next sync with a working model adds the vectors"
+                )),
+            ),
+            Err(e) => return Err(EngineError::Embed(e)),
+        };
+        let chunk_count = chunked.chunks.len();
+        let record = SourceRecord {
+            source: source.into(),
+            source_type,
+            title: titled.title.clone(),
+            title_seeded: chunked.title_seeded,
+            file_hash: file_hash.into(),
+            mtime,
+            ingested_at: iso_utc(self.ports.clock.now_unix_seconds()),
+            chunk_count: chunk_count as u32,
+            scheme_version: CHUNK_SCHEME,
+            embedded_with: vectors.as_ref().map(|_| self.ports.embedder.model_id().to_string()),
+        };
+        self.ports.index.replace_source(record, chunked.chunks, vectors)?;
+        Ok(IngestOutcome { source: source.into(), chunk_count, title: titled.title, notice })
+    }
+
+    /// Embeds chunk texts in one batch, reusing stored vectors of unchanged texts.
+    fn embed_chunks(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
+        let embedder = &self.ports.embedder;
+        let cached = self.ports.index.cached_vectors(embedder.model_id(), texts);
+        let missing: Vec<&str> = texts.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| *t).collect();
+        let fresh = if missing.is_empty() { Embeddings::new(embedder.dimension()) } else { embedder.embed_documents(&missing)? };
+        let mut out = Embeddings::new(embedder.dimension());
+        let mut next = 0;
+        for c in &cached {
+            match c {
+                Some(v) if v.len() == out.dim => out.push(v),
+                _ => {
+                    out.push(fresh.row(next));
+                    next += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    // ------------------------------------------------------------ query
+
+    pub fn query(&self, request: QueryRequest<'_>) -> Result<QueryResponse, EngineError> {
+        let query = validate_query(request.query)?;
+        let top_k = clamp_top_k(request.top_k)?;
+        if request.scope.iter().any(|s| s.trim().is_empty()) {
+            return Err(QueryError::EmptyScope.into());
+        }
+        let scope = Scope::new(request.scope.iter().map(|s| s.trim().to_string()));
+        let window = candidate_window(top_k);
+        let index = &self.ports.index;
+        let s = &self.settings;
+
+        let mut notices: Vec<String> = Vec::new();
+        let query_vector = match self.ports.embedder.embed_query(query) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                notices.push(format!("keyword-only results: {e}"));
+                None
+            }
+        };
+        let vector_hits = match &query_vector {
+            Some(v) => index.vector_search(v, window, &scope)?,
+            None => Vec::new(),
+        };
+        let weight = if query_vector.is_some() { s.hybrid_weight } else { 1.0 };
+        // A failing keyword side degrades to vector order instead of failing the query.
+        let keyword_hits = if weight > 0.0 { index.keyword_search(query, window, &scope).unwrap_or_default() } else { Vec::new() };
+
+        let mut hits = fuse(&vector_hits, &keyword_hits, weight);
+        if query_vector.is_some() {
+            if let Some(max) = s.max_distance {
+                hits = filter_max_distance(hits, max);
+            }
+            if let Some(mode) = s.grouping {
+                hits = apply_grouping(hits, mode);
+            }
+        }
+        if let Some(max) = s.max_files {
+            hits = apply_max_files(hits, max);
+        }
+        hits.truncate(top_k);
+
+        let keys: Vec<_> = hits.iter().map(|h| h.key.clone()).collect();
+        let chunks = index.get_chunks(&keys)?;
+        let mut titles: HashMap<String, String> = HashMap::new();
+        let mut results = Vec::with_capacity(hits.len());
+        let mut parent_keys: Vec<(String, u32)> = Vec::new();
+        for (hit, chunk) in hits.iter().zip(chunks) {
+            let Some(chunk) = chunk else { continue };
+            let source = &hit.key.source;
+            if !titles.contains_key(source) {
+                let title = index.source(source)?.map(|r| r.title).unwrap_or_else(|| source.clone());
+                titles.insert(source.clone(), title);
+            }
+            if !parent_keys.iter().any(|(s, p)| s == source && *p == chunk.parent) {
+                parent_keys.push((source.clone(), chunk.parent));
+            }
+            results.push(ResultItem {
+                text: chunk.text,
+                source: source.clone(),
+                title: titles[source].clone(),
+                chunk_index: chunk.index,
+                score: hit.score,
+                distance: hit.distance,
+                parent_id: Some(parent_id(source, chunk.parent)),
+            });
+        }
+        let mut parents = Vec::with_capacity(parent_keys.len());
+        for (source, parent) in parent_keys {
+            let units = index.parent_chunks(&source, parent)?;
+            let texts: Vec<&str> = units.iter().map(|c| c.text.as_str()).collect();
+            parents.push((parent_id(&source, parent), join_parent(&texts)));
+        }
+
+        if results.is_empty() {
+            if index.stats()?.chunk_count == 0 {
+                notices.push(
+                    "The index is empty: nothing has been ingested yet. Run sync_start (CLI: `minirag-mcp sync`) \
+                     to index the configured folders, or ingest_file for one file."
+                        .into(),
+                );
+            } else if !scope.is_all() && index.sources(&scope)?.is_empty() {
+                notices.push(format!(
+                    "No indexed document is under scope {}. Scopes match the absolute `source` of a document \
+                     (a path, URL or id), not its `displayPath`; pass an absolute folder such as a result's `source` folder.",
+                    scope.prefixes().iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        let sources = sources_of(&results, &s.roots);
+        Ok(QueryResponse { results, sources, parents, notice: (!notices.is_empty()).then(|| notices.join(" ")) })
+    }
+
+    // ------------------------------------------------------------ reads
+
+    /// Chunks `chunk_index - before ..= chunk_index + after` of a source, as
+    /// result items with score 0 and no distance. Unknown source → empty.
+    pub fn neighbors(&self, source: &str, chunk_index: u32, before: u32, after: u32) -> Result<Vec<ResultItem>, EngineError> {
+        let Some(record) = self.ports.index.source(source)? else { return Ok(Vec::new()) };
+        let range = chunk_index.saturating_sub(before)..=chunk_index.saturating_add(after);
+        let chunks = self.ports.index.chunks(source, range)?;
+        Ok(chunks
+            .into_iter()
+            .map(|c: Chunk| ResultItem {
+                parent_id: Some(parent_id(source, c.parent)),
+                text: c.text,
+                source: source.into(),
+                title: record.title.clone(),
+                chunk_index: c.index,
+                score: 0.0,
+                distance: None,
+            })
+            .collect())
+    }
+
+    /// The whole document rebuilt from its chunks, headings restored.
+    pub fn read_document(&self, source: &str) -> Result<ReadDocument, EngineError> {
+        let record = self.ports.index.source(source)?.ok_or_else(|| EngineError::NotFound { source: source.into() })?;
+        let chunks = self.ports.index.chunks(source, 0..=u32::MAX)?;
+        let seeded = record.title_seeded.then_some(record.title.as_str());
+        let text = document(&chunks, seeded);
+        Ok(ReadDocument { record, text })
+    }
+
+    /// Removes a source from the index; unknown sources are an error.
+    pub fn delete(&self, source: &str) -> Result<usize, EngineError> {
+        match self.ports.index.delete_source(source)? {
+            0 => Err(EngineError::NotFound { source: source.into() }),
+            n => Ok(n),
+        }
+    }
+}
+
+/// Explicit or derived title; without one the id is stored and nothing seeded.
+fn titled_or_id(title: Option<String>, source: &str) -> Titled {
+    match title {
+        Some(title) => Titled { title, seed: true },
+        None => Titled { title: source.into(), seed: false },
+    }
+}
+
+/// Lower-case extension of the last path segment, without the dot.
+pub fn file_extension(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((base, ext)) if !base.is_empty() => ext.to_lowercase(),
+        _ => String::new(),
+    }
+}
+
+/// Converter format for a fetched body: by media type, else by the URL's extension, else HTML.
+fn format_for_content_type<'a>(content_type: Option<&str>, url: &'a str) -> &'a str {
+    match content_type.unwrap_or("") {
+        "text/html" | "application/xhtml+xml" => "html",
+        "text/markdown" | "text/x-markdown" => "md",
+        "text/plain" => "txt",
+        "text/csv" => "csv",
+        "application/pdf" => "pdf",
+        _ => {
+            let path = url.split(['?', '#']).next().unwrap_or(url);
+            let ext = path.rsplit('/').next().and_then(|n| n.rsplit_once('.')).map(|(_, e)| e);
+            match ext {
+                Some(e) if SUPPORTED_EXTENSIONS.iter().any(|s| s.eq_ignore_ascii_case(e)) => e,
+                _ => "html",
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

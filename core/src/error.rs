@@ -1,0 +1,82 @@
+//! Errors of the engine's use cases. Every message names the thing that is
+//! wrong and, where there is one, the next step.
+
+use crate::ports::{ConvertError, EmbedError, FetchError, IndexError};
+use crate::search::QueryError;
+use crate::title::SUPPORTED_EXTENSIONS;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    /// A query argument is invalid.
+    Query(QueryError),
+    UnsupportedExtension { path: String, extension: String },
+    /// An image file: recognised, but this build does no OCR.
+    Image { path: String },
+    TooLarge { path: String, size: u64, max: u64 },
+    /// `ingest_data` with a format other than text / markdown / html.
+    BadFormat { format: String },
+    /// Conversion produced no text.
+    Empty { source: String },
+    Convert(ConvertError),
+    Fetch(FetchError),
+    Embed(EmbedError),
+    Index(IndexError),
+    NotFound { source: String },
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Query(e) => e.fmt(f),
+            Self::UnsupportedExtension { path, extension } => {
+                let list: Vec<String> = SUPPORTED_EXTENSIONS.iter().map(|e| format!(".{e}")).collect();
+                let shown = if extension.is_empty() { "(none)".to_string() } else { format!(".{extension}") };
+                write!(f, "Unsupported file extension '{shown}' of {path}; supported: {}", list.join(", "))
+            }
+            Self::Image { path } => write!(
+                f,
+                "{path} is an image, which needs OCR; this build reads text only (convert it to PDF with a text layer first)"
+            ),
+            Self::TooLarge { path, size, max } => {
+                write!(f, "{path} is {size} bytes; MAX_FILE_SIZE is {max} (raise MAX_FILE_SIZE to index it)")
+            }
+            Self::BadFormat { format } => {
+                write!(f, "format must be one of ('text', 'markdown', 'html'), got '{format}'")
+            }
+            Self::Empty { source } => write!(f, "No text content extracted from {source}"),
+            Self::Convert(e) => e.fmt(f),
+            Self::Fetch(e) => e.fmt(f),
+            Self::Embed(e) => e.fmt(f),
+            Self::Index(e) => e.fmt(f),
+            Self::NotFound { source } => {
+                write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<QueryError> for EngineError {
+    fn from(e: QueryError) -> Self {
+        Self::Query(e)
+    }
+}
+
+impl From<IndexError> for EngineError {
+    fn from(e: IndexError) -> Self {
+        Self::Index(e)
+    }
+}
+
+impl From<ConvertError> for EngineError {
+    fn from(e: ConvertError) -> Self {
+        Self::Convert(e)
+    }
+}
+
+impl From<FetchError> for EngineError {
+    fn from(e: FetchError) -> Self {
+        Self::Fetch(e)
+    }
+}

@@ -1,0 +1,34 @@
+//! The minirag domain.
+//!
+//! Everything here is pure: no file system, no network, no clock, no threads.
+//! The outside world reaches the domain only through the traits in [`ports`],
+//! which the crates under `adapters/` implement and `bins/` wires together.
+//!
+//! Map:
+//! - [`chunk`]: Markdown → sections → retrieval units (behaviour reference §4.3–§4.6).
+//! - [`reconstruct`]: units → parent sections and whole documents (§4.9).
+//! - [`title`]: document titles (§4.7) and [`datauri`] image stripping (§4.1).
+//! - [`search`]: query validation, weighted RRF, filters, result shaping (§5).
+//! - [`config`]: environment + flags → [`config::Config`] (§3).
+//! - [`engine`]: the ingest and query use cases, generic over the ports.
+
+pub mod chunk;
+pub mod config;
+pub mod datauri;
+pub mod engine;
+pub mod error;
+mod json_strings;
+pub mod markdown;
+pub mod ports;
+pub mod reconstruct;
+pub mod search;
+pub mod time;
+pub mod title;
+pub mod tokens;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+/// Version of the chunking rules. Stored with every source so that a change of
+/// rules can mark old chunks stale and have sync rebuild them (§4.2).
+pub const CHUNK_SCHEME: u32 = 3;

@@ -1,0 +1,304 @@
+//! Ports: the traits through which the domain reaches the outside world.
+//!
+//! Each adapter crate implements one of these; the engine is written against
+//! them only. All ports are `Send + Sync` because one engine serves several
+//! MCP requests at once.
+
+use std::ops::RangeInclusive;
+
+use crate::chunk::Chunk;
+use crate::search::Scope;
+
+// ---------------------------------------------------------------- Converter
+
+/// What a converter is asked to turn into Markdown.
+#[derive(Debug, Clone, Copy)]
+pub struct ConvertRequest<'a> {
+    /// Name used in messages (a path, a URL or a data id).
+    pub name: &'a str,
+    /// Lower-case format key: a file extension without the dot (`pdf`, `md`,
+    /// `html`, …) or, for `ingest_data`, `text` / `markdown` / `html`.
+    pub format: &'a str,
+    pub bytes: &'a [u8],
+}
+
+/// A converted document: structure-preserving Markdown plus the title the
+/// format's own metadata carries (HTML `<title>`, EPUB `dc:title`, …).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Converted {
+    pub markdown: String,
+    pub metadata_title: Option<String>,
+}
+
+/// Why a document could not be converted. Messages name the document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConvertError {
+    /// The format key is not one the converter reads.
+    Unsupported { format: String },
+    /// The file is malformed, truncated, encrypted or hostile; `reason` says which.
+    Malformed { name: String, reason: String },
+    /// A PDF without a text layer.
+    NeedsOcr { name: String },
+}
+
+impl std::fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unsupported { format } => write!(f, "no converter reads the format '{format}'"),
+            Self::Malformed { name, reason } => write!(f, "could not read {name}: {reason}"),
+            Self::NeedsOcr { name } => write!(
+                f,
+                "{name} looks like a scanned PDF (no text layer); it needs OCR, which this build does not do"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+pub trait Converter: Send + Sync {
+    fn convert(&self, request: ConvertRequest<'_>) -> Result<Converted, ConvertError>;
+}
+
+// ---------------------------------------------------------------- Embedder
+
+/// Row-major matrix of unit vectors, one row per input text. One allocation
+/// instead of a `Vec` per row: the index stores vectors contiguously too.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Embeddings {
+    pub dim: usize,
+    pub data: Vec<f32>,
+}
+
+impl Embeddings {
+    pub fn new(dim: usize) -> Self {
+        Self { dim, data: Vec::new() }
+    }
+    pub fn len(&self) -> usize {
+        if self.dim == 0 {
+            0
+        } else {
+            self.data.len() / self.dim
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+    pub fn push(&mut self, row: &[f32]) {
+        debug_assert_eq!(row.len(), self.dim);
+        self.data.extend_from_slice(row);
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmbedError {
+    /// The model cannot be loaded (no network, bad path, broken files). The
+    /// engine degrades to keyword-only search and vector-less ingest.
+    Unavailable { reason: String },
+    /// The model loaded but failed on this input.
+    Failed { reason: String },
+}
+
+impl std::fmt::Display for EmbedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unavailable { reason } => write!(f, "the embedding model could not be loaded: {reason}"),
+            Self::Failed { reason } => write!(f, "embedding failed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for EmbedError {}
+
+pub trait Embedder: Send + Sync {
+    /// Stable id of the model (name or path plus revision): vectors of
+    /// different models never mix.
+    fn model_id(&self) -> &str;
+    fn dimension(&self) -> usize;
+    /// Embeds documents; row `i` belongs to `texts[i]`, L2-normalised.
+    fn embed_documents(&self, texts: &[&str]) -> Result<Embeddings, EmbedError>;
+    /// Embeds a query, L2-normalised.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+}
+
+/// The model tokenizer's count with truncation and padding off, special
+/// tokens included. Adapters fall back to [`crate::tokens::estimate`] when
+/// their tokenizer fails, so counting never fails.
+pub trait TokenCounter: Send + Sync {
+    fn count(&self, text: &str) -> usize;
+}
+
+// ---------------------------------------------------------------- Fetcher
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetched {
+    pub bytes: Vec<u8>,
+    /// The media type without parameters, lower-case (`text/html`).
+    pub content_type: Option<String>,
+    /// The URL after redirects.
+    pub final_url: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FetchError {
+    /// The URL or one of its redirect hops is not allowed (scheme, private host…).
+    Refused { reason: String },
+    /// Network, timeout, size or type failure.
+    Failed { reason: String },
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Refused { reason } | Self::Failed { reason } => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for FetchError {}
+
+pub trait Fetcher: Send + Sync {
+    fn fetch(&self, url: &str) -> Result<Fetched, FetchError>;
+}
+
+// ---------------------------------------------------------------- Clock
+
+/// Wall-clock time, as a port so tests pin `ingestedAt`.
+pub trait Clock: Send + Sync {
+    /// Seconds since the Unix epoch, UTC.
+    fn now_unix_seconds(&self) -> i64;
+}
+
+// ---------------------------------------------------------------- Index
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceType {
+    File,
+    Data,
+    Url,
+}
+
+impl SourceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Data => "data",
+            Self::Url => "url",
+        }
+    }
+}
+
+/// Everything the index keeps about one source besides its chunks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceRecord {
+    /// Absolute path for files, the URL or the caller's id otherwise.
+    pub source: String,
+    pub source_type: SourceType,
+    pub title: String,
+    /// The title was seeded as `# <title>` into chunk 0 (§4.4); whole-document
+    /// reconstruction removes it again.
+    pub title_seeded: bool,
+    /// sha256 hex of the file bytes; empty for data and URL sources.
+    pub file_hash: String,
+    /// st_mtime of the file; 0.0 for data and URL sources.
+    pub mtime: f64,
+    /// ISO-8601 UTC, the same for every chunk of one ingest.
+    pub ingested_at: String,
+    pub chunk_count: u32,
+    pub scheme_version: u32,
+    /// Model whose vectors are stored; `None` when the source was ingested
+    /// while no model could be loaded (sync fills the vectors in later).
+    pub embedded_with: Option<String>,
+}
+
+/// One chunk addressed by its source and position.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChunkKey {
+    pub source: String,
+    pub index: u32,
+}
+
+/// A scored candidate from one side of the hybrid search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub key: ChunkKey,
+    /// Vector side: squared L2 distance on unit vectors (2 − 2·cos).
+    /// Keyword side: the BM25 score (higher is better).
+    pub value: f32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    pub chunk_count: u64,
+    pub source_count: u64,
+    /// Chunks whose source has an older [`crate::CHUNK_SCHEME`].
+    pub stale_chunk_count: u64,
+    /// Chunks stored without a vector.
+    pub vectorless_chunk_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexError {
+    /// Stored vectors have another width than the embedder produces.
+    DimensionMismatch { stored: usize, model: usize },
+    /// Storage failure; the message names the path and the cause.
+    Storage { reason: String },
+}
+
+impl std::fmt::Display for IndexError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::DimensionMismatch { stored, model } => write!(
+                f,
+                "the index holds {stored}-dimensional vectors but the model makes {model}-dimensional ones; \
+                 point DB_PATH at a new folder or re-ingest everything with the new model"
+            ),
+            Self::Storage { reason } => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for IndexError {}
+
+pub trait Index: Send + Sync {
+    /// Atomically replaces every chunk of `record.source` (readers see the old
+    /// or the new set, never a mix). `vectors`, when given, has one row per chunk.
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError>;
+    /// Removes a source; returns how many chunks it had.
+    fn delete_source(&self, source: &str) -> Result<usize, IndexError>;
+    /// Re-paths a source without re-embedding (a moved file); returns the
+    /// number of chunks moved (0 when `from` is unknown).
+    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError>;
+
+    /// Nearest chunks to a unit query vector, nearest first, `scope` applied
+    /// before the cut at `k`.
+    fn vector_search(&self, query: &[f32], k: usize, scope: &Scope) -> Result<Vec<Candidate>, IndexError>;
+    /// BM25 over chunk text and title, best first, `scope` applied before the cut.
+    fn keyword_search(&self, query: &str, k: usize, scope: &Scope) -> Result<Vec<Candidate>, IndexError>;
+
+    fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError>;
+    /// Sources under `scope`, sorted by source.
+    fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError>;
+    /// Chunks of one source whose index lies in `range`, ordered by index.
+    fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError>;
+    /// Chunks by key; `None` for keys that vanished since the search.
+    fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError>;
+    /// Every chunk of one parent section, ordered by index.
+    fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError>;
+    fn stats(&self) -> Result<IndexStats, IndexError>;
+
+    /// Stored vectors of `model_id` for chunk texts equal to `texts[i]`, so an
+    /// unchanged chunk of a re-ingested source is not embedded again.
+    fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        let _ = model_id;
+        vec![None; texts.len()]
+    }
+}

@@ -1,0 +1,14 @@
+//! Search rules (§5): validation, weighted RRF fusion, distance filters,
+//! grouping, scope matching, display paths and result shaping.
+
+pub mod display;
+pub mod fusion;
+pub mod scope;
+pub mod shape;
+pub mod validate;
+
+pub use display::display_path;
+pub use fusion::{fuse, relevance_cutoff, Fused, Grouping};
+pub use scope::{is_under, Scope};
+pub use shape::{QueryResponse, ResultItem, SourceItem};
+pub use validate::{candidate_window, clamp_top_k, validate_query, QueryError, MAX_TOP_K};

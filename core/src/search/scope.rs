@@ -1,0 +1,85 @@
+//! Scope matching at separator boundaries (§5.4): `/data/proj` covers
+//! `/data/proj/f.md` but never `/data/project-secret/f.md`.
+
+/// True iff `path` equals `prefix` (trailing `/` ignored) or lies below it.
+/// The separator is always `/`, so URL and data ids scope the same way.
+pub fn is_under(path: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// A set of prefixes; a source matches when it is under any of them. No
+/// prefixes means everything matches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    prefixes: Vec<String>,
+}
+
+impl Scope {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn new<I, S>(prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self { prefixes: prefixes.into_iter().map(Into::into).collect() }
+    }
+
+    pub fn prefixes(&self) -> &[String] {
+        &self.prefixes
+    }
+
+    pub fn is_all(&self) -> bool {
+        self.prefixes.is_empty()
+    }
+
+    pub fn matches(&self, source: &str) -> bool {
+        self.prefixes.is_empty() || self.prefixes.iter().any(|p| is_under(source, p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_at_separator_boundaries() {
+        for (prefix, path) in [
+            ("/data/proj", "/data/proj/f.md"),
+            ("/data/proj/", "/data/proj/f.md"),
+            ("/data/proj", "/data/proj"),
+            ("/", "/any/absolute/path.md"),
+            ("https://example.com/docs", "https://example.com/docs/page"),
+            ("note-1", "note-1/part"),
+        ] {
+            assert!(is_under(path, prefix), "{prefix} should cover {path}");
+        }
+        for (prefix, path) in [
+            ("/data/proj", "/data/project-secret/f.md"),
+            ("/data/proj", "/data/projX"),
+            ("/data/proj", "/data/pro"),
+            ("https://example.com/docs", "https://example.com/docs-private/page"),
+            ("note-1", "note-10"),
+        ] {
+            assert!(!is_under(path, prefix), "{prefix} must not cover {path}");
+        }
+    }
+
+    #[test]
+    fn wildcard_characters_are_literal() {
+        assert!(!is_under("/data/pXoj/a.md", "/data/p_oj"));
+        assert!(!is_under("/data/anything/a.md", "/data/%"));
+        assert!(is_under("/data/%/a.md", "/data/%"));
+        assert!(is_under("/o'brien/a.md", "/o'brien"));
+    }
+
+    #[test]
+    fn scope_is_an_or_of_prefixes() {
+        let scope = Scope::new(["/a", "/b/"]);
+        assert!(scope.matches("/a/x") && scope.matches("/b/y") && !scope.matches("/c/z"));
+        assert!(Scope::all().matches("anything"));
+    }
+}

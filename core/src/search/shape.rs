@@ -1,0 +1,76 @@
+//! The response of `query_documents` (§1.6, §5.2): hits, the distinct
+//! sources in rank order, and each hit's parent section once.
+
+use super::display::display_path;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultItem {
+    pub text: String,
+    pub source: String,
+    pub title: String,
+    pub chunk_index: u32,
+    pub score: f64,
+    pub distance: Option<f32>,
+    pub parent_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceItem {
+    pub source: String,
+    pub title: String,
+    pub hits: usize,
+    pub display_path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueryResponse {
+    pub results: Vec<ResultItem>,
+    pub sources: Vec<SourceItem>,
+    /// Parent id → rebuilt section text, in order of first appearance.
+    pub parents: Vec<(String, String)>,
+    pub notice: Option<String>,
+}
+
+/// Distinct sources in order of first appearance; `title` from the first hit.
+pub fn sources_of<S: AsRef<str>>(results: &[ResultItem], roots: &[S]) -> Vec<SourceItem> {
+    let mut out: Vec<SourceItem> = Vec::new();
+    for r in results {
+        match out.iter_mut().find(|s| s.source == r.source) {
+            Some(s) => s.hits += 1,
+            None => out.push(SourceItem {
+                source: r.source.clone(),
+                title: r.title.clone(),
+                hits: 1,
+                display_path: display_path(&r.source, roots),
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(source: &str, title: &str) -> ResultItem {
+        ResultItem {
+            text: "t".into(),
+            source: source.into(),
+            title: title.into(),
+            chunk_index: 0,
+            score: 1.0,
+            distance: None,
+            parent_id: None,
+        }
+    }
+
+    #[test]
+    fn sources_dedupe_in_rank_order_and_hits_sum_to_results() {
+        let results = vec![item("/r/b.md", "B"), item("/r/a.md", "A"), item("/r/b.md", "B2")];
+        let sources = sources_of(&results, &["/r"]);
+        assert_eq!(sources.len(), 2);
+        assert_eq!((sources[0].source.as_str(), sources[0].hits, sources[0].title.as_str()), ("/r/b.md", 2, "B"));
+        assert_eq!(sources[0].display_path, "b.md");
+        assert_eq!(sources.iter().map(|s| s.hits).sum::<usize>(), results.len());
+    }
+}

@@ -1,0 +1,77 @@
+//! Query argument validation (§1.6, §5.1).
+
+/// Largest accepted `topK`; larger values are clamped, not refused.
+pub const MAX_TOP_K: usize = 100;
+/// Each side of the hybrid search fetches at least this many candidates.
+pub const MIN_CANDIDATES: usize = 50;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryError {
+    EmptyQuery,
+    TopKTooSmall(i64),
+    EmptyScope,
+}
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::EmptyQuery => f.write_str("query must not be empty"),
+            Self::TopKTooSmall(k) => write!(f, "topK must be at least 1, got {k}"),
+            Self::EmptyScope => f.write_str(
+                "scope entries must not be empty; pass absolute folder paths (a result's `source`), or omit scope",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+pub fn validate_query(query: &str) -> Result<&str, QueryError> {
+    let q = query.trim();
+    if q.is_empty() {
+        Err(QueryError::EmptyQuery)
+    } else {
+        Ok(q)
+    }
+}
+
+/// `topK` < 1 is refused; above [`MAX_TOP_K`] it is clamped.
+pub fn clamp_top_k(top_k: i64) -> Result<usize, QueryError> {
+    if top_k < 1 {
+        return Err(QueryError::TopKTooSmall(top_k));
+    }
+    Ok((top_k as u64).min(MAX_TOP_K as u64) as usize)
+}
+
+/// Candidates fetched per side: max(4·topK, 50).
+pub fn candidate_window(top_k: usize) -> usize {
+    (4 * top_k).max(MIN_CANDIDATES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_queries_are_refused() {
+        assert_eq!(validate_query("   \t\n"), Err(QueryError::EmptyQuery));
+        assert_eq!(QueryError::EmptyQuery.to_string(), "query must not be empty");
+        assert_eq!(validate_query(" x "), Ok("x"));
+    }
+
+    #[test]
+    fn top_k_refused_below_one_and_clamped_above_100() {
+        assert_eq!(clamp_top_k(0), Err(QueryError::TopKTooSmall(0)));
+        assert_eq!(clamp_top_k(-5).unwrap_err().to_string(), "topK must be at least 1, got -5");
+        assert_eq!(clamp_top_k(100_000_000), Ok(100));
+        assert_eq!(clamp_top_k(8), Ok(8));
+    }
+
+    #[test]
+    fn candidate_window_examples() {
+        assert_eq!(candidate_window(8), 50);
+        assert_eq!(candidate_window(12), 50);
+        assert_eq!(candidate_window(13), 52);
+        assert_eq!(candidate_window(100), 400);
+    }
+}

@@ -1,0 +1,1 @@
+//! Property tests live in `tests/`.
