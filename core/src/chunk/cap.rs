@@ -3,7 +3,8 @@
 //! sentences, so a parent returned to the client stays readable.
 
 use super::Section;
-use crate::markdown::{is_delimiter_row, is_table_row};
+use super::blocks::closing_fence;
+use crate::markdown::{fence_run, is_delimiter_row, is_table_row};
 
 pub const SECTION_CAP: usize = 4000;
 
@@ -24,22 +25,36 @@ pub fn apply(section: Section) -> Vec<Section> {
         .collect()
 }
 
-/// Paragraphs of a body, split at runs of blank lines.
-fn paragraphs(body: &str) -> Vec<String> {
+/// Paragraphs of a body, split at runs of blank lines outside fenced code;
+/// a closed fenced block is one paragraph (flag `true`) and is never split.
+fn paragraphs(body: &str) -> Vec<(String, bool)> {
+    let lines: Vec<&str> = body.split('\n').collect();
     let mut out = Vec::new();
     let mut cur: Vec<&str> = Vec::new();
-    for line in body.split('\n') {
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let Some(close) = fence_run(line).and_then(|(ch, len)| closing_fence(&lines, i, ch, len)) {
+            if !cur.is_empty() {
+                out.push((cur.join("\n"), false));
+                cur.clear();
+            }
+            out.push((lines[i..=close].join("\n"), true));
+            i = close + 1;
+            continue;
+        }
         if line.trim().is_empty() {
             if !cur.is_empty() {
-                out.push(cur.join("\n"));
+                out.push((cur.join("\n"), false));
                 cur.clear();
             }
         } else {
             cur.push(line);
         }
+        i += 1;
     }
     if !cur.is_empty() {
-        out.push(cur.join("\n"));
+        out.push((cur.join("\n"), false));
     }
     out
 }
@@ -69,9 +84,11 @@ fn pack(pieces: impl IntoIterator<Item = String>, sep: &str, max: usize) -> Vec<
 }
 
 fn split_body(body: &str) -> Vec<String> {
+    let paras = paragraphs(body);
+    let code: Vec<String> = paras.iter().filter(|(_, c)| *c).map(|(p, _)| p.clone()).collect();
     let mut out = Vec::new();
-    for piece in pack(paragraphs(body), "\n\n", SECTION_CAP) {
-        if chars(&piece) <= SECTION_CAP {
+    for piece in pack(paras.into_iter().map(|(p, _)| p), "\n\n", SECTION_CAP) {
+        if chars(&piece) <= SECTION_CAP || code.contains(&piece) {
             out.push(piece);
         } else if is_table(&piece) {
             out.extend(split_table(&piece));
