@@ -152,7 +152,10 @@ pub fn chunk_markdown(markdown: &str, options: ChunkOptions<'_>) -> Chunked {
     let mut title_seeded = false;
     if options.title.is_some() && !title.is_empty() {
         if let Some(first) = sections.first_mut() {
-            if !first.body.contains(title) {
+            // Already there: in the body, or in the breadcrumb of a headed
+            // section (the reference would repeat an H1 title under itself).
+            let in_headings = first.headings.iter().any(|h| h.text.contains(title));
+            if !first.body.contains(title) && !in_headings {
                 first.body = format!("# {title}\n\n{}", first.body);
                 title_seeded = true;
             }

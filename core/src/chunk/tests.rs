@@ -527,6 +527,13 @@ fn title_already_in_the_body_is_not_seeded_again() {
 }
 
 #[test]
+fn a_title_in_the_first_breadcrumb_is_not_seeded() {
+    let chunked = chunk("# Guide\n\nIntro.\n\n## Part\n\nMore.", Some("Guide"), 110);
+    assert_eq!(chunked.chunks[0].text, "Guide\n\nIntro.");
+    assert!(!chunked.title_seeded);
+}
+
+#[test]
 fn no_title_means_no_seed() {
     let chunked = chunk("Body only.", None, 110);
     assert_eq!(chunked.chunks[0].text, "Body only.");
