@@ -13,7 +13,7 @@ use crate::ports::{
     Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, Index, SourceRecord, SourceType,
     TokenCounter,
 };
-use crate::reconstruct::{document, join_parent};
+use crate::reconstruct::{document, join_chunks};
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
 use crate::search::shape::sources_of;
 use crate::search::{candidate_window, clamp_top_k, fuse, validate_query, Grouping, QueryError, QueryResponse, ResultItem, Scope};
@@ -296,8 +296,8 @@ impl Engine {
         let mut parents = Vec::with_capacity(parent_keys.len());
         for (source, parent) in parent_keys {
             let units = index.parent_chunks(&source, parent)?;
-            let texts: Vec<&str> = units.iter().map(|c| c.text.as_str()).collect();
-            parents.push((parent_id(&source, parent), join_parent(&texts)));
+            let units: Vec<&Chunk> = units.iter().collect();
+            parents.push((parent_id(&source, parent), join_chunks(&units)));
         }
 
         if results.is_empty() {

@@ -8,7 +8,7 @@
 //! Markdown rather than a list of breadcrumbs.
 
 use crate::chunk::{Chunk, UnitKind, CODE_SPLIT_NOTE};
-use crate::markdown::{is_table_row, timestamp_seconds};
+use crate::markdown::{is_delimiter_row, is_table_row, timestamp_seconds};
 
 /// Most leading lines two consecutive units may share.
 const MAX_SHARED_LINES: usize = 4;
@@ -37,10 +37,84 @@ pub fn join_parent<S: AsRef<str>>(units: &[S]) -> String {
     out
 }
 
+/// What `unit` adds after `prev` in the same parent: the breadcrumb, a
+/// repeated table header and the split note are the chunker's, not the
+/// document's, and are dropped. Unlike [`join_parent`], which drops any
+/// shared leading lines, this never drops a document line (two code blocks
+/// opening with the same fence line both survive).
+fn fresh_part<'a>(unit: &'a Chunk, prev: &Chunk) -> &'a str {
+    let same_prefix = unit.text[..unit.layout.prefix_len as usize] == prev.text[..prev.layout.prefix_len as usize];
+    let mut part = if same_prefix { unit.body() } else { unit.text.as_str() };
+    match (unit.layout.kind, prev.layout.kind) {
+        (UnitKind::Rows, UnitKind::Rows) => {
+            let mut lines = part.splitn(3, '\n');
+            if let (Some(h), Some(d), Some(rest)) = (lines.next(), lines.next(), lines.next()) {
+                let header = format!("{h}\n{d}\n");
+                if is_delimiter_row(d) && prev.body().starts_with(&header) {
+                    part = rest;
+                }
+            }
+        }
+        (UnitKind::CodePiece, UnitKind::CodePiece) => part = without_note(part),
+        _ => {}
+    }
+    part
+}
+
+fn without_note(text: &str) -> &str {
+    text.strip_prefix(CODE_SPLIT_NOTE).map_or(text, |r| r.strip_prefix('\n').unwrap_or(r))
+}
+
+/// Joins the chunks of one parent (ordered by index) using their layout:
+/// the breadcrumb and a repeated header appear once, split code is glued
+/// back line by line under a single note.
+pub fn join_chunks(chunks: &[&Chunk]) -> String {
+    join_layout(chunks, false, None)
+}
+
+fn join_layout(chunks: &[&Chunk], bare: bool, seeded_title: Option<&str>) -> String {
+    let mut out = String::new();
+    let mut prev: Option<&Chunk> = None;
+    for &chunk in chunks {
+        let mut part: &str = match prev {
+            Some(p) => fresh_part(chunk, p),
+            None if bare => without_note(chunk.body()),
+            None => chunk.text.as_str(),
+        };
+        let seed = seeded_title.map(|t| format!("# {}", t.trim()));
+        let mut owned = None;
+        if let (0, Some(seed)) = (chunk.index, seed) {
+            let body = chunk.body();
+            if let Some(rest) = body.strip_prefix(&seed) {
+                let rest = rest.trim_start_matches('\n');
+                owned = Some(if bare || prev.is_some() { rest.to_string() } else { format!("{}{rest}", &chunk.text[..chunk.layout.prefix_len as usize]) });
+            }
+        }
+        if let Some(o) = owned.as_deref() {
+            part = o;
+        }
+        let code_glue = prev.is_some_and(|p| p.layout.kind == UnitKind::CodePiece) && chunk.layout.kind == UnitKind::CodePiece;
+        prev = Some(chunk);
+        if part.trim().is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            let last = out.rsplit('\n').next().unwrap_or("");
+            let first = part.split('\n').next().unwrap_or("");
+            let tight = code_glue || (is_table_row(last) && is_table_row(first)) || timestamp_seconds(last).is_some();
+            out.push_str(if tight { "\n" } else { "\n\n" });
+        }
+        out.push_str(part);
+    }
+    out
+}
+
 /// Rebuilds a whole document from its chunks (any order).
 ///
-/// `seeded_title` is the title the chunker seeded into chunk 0, if any; it is
-/// removed again because the document never contained it.
+/// Sections of headed documents lose their breadcrumbs and get their heading
+/// lines back, each once, in document order. `seeded_title` is the title the
+/// chunker seeded into chunk 0, if any; it is removed again because the
+/// document never contained it.
 pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
     let mut sorted: Vec<&Chunk> = chunks.iter().collect();
     sorted.sort_by_key(|c| c.index);
@@ -57,12 +131,12 @@ pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
         let layout = &group[0].layout;
         if layout.headings.is_empty() {
             emitted.clear();
-            parts.push(join_parent(&unit_texts(group, false, seeded_title)));
+            parts.push(join_layout(group, false, seeded_title));
             continue;
         }
-        // Emit the headings this section adds to what is already open. A new
-        // section always re-emits at least its own heading (siblings may share
-        // a name); a capped continuation emits nothing.
+        // Emit the headings this section adds to those already open. A new
+        // section re-emits at least its own heading (siblings may share a
+        // name); a capped continuation emits none.
         let chain: Vec<&str> = layout.headings.iter().map(|h| h.line.as_str()).collect();
         if !layout.continues_section {
             let common = emitted.iter().zip(&chain).take_while(|(a, b)| a == b).count();
@@ -71,46 +145,8 @@ pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
             emitted = chain;
         }
         if !layout.heading_is_body {
-            parts.push(join_parent(&unit_texts(group, true, seeded_title)));
+            parts.push(join_layout(group, true, seeded_title));
         }
     }
-
     parts.into_iter().filter(|p| !p.trim().is_empty()).collect::<Vec<_>>().join("\n\n")
-}
-
-/// Unit texts of one group, breadcrumbs stripped when `strip_prefix`, with
-/// consecutive code pieces glued back into one fenced block without notes.
-/// The seed is removed from chunk 0.
-fn unit_texts(group: &[&Chunk], strip_prefix: bool, seeded_title: Option<&str>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut in_pieces = false;
-    for chunk in group {
-        let head = &chunk.text[..chunk.layout.prefix_len as usize];
-        let mut body = chunk.body();
-        if let (0, Some(title)) = (chunk.index, seeded_title) {
-            let seed = format!("# {}", title.trim());
-            if let Some(rest) = body.strip_prefix(&seed) {
-                body = rest.trim_start_matches('\n');
-            }
-        }
-        let text = if strip_prefix { body.to_string() } else { format!("{head}{body}") };
-        if chunk.layout.kind == UnitKind::CodePiece {
-            let code = body.strip_prefix(CODE_SPLIT_NOTE).map(|r| r.strip_prefix('\n').unwrap_or(r)).unwrap_or(body);
-            match out.last_mut() {
-                Some(last) if in_pieces => {
-                    last.push('\n');
-                    last.push_str(code);
-                }
-                _ => {
-                    let head = if strip_prefix { "" } else { head };
-                    out.push(format!("{head}{code}"));
-                }
-            }
-            in_pieces = true;
-        } else {
-            out.push(text);
-            in_pieces = false;
-        }
-    }
-    out
 }
