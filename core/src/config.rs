@@ -64,18 +64,30 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}='{}' is invalid: expected {}", self.variable, self.value, self.expected)
+        write!(
+            f,
+            "{}='{}' is invalid: expected {}",
+            self.variable, self.value, self.expected
+        )
     }
 }
 
 impl std::error::Error for ConfigError {}
 
 fn err(variable: &str, value: &str, expected: &str) -> ConfigError {
-    ConfigError { variable: variable.into(), value: value.into(), expected: expected.into() }
+    ConfigError {
+        variable: variable.into(),
+        value: value.into(),
+        expected: expected.into(),
+    }
 }
 
 impl Config {
-    pub fn load(env: &BTreeMap<String, String>, flags: &CliOverrides, ctx: &ConfigContext) -> Result<Self, ConfigError> {
+    pub fn load(
+        env: &BTreeMap<String, String>,
+        flags: &CliOverrides,
+        ctx: &ConfigContext,
+    ) -> Result<Self, ConfigError> {
         let get = |k: &str| env.get(k).map(String::as_str);
         let path = |p: &str| absolute(p, ctx);
 
@@ -98,12 +110,16 @@ impl Config {
         };
 
         let db_path = match flags.db_path.as_deref().or(get("DB_PATH")) {
-            Some(p) if p.trim().is_empty() => return Err(err("DB_PATH", p, "a folder path for the index")),
+            Some(p) if p.trim().is_empty() => {
+                return Err(err("DB_PATH", p, "a folder path for the index"))
+            }
             Some(p) => path(p.trim()),
             None => format!("{}/.minirag/index", roots[0].trim_end_matches('/')),
         };
         let cache_dir = match flags.cache_dir.as_deref().or(get("CACHE_DIR")) {
-            Some(p) if p.trim().is_empty() => return Err(err("CACHE_DIR", p, "a folder path for downloaded models")),
+            Some(p) if p.trim().is_empty() => {
+                return Err(err("CACHE_DIR", p, "a folder path for downloaded models"))
+            }
             Some(p) => path(p.trim()),
             None => normalize(&ctx.default_cache_dir),
         };
@@ -123,7 +139,13 @@ impl Config {
         let max_file_size = match get("MAX_FILE_SIZE") {
             Some(raw) => match raw.trim().parse::<u64>() {
                 Ok(n) if n >= 1 => n,
-                _ => return Err(err("MAX_FILE_SIZE", raw, "a whole number of bytes, at least 1 (default 104857600)")),
+                _ => {
+                    return Err(err(
+                        "MAX_FILE_SIZE",
+                        raw,
+                        "a whole number of bytes, at least 1 (default 104857600)",
+                    ))
+                }
             },
             None => DEFAULT_MAX_FILE_SIZE,
         };
@@ -156,20 +178,38 @@ impl Config {
         let grouping = match get("RAG_GROUPING") {
             Some("similar") => Some(Grouping::Similar),
             Some("related") => Some(Grouping::Related),
-            Some(raw) => return Err(err("RAG_GROUPING", raw, "'similar' or 'related', or leave it unset")),
+            Some(raw) => {
+                return Err(err(
+                    "RAG_GROUPING",
+                    raw,
+                    "'similar' or 'related', or leave it unset",
+                ))
+            }
             None => None,
         };
         let max_distance = match get("RAG_MAX_DISTANCE") {
             Some(raw) => match raw.trim().parse::<f64>() {
                 Ok(d) if d >= 0.0 && d.is_finite() => Some(d),
-                _ => return Err(err("RAG_MAX_DISTANCE", raw, "a number ≥ 0 (squared L2 distance on unit vectors, 0–4)")),
+                _ => {
+                    return Err(err(
+                        "RAG_MAX_DISTANCE",
+                        raw,
+                        "a number ≥ 0 (squared L2 distance on unit vectors, 0–4)",
+                    ))
+                }
             },
             None => None,
         };
         let max_files = match get("RAG_MAX_FILES") {
             Some(raw) => match raw.trim().parse::<usize>() {
                 Ok(n) if n >= 1 => Some(n),
-                _ => return Err(err("RAG_MAX_FILES", raw, "a whole number of files, at least 1")),
+                _ => {
+                    return Err(err(
+                        "RAG_MAX_FILES",
+                        raw,
+                        "a whole number of files, at least 1",
+                    ))
+                }
             },
             None => None,
         };
@@ -177,11 +217,20 @@ impl Config {
             Some(raw) => match raw.trim().to_lowercase().as_str() {
                 "1" | "true" | "yes" | "on" => true,
                 "0" | "false" | "no" | "off" | "" => false,
-                _ => return Err(err("ALLOW_PRIVATE_URLS", raw, "one of 1, true, yes, on, 0, false, no, off")),
+                _ => {
+                    return Err(err(
+                        "ALLOW_PRIVATE_URLS",
+                        raw,
+                        "one of 1, true, yes, on, 0, false, no, off",
+                    ))
+                }
             },
             None => false,
         };
-        let instructions_append = get("RAG_INSTRUCTIONS_APPEND").map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
+        let instructions_append = get("RAG_INSTRUCTIONS_APPEND")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
 
         Ok(Self {
             roots,
@@ -205,7 +254,9 @@ impl Config {
 /// then lexical normalisation.
 fn absolute(p: &str, ctx: &ConfigContext) -> String {
     let expanded = match (p.strip_prefix('~'), &ctx.home) {
-        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            format!("{home}{rest}")
+        }
         _ => p.to_string(),
     };
     if expanded.starts_with('/') {

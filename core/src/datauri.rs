@@ -15,7 +15,13 @@ pub fn strip_data_uri_images(markdown: &str) -> String {
     let stripped: Vec<String> = lines
         .iter()
         .zip(&code)
-        .map(|(line, in_code)| if *in_code { line.to_string() } else { strip_line(line) })
+        .map(|(line, in_code)| {
+            if *in_code {
+                line.to_string()
+            } else {
+                strip_line(line)
+            }
+        })
         .collect();
     let out = stripped.join("\n");
     if out.trim().is_empty() && !markdown.trim().is_empty() {
@@ -59,8 +65,12 @@ mod tests {
 
     #[test]
     fn image_becomes_alt_text() {
-        let md = "Intro paragraph.\n\n![Схема обмена](data:image/png;base64,iVBORw0KGgo=)\n\nOutro.";
-        assert_eq!(strip_data_uri_images(md), "Intro paragraph.\n\nСхема обмена\n\nOutro.");
+        let md =
+            "Intro paragraph.\n\n![Схема обмена](data:image/png;base64,iVBORw0KGgo=)\n\nOutro.";
+        assert_eq!(
+            strip_data_uri_images(md),
+            "Intro paragraph.\n\nСхема обмена\n\nOutro."
+        );
     }
 
     #[test]
@@ -78,7 +88,10 @@ mod tests {
     #[test]
     fn code_is_untouched() {
         let md = "```\n![x](data:image/png;base64,AAAA)\n```\n![y](data:image/png;base64,AAAA)";
-        assert_eq!(strip_data_uri_images(md), "```\n![x](data:image/png;base64,AAAA)\n```\ny");
+        assert_eq!(
+            strip_data_uri_images(md),
+            "```\n![x](data:image/png;base64,AAAA)\n```\ny"
+        );
     }
 
     #[test]

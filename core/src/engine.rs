@@ -10,13 +10,16 @@ use crate::config::Config;
 use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
 use crate::ports::{
-    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, Index, SourceRecord, SourceType,
-    TokenCounter,
+    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, Index,
+    SourceRecord, SourceType, TokenCounter,
 };
 use crate::reconstruct::{document, join_chunks};
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
 use crate::search::shape::sources_of;
-use crate::search::{candidate_window, clamp_top_k, fuse, validate_query, Grouping, QueryError, QueryResponse, ResultItem, Scope};
+use crate::search::{
+    candidate_window, clamp_top_k, fuse, validate_query, Grouping, QueryError, QueryResponse,
+    ResultItem, Scope,
+};
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title, IMAGE_EXTENSIONS, SUPPORTED_EXTENSIONS};
 use crate::CHUNK_SCHEME;
@@ -111,47 +114,118 @@ impl Engine {
 
     /// Ingests a file already read by the caller. `path` is the resolved
     /// absolute path (the source id); `file_hash` the sha256 hex of `bytes`.
-    pub fn ingest_file(&self, path: &str, bytes: &[u8], file_hash: &str, mtime: f64) -> Result<IngestOutcome, EngineError> {
+    pub fn ingest_file(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<IngestOutcome, EngineError> {
         let extension = file_extension(path);
         if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
             return Err(EngineError::Image { path: path.into() });
         }
         if !SUPPORTED_EXTENSIONS.contains(&extension.as_str()) {
-            return Err(EngineError::UnsupportedExtension { path: path.into(), extension });
+            return Err(EngineError::UnsupportedExtension {
+                path: path.into(),
+                extension,
+            });
         }
         let size = bytes.len() as u64;
         if size > self.settings.max_file_size {
-            return Err(EngineError::TooLarge { path: path.into(), size, max: self.settings.max_file_size });
+            return Err(EngineError::TooLarge {
+                path: path.into(),
+                size,
+                max: self.settings.max_file_size,
+            });
         }
-        let converted = self.ports.converter.convert(ConvertRequest { name: path, format: &extension, bytes })?;
-        let title = file_title(path, converted.metadata_title.as_deref(), &converted.markdown);
+        let converted = self.ports.converter.convert(ConvertRequest {
+            name: path,
+            format: &extension,
+            bytes,
+        })?;
+        let title = file_title(
+            path,
+            converted.metadata_title.as_deref(),
+            &converted.markdown,
+        );
         let titled = Titled { title, seed: true };
-        self.store(path, SourceType::File, &converted.markdown, titled, file_hash, mtime)
+        self.store(
+            path,
+            SourceType::File,
+            &converted.markdown,
+            titled,
+            file_hash,
+            mtime,
+        )
     }
 
     /// Ingests caller-supplied content under an arbitrary id.
-    pub fn ingest_data(&self, source: &str, data: &str, format: &str, title: Option<&str>) -> Result<IngestOutcome, EngineError> {
+    pub fn ingest_data(
+        &self,
+        source: &str,
+        data: &str,
+        format: &str,
+        title: Option<&str>,
+    ) -> Result<IngestOutcome, EngineError> {
         let (markdown, metadata_title) = match format {
             "text" | "markdown" => (data.to_string(), None),
             "html" => {
-                let c = self.ports.converter.convert(ConvertRequest { name: source, format: "html", bytes: data.as_bytes() })?;
+                let c = self.ports.converter.convert(ConvertRequest {
+                    name: source,
+                    format: "html",
+                    bytes: data.as_bytes(),
+                })?;
                 (c.markdown, c.metadata_title)
             }
-            other => return Err(EngineError::BadFormat { format: other.into() }),
+            other => {
+                return Err(EngineError::BadFormat {
+                    format: other.into(),
+                })
+            }
         };
-        let titled = titled_or_id(content_title(title, metadata_title.as_deref(), &markdown), source);
+        let titled = titled_or_id(
+            content_title(title, metadata_title.as_deref(), &markdown),
+            source,
+        );
         self.store(source, SourceType::Data, &markdown, titled, "", 0.0)
     }
 
     /// Fetches a URL through the [`Fetcher`] (which enforces the URL rules)
     /// and ingests it under `source` (default: the URL).
-    pub fn ingest_url(&self, url: &str, source: Option<&str>, title: Option<&str>) -> Result<IngestOutcome, EngineError> {
+    pub fn ingest_url(
+        &self,
+        url: &str,
+        source: Option<&str>,
+        title: Option<&str>,
+    ) -> Result<IngestOutcome, EngineError> {
         let fetched = self.ports.fetcher.fetch(url)?;
         let format = format_for_content_type(fetched.content_type.as_deref(), &fetched.final_url);
-        let converted = self.ports.converter.convert(ConvertRequest { name: url, format, bytes: &fetched.bytes })?;
-        let source = source.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(url);
-        let titled = titled_or_id(content_title(title, converted.metadata_title.as_deref(), &converted.markdown), source);
-        self.store(source, SourceType::Url, &converted.markdown, titled, "", 0.0)
+        let converted = self.ports.converter.convert(ConvertRequest {
+            name: url,
+            format,
+            bytes: &fetched.bytes,
+        })?;
+        let source = source
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(url);
+        let titled = titled_or_id(
+            content_title(
+                title,
+                converted.metadata_title.as_deref(),
+                &converted.markdown,
+            ),
+            source,
+        );
+        self.store(
+            source,
+            SourceType::Url,
+            &converted.markdown,
+            titled,
+            "",
+            0.0,
+        )
     }
 
     fn store(
@@ -165,7 +239,9 @@ impl Engine {
     ) -> Result<IngestOutcome, EngineError> {
         let markdown = strip_data_uri_images(markdown);
         if markdown.trim().is_empty() {
-            return Err(EngineError::Empty { source: source.into() });
+            return Err(EngineError::Empty {
+                source: source.into(),
+            });
         }
         let options = ChunkOptions {
             budget: self.settings.budget,
@@ -174,7 +250,9 @@ impl Engine {
         };
         let chunked = chunk_markdown(&markdown, options);
         if chunked.chunks.is_empty() {
-            return Err(EngineError::Empty { source: source.into() });
+            return Err(EngineError::Empty {
+                source: source.into(),
+            });
         }
         let texts: Vec<&str> = chunked.chunks.iter().map(|c| c.text.as_str()).collect();
         let (vectors, notice) = match self.embed_chunks(&texts) {
@@ -199,18 +277,36 @@ impl Engine {
             ingested_at: iso_utc(self.ports.clock.now_unix_seconds()),
             chunk_count: chunk_count as u32,
             scheme_version: CHUNK_SCHEME,
-            embedded_with: vectors.as_ref().map(|_| self.ports.embedder.model_id().to_string()),
+            embedded_with: vectors
+                .as_ref()
+                .map(|_| self.ports.embedder.model_id().to_string()),
         };
-        self.ports.index.replace_source(record, chunked.chunks, vectors)?;
-        Ok(IngestOutcome { source: source.into(), chunk_count, title: titled.title, notice })
+        self.ports
+            .index
+            .replace_source(record, chunked.chunks, vectors)?;
+        Ok(IngestOutcome {
+            source: source.into(),
+            chunk_count,
+            title: titled.title,
+            notice,
+        })
     }
 
     /// Embeds chunk texts in one batch, reusing stored vectors of unchanged texts.
     fn embed_chunks(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
         let embedder = &self.ports.embedder;
         let cached = self.ports.index.cached_vectors(embedder.model_id(), texts);
-        let missing: Vec<&str> = texts.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(t, _)| *t).collect();
-        let fresh = if missing.is_empty() { Embeddings::new(embedder.dimension()) } else { embedder.embed_documents(&missing)? };
+        let missing: Vec<&str> = texts
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(t, _)| *t)
+            .collect();
+        let fresh = if missing.is_empty() {
+            Embeddings::new(embedder.dimension())
+        } else {
+            embedder.embed_documents(&missing)?
+        };
         let mut out = Embeddings::new(embedder.dimension());
         let mut next = 0;
         for c in &cached {
@@ -250,9 +346,19 @@ impl Engine {
             Some(v) => index.vector_search(v, window, &scope)?,
             None => Vec::new(),
         };
-        let weight = if query_vector.is_some() { s.hybrid_weight } else { 1.0 };
+        let weight = if query_vector.is_some() {
+            s.hybrid_weight
+        } else {
+            1.0
+        };
         // A failing keyword side degrades to vector order instead of failing the query.
-        let keyword_hits = if weight > 0.0 { index.keyword_search(query, window, &scope).unwrap_or_default() } else { Vec::new() };
+        let keyword_hits = if weight > 0.0 {
+            index
+                .keyword_search(query, window, &scope)
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
 
         let mut hits = fuse(&vector_hits, &keyword_hits, weight);
         if query_vector.is_some() {
@@ -277,10 +383,16 @@ impl Engine {
             let Some(chunk) = chunk else { continue };
             let source = &hit.key.source;
             if !titles.contains_key(source) {
-                let title = index.source(source)?.map(|r| r.title).unwrap_or_else(|| source.clone());
+                let title = index
+                    .source(source)?
+                    .map(|r| r.title)
+                    .unwrap_or_else(|| source.clone());
                 titles.insert(source.clone(), title);
             }
-            if !parent_keys.iter().any(|(s, p)| s == source && *p == chunk.parent) {
+            if !parent_keys
+                .iter()
+                .any(|(s, p)| s == source && *p == chunk.parent)
+            {
                 parent_keys.push((source.clone(), chunk.parent));
             }
             results.push(ResultItem {
@@ -316,15 +428,28 @@ impl Engine {
             }
         }
         let sources = sources_of(&results, &s.roots);
-        Ok(QueryResponse { results, sources, parents, notice: (!notices.is_empty()).then(|| notices.join(" ")) })
+        Ok(QueryResponse {
+            results,
+            sources,
+            parents,
+            notice: (!notices.is_empty()).then(|| notices.join(" ")),
+        })
     }
 
     // ------------------------------------------------------------ reads
 
     /// Chunks `chunk_index - before ..= chunk_index + after` of a source, as
     /// result items with score 0 and no distance. Unknown source → empty.
-    pub fn neighbors(&self, source: &str, chunk_index: u32, before: u32, after: u32) -> Result<Vec<ResultItem>, EngineError> {
-        let Some(record) = self.ports.index.source(source)? else { return Ok(Vec::new()) };
+    pub fn neighbors(
+        &self,
+        source: &str,
+        chunk_index: u32,
+        before: u32,
+        after: u32,
+    ) -> Result<Vec<ResultItem>, EngineError> {
+        let Some(record) = self.ports.index.source(source)? else {
+            return Ok(Vec::new());
+        };
         let range = chunk_index.saturating_sub(before)..=chunk_index.saturating_add(after);
         let chunks = self.ports.index.chunks(source, range)?;
         Ok(chunks
@@ -343,7 +468,13 @@ impl Engine {
 
     /// The whole document rebuilt from its chunks, headings restored.
     pub fn read_document(&self, source: &str) -> Result<ReadDocument, EngineError> {
-        let record = self.ports.index.source(source)?.ok_or_else(|| EngineError::NotFound { source: source.into() })?;
+        let record = self
+            .ports
+            .index
+            .source(source)?
+            .ok_or_else(|| EngineError::NotFound {
+                source: source.into(),
+            })?;
         let chunks = self.ports.index.chunks(source, 0..=u32::MAX)?;
         let seeded = record.title_seeded.then_some(record.title.as_str());
         let text = document(&chunks, seeded);
@@ -353,7 +484,9 @@ impl Engine {
     /// Removes a source from the index; unknown sources are an error.
     pub fn delete(&self, source: &str) -> Result<usize, EngineError> {
         match self.ports.index.delete_source(source)? {
-            0 => Err(EngineError::NotFound { source: source.into() }),
+            0 => Err(EngineError::NotFound {
+                source: source.into(),
+            }),
             n => Ok(n),
         }
     }
@@ -363,7 +496,10 @@ impl Engine {
 fn titled_or_id(title: Option<String>, source: &str) -> Titled {
     match title {
         Some(title) => Titled { title, seed: true },
-        None => Titled { title: source.into(), seed: false },
+        None => Titled {
+            title: source.into(),
+            seed: false,
+        },
     }
 }
 
@@ -386,9 +522,19 @@ fn format_for_content_type<'a>(content_type: Option<&str>, url: &'a str) -> &'a 
         "application/pdf" => "pdf",
         _ => {
             let path = url.split(['?', '#']).next().unwrap_or(url);
-            let ext = path.rsplit('/').next().and_then(|n| n.rsplit_once('.')).map(|(_, e)| e);
+            let ext = path
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.rsplit_once('.'))
+                .map(|(_, e)| e);
             match ext {
-                Some(e) if SUPPORTED_EXTENSIONS.iter().any(|s| s.eq_ignore_ascii_case(e)) => e,
+                Some(e)
+                    if SUPPORTED_EXTENSIONS
+                        .iter()
+                        .any(|s| s.eq_ignore_ascii_case(e)) =>
+                {
+                    e
+                }
                 _ => "html",
             }
         }

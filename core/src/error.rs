@@ -9,19 +9,34 @@ use crate::title::SUPPORTED_EXTENSIONS;
 pub enum EngineError {
     /// A query argument is invalid.
     Query(QueryError),
-    UnsupportedExtension { path: String, extension: String },
+    UnsupportedExtension {
+        path: String,
+        extension: String,
+    },
     /// An image file: recognised, but this build does no OCR.
-    Image { path: String },
-    TooLarge { path: String, size: u64, max: u64 },
+    Image {
+        path: String,
+    },
+    TooLarge {
+        path: String,
+        size: u64,
+        max: u64,
+    },
     /// `ingest_data` with a format other than text / markdown / html.
-    BadFormat { format: String },
+    BadFormat {
+        format: String,
+    },
     /// Conversion produced no text.
-    Empty { source: String },
+    Empty {
+        source: String,
+    },
     Convert(ConvertError),
     Fetch(FetchError),
     Embed(EmbedError),
     Index(IndexError),
-    NotFound { source: String },
+    NotFound {
+        source: String,
+    },
 }
 
 impl std::fmt::Display for EngineError {

@@ -4,7 +4,10 @@
 
 /// Parses `["a", "b"]`; `None` for anything else (other JSON types included).
 pub fn parse_string_array(input: &str) -> Option<Vec<String>> {
-    let mut p = Parser { chars: input.trim().chars().collect(), pos: 0 };
+    let mut p = Parser {
+        chars: input.trim().chars().collect(),
+        pos: 0,
+    };
     p.expect('[')?;
     let mut out = Vec::new();
     p.skip_ws();
@@ -100,15 +103,33 @@ mod tests {
 
     #[test]
     fn parses_arrays_of_strings() {
-        assert_eq!(parse_string_array(r#"["/a", "/b"]"#), Some(vec!["/a".into(), "/b".into()]));
+        assert_eq!(
+            parse_string_array(r#"["/a", "/b"]"#),
+            Some(vec!["/a".into(), "/b".into()])
+        );
         assert_eq!(parse_string_array("[]"), Some(vec![]));
-        assert_eq!(parse_string_array(r#"["\u0414\u043e\u043a", "a\"b"]"#), Some(vec!["Док".into(), "a\"b".into()]));
-        assert_eq!(parse_string_array(r#"["\ud83d\ude00"]"#), Some(vec!["😀".into()]));
+        assert_eq!(
+            parse_string_array(r#"["\u0414\u043e\u043a", "a\"b"]"#),
+            Some(vec!["Док".into(), "a\"b".into()])
+        );
+        assert_eq!(
+            parse_string_array(r#"["\ud83d\ude00"]"#),
+            Some(vec!["😀".into()])
+        );
     }
 
     #[test]
     fn rejects_everything_else() {
-        for bad in ["/a:/b", "not json", r#""str""#, "[1]", r#"["a",]"#, r#"["a"] x"#, r#"["a""#, "{}"] {
+        for bad in [
+            "/a:/b",
+            "not json",
+            r#""str""#,
+            "[1]",
+            r#"["a",]"#,
+            r#"["a"] x"#,
+            r#"["a""#,
+            "{}",
+        ] {
             assert_eq!(parse_string_array(bad), None, "{bad}");
         }
     }

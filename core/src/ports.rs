@@ -72,14 +72,13 @@ pub struct Embeddings {
 
 impl Embeddings {
     pub fn new(dim: usize) -> Self {
-        Self { dim, data: Vec::new() }
+        Self {
+            dim,
+            data: Vec::new(),
+        }
     }
     pub fn len(&self) -> usize {
-        if self.dim == 0 {
-            0
-        } else {
-            self.data.len() / self.dim
-        }
+        self.data.len().checked_div(self.dim).unwrap_or(0)
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -105,7 +104,9 @@ pub enum EmbedError {
 impl std::fmt::Display for EmbedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Unavailable { reason } => write!(f, "the embedding model could not be loaded: {reason}"),
+            Self::Unavailable { reason } => {
+                write!(f, "the embedding model could not be loaded: {reason}")
+            }
             Self::Failed { reason } => write!(f, "embedding failed: {reason}"),
         }
     }
@@ -280,9 +281,19 @@ pub trait Index: Send + Sync {
 
     /// Nearest chunks to a unit query vector, nearest first, `scope` applied
     /// before the cut at `k`.
-    fn vector_search(&self, query: &[f32], k: usize, scope: &Scope) -> Result<Vec<Candidate>, IndexError>;
+    fn vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError>;
     /// BM25 over chunk text and title, best first, `scope` applied before the cut.
-    fn keyword_search(&self, query: &str, k: usize, scope: &Scope) -> Result<Vec<Candidate>, IndexError>;
+    fn keyword_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError>;
 
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError>;
     /// Sources under `scope`, sorted by source.

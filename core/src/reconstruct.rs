@@ -17,20 +17,34 @@ const MAX_SHARED_LINES: usize = 4;
 pub fn join_parent<S: AsRef<str>>(units: &[S]) -> String {
     let mut out = String::new();
     let mut prev: Option<Vec<&str>> = None;
-    for unit in units.iter().map(AsRef::as_ref).filter(|u| !u.trim().is_empty()) {
+    for unit in units
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|u| !u.trim().is_empty())
+    {
         let lines: Vec<&str> = unit.split('\n').collect();
         let Some(prev_lines) = prev.replace(lines.clone()) else {
             out.push_str(unit);
             continue;
         };
         let max = prev_lines.len().min(lines.len() - 1).min(MAX_SHARED_LINES);
-        let shared = prev_lines.iter().zip(&lines).take(max).take_while(|(a, b)| a == b).count();
-        let rest: Vec<&str> = lines[shared..].iter().copied().skip_while(|l| l.trim().is_empty()).collect();
+        let shared = prev_lines
+            .iter()
+            .zip(&lines)
+            .take(max)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let rest: Vec<&str> = lines[shared..]
+            .iter()
+            .copied()
+            .skip_while(|l| l.trim().is_empty())
+            .collect();
         if rest.is_empty() {
             continue;
         }
         let last = out.rsplit('\n').next().unwrap_or("");
-        let tight = (is_table_row(last) && is_table_row(rest[0])) || timestamp_seconds(last).is_some();
+        let tight =
+            (is_table_row(last) && is_table_row(rest[0])) || timestamp_seconds(last).is_some();
         out.push_str(if tight { "\n" } else { "\n\n" });
         out.push_str(&rest.join("\n"));
     }
@@ -43,8 +57,13 @@ pub fn join_parent<S: AsRef<str>>(units: &[S]) -> String {
 /// shared leading lines, this never drops a document line (two code blocks
 /// opening with the same fence line both survive).
 fn fresh_part<'a>(unit: &'a Chunk, prev: &Chunk) -> &'a str {
-    let same_prefix = unit.text[..unit.layout.prefix_len as usize] == prev.text[..prev.layout.prefix_len as usize];
-    let mut part = if same_prefix { unit.body() } else { unit.text.as_str() };
+    let same_prefix = unit.text[..unit.layout.prefix_len as usize]
+        == prev.text[..prev.layout.prefix_len as usize];
+    let mut part = if same_prefix {
+        unit.body()
+    } else {
+        unit.text.as_str()
+    };
     match (unit.layout.kind, prev.layout.kind) {
         (UnitKind::Rows, UnitKind::Rows) => {
             let mut lines = part.splitn(3, '\n');
@@ -62,7 +81,8 @@ fn fresh_part<'a>(unit: &'a Chunk, prev: &Chunk) -> &'a str {
 }
 
 fn without_note(text: &str) -> &str {
-    text.strip_prefix(CODE_SPLIT_NOTE).map_or(text, |r| r.strip_prefix('\n').unwrap_or(r))
+    text.strip_prefix(CODE_SPLIT_NOTE)
+        .map_or(text, |r| r.strip_prefix('\n').unwrap_or(r))
 }
 
 /// Joins the chunks of one parent (ordered by index) using their layout:
@@ -87,13 +107,18 @@ fn join_layout(chunks: &[&Chunk], bare: bool, seeded_title: Option<&str>) -> Str
             let body = chunk.body();
             if let Some(rest) = body.strip_prefix(&seed) {
                 let rest = rest.trim_start_matches('\n');
-                owned = Some(if bare || prev.is_some() { rest.to_string() } else { format!("{}{rest}", &chunk.text[..chunk.layout.prefix_len as usize]) });
+                owned = Some(if bare || prev.is_some() {
+                    rest.to_string()
+                } else {
+                    format!("{}{rest}", &chunk.text[..chunk.layout.prefix_len as usize])
+                });
             }
         }
         if let Some(o) = owned.as_deref() {
             part = o;
         }
-        let code_glue = prev.is_some_and(|p| p.layout.kind == UnitKind::CodePiece) && chunk.layout.kind == UnitKind::CodePiece;
+        let code_glue = prev.is_some_and(|p| p.layout.kind == UnitKind::CodePiece)
+            && chunk.layout.kind == UnitKind::CodePiece;
         prev = Some(chunk);
         if part.trim().is_empty() {
             continue;
@@ -101,7 +126,9 @@ fn join_layout(chunks: &[&Chunk], bare: bool, seeded_title: Option<&str>) -> Str
         if !out.is_empty() {
             let last = out.rsplit('\n').next().unwrap_or("");
             let first = part.split('\n').next().unwrap_or("");
-            let tight = code_glue || (is_table_row(last) && is_table_row(first)) || timestamp_seconds(last).is_some();
+            let tight = code_glue
+                || (is_table_row(last) && is_table_row(first))
+                || timestamp_seconds(last).is_some();
             out.push_str(if tight { "\n" } else { "\n\n" });
         }
         out.push_str(part);
@@ -124,7 +151,10 @@ pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
     let mut start = 0;
     while start < sorted.len() {
         let parent = sorted[start].parent;
-        let end = sorted[start..].iter().position(|c| c.parent != parent).map_or(sorted.len(), |n| start + n);
+        let end = sorted[start..]
+            .iter()
+            .position(|c| c.parent != parent)
+            .map_or(sorted.len(), |n| start + n);
         let group = &sorted[start..end];
         start = end;
 
@@ -139,7 +169,11 @@ pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
         // name); a capped continuation emits none.
         let chain: Vec<&str> = layout.headings.iter().map(|h| h.line.as_str()).collect();
         if !layout.continues_section {
-            let common = emitted.iter().zip(&chain).take_while(|(a, b)| a == b).count();
+            let common = emitted
+                .iter()
+                .zip(&chain)
+                .take_while(|(a, b)| a == b)
+                .count();
             let from = common.min(chain.len() - 1);
             parts.extend(chain[from..].iter().map(|l| l.to_string()));
             emitted = chain;
@@ -148,5 +182,9 @@ pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
             parts.push(join_layout(group, true, seeded_title));
         }
     }
-    parts.into_iter().filter(|p| !p.trim().is_empty()).collect::<Vec<_>>().join("\n\n")
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }

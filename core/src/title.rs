@@ -5,16 +5,39 @@ use crate::markdown::code_lines;
 
 /// File extensions the product reads (§4.1), compared lower-case.
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
-    "csv", "docx", "epub", "htm", "html", "ipynb", "markdown", "md", "pdf", "pptx", "txt", "vtt", "xlsx",
+    "csv", "docx", "epub", "htm", "html", "ipynb", "markdown", "md", "pdf", "pptx", "txt", "vtt",
+    "xlsx",
 ];
 
 /// Image extensions: recognised (for messages and title stems), not read.
 pub const IMAGE_EXTENSIONS: &[&str] = &["bmp", "jpeg", "jpg", "png", "tif", "tiff", "webp"];
 
 const GENERIC_WORDS: &[&str] = &[
-    "untitled", "document", "documents", "doc", "docs", "docx", "index", "readme", "new", "copy", "of", "scan",
-    "image", "img", "file", "dsc", "screenshot", "report", "снимок", "документ", "документа", "документов",
-    "копия", "копии", "безымянный",
+    "untitled",
+    "document",
+    "documents",
+    "doc",
+    "docs",
+    "docx",
+    "index",
+    "readme",
+    "new",
+    "copy",
+    "of",
+    "scan",
+    "image",
+    "img",
+    "file",
+    "dsc",
+    "screenshot",
+    "report",
+    "снимок",
+    "документ",
+    "документа",
+    "документов",
+    "копия",
+    "копии",
+    "безымянный",
 ];
 
 const BOILERPLATE_HEADINGS: &[&str] = &[
@@ -45,14 +68,18 @@ const BOILERPLATE_HEADINGS: &[&str] = &[
 pub fn first_h1(markdown: &str) -> Option<String> {
     let lines: Vec<&str> = markdown.split('\n').collect();
     let code = code_lines(&lines);
-    lines.iter().zip(&code).filter(|(_, c)| !**c).find_map(|(line, _)| {
-        let rest = line.strip_prefix('#')?;
-        if !rest.starts_with(char::is_whitespace) {
-            return None;
-        }
-        let text = rest.trim();
-        (!text.is_empty()).then(|| text.to_string())
-    })
+    lines
+        .iter()
+        .zip(&code)
+        .filter(|(_, c)| !**c)
+        .find_map(|(line, _)| {
+            let rest = line.strip_prefix('#')?;
+            if !rest.starts_with(char::is_whitespace) {
+                return None;
+            }
+            let text = rest.trim();
+            (!text.is_empty()).then(|| text.to_string())
+        })
 }
 
 /// The file name without its directory and extension (like Python's
@@ -72,7 +99,10 @@ pub fn strip_known_extension(stem: &str) -> &str {
     match stem.rsplit_once('.') {
         Some((base, ext))
             if !base.is_empty()
-                && SUPPORTED_EXTENSIONS.iter().chain(IMAGE_EXTENSIONS).any(|e| e.eq_ignore_ascii_case(ext)) =>
+                && SUPPORTED_EXTENSIONS
+                    .iter()
+                    .chain(IMAGE_EXTENSIONS)
+                    .any(|e| e.eq_ignore_ascii_case(ext)) =>
         {
             base
         }
@@ -82,7 +112,10 @@ pub fn strip_known_extension(stem: &str) -> &str {
 
 /// A stem as shown to people: `_` → space, whitespace collapsed.
 pub fn display_stem(stem: &str) -> String {
-    stem.replace('_', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+    stem.replace('_', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Runs of letters or runs of digits, lower-cased.
@@ -92,10 +125,8 @@ fn tokens(text: &str) -> Vec<String> {
     let mut cur_digit = false;
     for c in text.chars() {
         let (letter, digit) = (c.is_alphabetic(), c.is_numeric());
-        if !(letter || digit) || (!cur.is_empty() && digit != cur_digit) {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
+        if (!(letter || digit) || digit != cur_digit) && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
         }
         if letter || digit {
             cur_digit = digit;
@@ -111,7 +142,10 @@ fn tokens(text: &str) -> Vec<String> {
 /// Whether a file stem says something about the document (not `scan_001`,
 /// `Document1`, `2026-08-07`, `Копия документа (2)`, …).
 pub fn is_informative_stem(stem: &str) -> bool {
-    let meaningful = stem.chars().filter(|c| !(c.is_whitespace() || matches!(c, '_' | '-' | '.'))).count();
+    let meaningful = stem
+        .chars()
+        .filter(|c| !(c.is_whitespace() || matches!(c, '_' | '-' | '.')))
+        .count();
     if meaningful < 4 {
         return false;
     }
@@ -124,8 +158,15 @@ pub fn is_informative_stem(stem: &str) -> bool {
 /// Whether a heading is document boilerplate (`1.2 Общие положения`,
 /// `**Лист изменений**`, `III. Revision history`, …), compared whole.
 pub fn is_boilerplate_heading(heading: &str) -> bool {
-    const EDGE: &[char] = &['*', '_', '`', '~', '#', '[', ']', '(', ')', ' ', '\t', '.', ':', ';', ',', '!', '-', '–', '—'];
-    let folded = heading.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ");
+    const EDGE: &[char] = &[
+        '*', '_', '`', '~', '#', '[', ']', '(', ')', ' ', '\t', '.', ':', ';', ',', '!', '-', '–',
+        '—',
+    ];
+    let folded = heading
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut text = folded.trim_matches(EDGE).to_string();
     while let Some(rest) = strip_section_number(&text) {
         text = rest.trim_matches(EDGE).to_string();
@@ -165,7 +206,10 @@ fn without_images(text: &str) -> String {
     while let Some(start) = rest.find("![") {
         out.push_str(&rest[..start]);
         let after = &rest[start..];
-        match after.find("](").and_then(|m| after[m..].find(')').map(|e| m + e + 1)) {
+        match after
+            .find("](")
+            .and_then(|m| after[m..].find(')').map(|e| m + e + 1))
+        {
             Some(end) => rest = &after[end..],
             None => {
                 out.push_str(after);
@@ -204,7 +248,11 @@ pub fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str)
 /// Title of `ingest_data` / `ingest_url` content: explicit, then (HTML or
 /// URL) the converter's metadata, then the first H1. `None` means the
 /// caller stores the id as title and seeds nothing.
-pub fn content_title(explicit: Option<&str>, metadata_title: Option<&str>, markdown: &str) -> Option<String> {
+pub fn content_title(
+    explicit: Option<&str>,
+    metadata_title: Option<&str>,
+    markdown: &str,
+) -> Option<String> {
     explicit
         .map(str::trim)
         .filter(|t| !t.is_empty())

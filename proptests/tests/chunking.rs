@@ -25,7 +25,10 @@ fn word() -> impl Strategy<Value = String> {
 }
 
 fn sentence() -> impl Strategy<Value = String> {
-    (prop::collection::vec(word(), 1..14), prop_oneof![Just("."), Just("!"), Just("?"), Just("…"), Just("")])
+    (
+        prop::collection::vec(word(), 1..14),
+        prop_oneof![Just("."), Just("!"), Just("?"), Just("…"), Just("")],
+    )
         .prop_map(|(w, end)| format!("{}{end}", w.join(" ")))
 }
 
@@ -58,12 +61,22 @@ fn render(blocks: &[Block]) -> String {
         out.push(match b {
             Block::Heading(l, w) => format!("{} {}", "#".repeat(*l), w.join(" ")),
             Block::Paragraph(s) => s.join(" "),
-            Block::List(items) => items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n"),
+            Block::List(items) => items
+                .iter()
+                .map(|i| format!("- {i}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
             Block::Table(cols, rows) => {
                 let head: Vec<String> = (0..*cols).map(|c| format!("t{n}h{c}")).collect();
-                let mut t = format!("| {} |\n|{}|", head.join(" | "), vec![" --- "; *cols].join("|"));
+                let mut t = format!(
+                    "| {} |\n|{}|",
+                    head.join(" | "),
+                    vec![" --- "; *cols].join("|")
+                );
                 for r in 0..*rows {
-                    let cells: Vec<String> = (0..*cols).map(|c| format!("t{n}r{r}c{c} значение")).collect();
+                    let cells: Vec<String> = (0..*cols)
+                        .map(|c| format!("t{n}r{r}c{c} значение"))
+                        .collect();
                     t.push_str(&format!("\n| {} |", cells.join(" | ")));
                 }
                 t
@@ -75,7 +88,9 @@ fn render(blocks: &[Block]) -> String {
                 }
                 f
             }
-            Block::Image(alt) => format!("![{alt}](data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==)"),
+            Block::Image(alt) => {
+                format!("![{alt}](data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==)")
+            }
         });
     }
     out.join("\n\n")
@@ -86,7 +101,10 @@ fn markdown() -> impl Strategy<Value = String> {
 }
 
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).map(str::to_string).collect()
+    text.split(|c: char| !is_word_char(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Multiset inclusion: every word of `want` occurs at least as often in `have`.
@@ -107,11 +125,22 @@ fn missing_words(want: &str, have: &str) -> Vec<String> {
 }
 
 fn chunks(md: &str, budget: usize, title: Option<&str>) -> Vec<Chunk> {
-    chunk_markdown(md, ChunkOptions { budget, title, counter: &COUNTER }).chunks
+    chunk_markdown(
+        md,
+        ChunkOptions {
+            budget,
+            title,
+            counter: &COUNTER,
+        },
+    )
+    .chunks
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 1000, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 1000,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {

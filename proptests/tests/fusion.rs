@@ -6,7 +6,10 @@ use minirag_core::search::{fuse, is_under, Grouping};
 use proptest::prelude::*;
 
 fn key(i: u32) -> ChunkKey {
-    ChunkKey { source: format!("/d/{}.md", i % 7), index: i }
+    ChunkKey {
+        source: format!("/d/{}.md", i % 7),
+        index: i,
+    }
 }
 
 /// A ranked list of distinct ids with ascending values.
@@ -17,7 +20,10 @@ fn ranked(ids: Vec<u32>, values: Vec<f32>) -> Vec<Candidate> {
     ids.into_iter()
         .filter(|i| seen.insert(*i))
         .zip(vals)
-        .map(|(i, v)| Candidate { key: key(i), value: v })
+        .map(|(i, v)| Candidate {
+            key: key(i),
+            value: v,
+        })
         .collect()
 }
 
@@ -32,7 +38,10 @@ fn lists() -> impl Strategy<Value = (Vec<Candidate>, Vec<Candidate>)> {
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 1000, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 1000,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {

@@ -45,7 +45,11 @@ pub fn split(markdown: &str, max_chars: Option<usize>) -> Vec<Block> {
         };
         for (k, piece) in pieces.into_iter().enumerate() {
             let text = if k == 0 { glue(pending, piece) } else { piece };
-            out.push(Block { text, code: false, closed: false });
+            out.push(Block {
+                text,
+                code: false,
+                closed: false,
+            });
         }
     };
 
@@ -57,7 +61,11 @@ pub fn split(markdown: &str, max_chars: Option<usize>) -> Vec<Block> {
             let close = closing_fence(&lines, i, ch, len);
             let end = close.unwrap_or(lines.len() - 1);
             let text = glue(&mut pending, lines[i..=end].join("\n"));
-            out.push(Block { text, code: true, closed: close.is_some() });
+            out.push(Block {
+                text,
+                code: true,
+                closed: close.is_some(),
+            });
             i = end + 1;
             continue;
         }
@@ -73,7 +81,11 @@ pub fn split(markdown: &str, max_chars: Option<usize>) -> Vec<Block> {
     }
     flush(&mut para, &mut pending, &mut out);
     if !pending.is_empty() {
-        out.push(Block { text: pending.join("\n\n"), code: false, closed: false });
+        out.push(Block {
+            text: pending.join("\n\n"),
+            code: false,
+            closed: false,
+        });
     }
     out
 }
@@ -122,7 +134,10 @@ mod tests {
 
     #[test]
     fn consecutive_headings_join() {
-        assert_eq!(texts("# A\n## B\n### C\nBody text."), ["# A\n\n## B\n\n### C\n\nBody text."]);
+        assert_eq!(
+            texts("# A\n## B\n### C\nBody text."),
+            ["# A\n\n## B\n\n### C\n\nBody text."]
+        );
     }
 
     #[test]

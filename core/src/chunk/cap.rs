@@ -2,8 +2,8 @@
 //! several parents by paragraphs, then table rows (header repeated), then
 //! sentences, so a parent returned to the client stays readable.
 
-use super::Section;
 use super::blocks::closing_fence;
+use super::Section;
 use crate::markdown::{fence_run, is_delimiter_row, is_table_row};
 
 pub const SECTION_CAP: usize = 4000;
@@ -21,7 +21,11 @@ pub fn apply(section: Section) -> Vec<Section> {
     split_body(&section.body)
         .into_iter()
         .enumerate()
-        .map(|(k, body)| Section { body, continues: k > 0, ..section.clone() })
+        .map(|(k, body)| Section {
+            body,
+            continues: k > 0,
+            ..section.clone()
+        })
         .collect()
 }
 
@@ -34,7 +38,8 @@ fn paragraphs(body: &str) -> Vec<(String, bool)> {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if let Some(close) = fence_run(line).and_then(|(ch, len)| closing_fence(&lines, i, ch, len)) {
+        if let Some(close) = fence_run(line).and_then(|(ch, len)| closing_fence(&lines, i, ch, len))
+        {
             if !cur.is_empty() {
                 out.push((cur.join("\n"), false));
                 cur.clear();
@@ -85,7 +90,11 @@ fn pack(pieces: impl IntoIterator<Item = String>, sep: &str, max: usize) -> Vec<
 
 fn split_body(body: &str) -> Vec<String> {
     let paras = paragraphs(body);
-    let code: Vec<String> = paras.iter().filter(|(_, c)| *c).map(|(p, _)| p.clone()).collect();
+    let code: Vec<String> = paras
+        .iter()
+        .filter(|(_, c)| *c)
+        .map(|(p, _)| p.clone())
+        .collect();
     let mut out = Vec::new();
     for piece in pack(paras.into_iter().map(|(p, _)| p), "\n\n", SECTION_CAP) {
         if chars(&piece) <= SECTION_CAP || code.contains(&piece) {
@@ -112,7 +121,10 @@ fn split_table(text: &str) -> Vec<String> {
         let header = format!("{}\n{}", lines[0], lines[1]);
         let room = SECTION_CAP.saturating_sub(chars(&header) + 1).max(1);
         let rows = lines[2..].iter().map(|l| l.to_string());
-        return pack(rows, "\n", room).into_iter().map(|rows| format!("{header}\n{rows}")).collect();
+        return pack(rows, "\n", room)
+            .into_iter()
+            .map(|rows| format!("{header}\n{rows}"))
+            .collect();
     }
     pack(lines.iter().map(|l| l.to_string()), "\n", SECTION_CAP)
 }

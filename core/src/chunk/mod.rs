@@ -74,7 +74,9 @@ pub struct Chunk {
 impl Chunk {
     /// The unit text without its breadcrumb prefix.
     pub fn body(&self) -> &str {
-        self.text.get(self.layout.prefix_len as usize..).unwrap_or(&self.text)
+        self.text
+            .get(self.layout.prefix_len as usize..)
+            .unwrap_or(&self.text)
     }
 }
 
@@ -185,7 +187,11 @@ pub fn chunk_markdown(markdown: &str, options: ChunkOptions<'_>) -> Chunked {
         }
         parent += 1;
     }
-    Chunked { chunks, category, title_seeded }
+    Chunked {
+        chunks,
+        category,
+        title_seeded,
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,11 @@ pub fn prefix_room(budget: usize) -> usize {
 }
 
 /// The first ladder rung whose `<prefix>\n\n` fits the prefix room.
-pub fn choose_prefix<'a>(ladder: &'a [String], budget: usize, counter: &dyn TokenCounter) -> &'a str {
+pub fn choose_prefix<'a>(
+    ladder: &'a [String],
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> &'a str {
     let room = prefix_room(budget);
     ladder
         .iter()
@@ -65,26 +69,47 @@ fn atoms(body: &str) -> Vec<Atom> {
         }
         if let Some((ch, len)) = fence_run(line) {
             if let Some(close) = closing_fence(&lines, i, ch, len) {
-                out.push(Atom { kind: AtomKind::Code, text: lines[i..=close].join("\n"), sep, header: None });
+                out.push(Atom {
+                    kind: AtomKind::Code,
+                    text: lines[i..=close].join("\n"),
+                    sep,
+                    header: None,
+                });
                 sep = "\n";
                 i = close + 1;
                 continue;
             }
         }
         if is_table_row(line) {
-            let end = (i..lines.len()).find(|&j| !is_table_row(lines[j])).unwrap_or(lines.len());
+            let end = (i..lines.len())
+                .find(|&j| !is_table_row(lines[j]))
+                .unwrap_or(lines.len());
             let run = &lines[i..end];
             let delimited = run.len() >= 2 && is_delimiter_row(run[1]);
             if delimited && run.len() >= 3 {
                 let header = format!("{}\n{}", run[0], run[1]);
                 for row in &run[2..] {
-                    out.push(Atom { kind: AtomKind::Row, text: row.to_string(), sep, header: Some(header.clone()) });
+                    out.push(Atom {
+                        kind: AtomKind::Row,
+                        text: row.to_string(),
+                        sep,
+                        header: Some(header.clone()),
+                    });
                     sep = "\n";
                 }
             } else {
-                let kind = if delimited { AtomKind::Row } else { AtomKind::Text };
+                let kind = if delimited {
+                    AtomKind::Row
+                } else {
+                    AtomKind::Text
+                };
                 for row in run {
-                    out.push(Atom { kind, text: row.to_string(), sep, header: None });
+                    out.push(Atom {
+                        kind,
+                        text: row.to_string(),
+                        sep,
+                        header: None,
+                    });
                     sep = "\n";
                 }
             }
@@ -93,7 +118,12 @@ fn atoms(body: &str) -> Vec<Atom> {
         }
         for (k, sentence) in sentences(line).into_iter().enumerate() {
             let s = if k == 0 { sep } else { " " };
-            out.push(Atom { kind: AtomKind::Text, text: sentence.to_string(), sep: s, header: None });
+            out.push(Atom {
+                kind: AtomKind::Text,
+                text: sentence.to_string(),
+                sep: s,
+                header: None,
+            });
         }
         sep = "\n";
         i += 1;
@@ -134,7 +164,11 @@ impl Packer<'_> {
 
     fn push(&mut self, text: String, kind: UnitKind) {
         let prefix_len = self.prefix.len().min(text.len());
-        self.units.push(Unit { text, prefix_len, kind });
+        self.units.push(Unit {
+            text,
+            prefix_len,
+            kind,
+        });
     }
 
     /// Emits a unit of text atoms or rows, force-splitting it when one atom
@@ -143,7 +177,11 @@ impl Packer<'_> {
         if atoms.is_empty() {
             return;
         }
-        let kind = if atoms[0].kind == AtomKind::Row { UnitKind::Rows } else { UnitKind::Text };
+        let kind = if atoms[0].kind == AtomKind::Row {
+            UnitKind::Rows
+        } else {
+            UnitKind::Text
+        };
         let text = self.render(header, atoms);
         if self.fits(&text, self.budget) {
             self.push(text, kind);
@@ -163,7 +201,11 @@ impl Packer<'_> {
         let mut out = Vec::new();
         let mut cur = String::new();
         for word in content.split(' ') {
-            let candidate = if cur.is_empty() { word.to_string() } else { format!("{cur} {word}") };
+            let candidate = if cur.is_empty() {
+                word.to_string()
+            } else {
+                format!("{cur} {word}")
+            };
             if self.fits(&format!("{head}{candidate}"), self.budget) {
                 cur = candidate;
                 continue;
@@ -220,7 +262,11 @@ impl Packer<'_> {
         let mut cur: Vec<&str> = Vec::new();
         let mut pieces: Vec<String> = Vec::new();
         for line in code.split('\n') {
-            let candidate = if cur.is_empty() { line.to_string() } else { format!("{}\n{line}", cur.join("\n")) };
+            let candidate = if cur.is_empty() {
+                line.to_string()
+            } else {
+                format!("{}\n{line}", cur.join("\n"))
+            };
             if self.fits(&format!("{head}{candidate}"), self.budget) {
                 cur.push(line);
                 continue;
@@ -247,8 +293,17 @@ impl Packer<'_> {
 /// Packs one section into units.
 pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter) -> Vec<Unit> {
     let rung = choose_prefix(&section.ladder, budget, counter);
-    let prefix = if rung.is_empty() { String::new() } else { format!("{rung}\n\n") };
-    let mut packer = Packer { budget, counter, prefix, units: Vec::new() };
+    let prefix = if rung.is_empty() {
+        String::new()
+    } else {
+        format!("{rung}\n\n")
+    };
+    let mut packer = Packer {
+        budget,
+        counter,
+        prefix,
+        units: Vec::new(),
+    };
 
     // Table headers are repeated only when prefix + header leave room for rows.
     let mut atoms = atoms(&section.body);
@@ -263,7 +318,8 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
             packer.code(&atom.text);
             continue;
         }
-        let same_run = cur.first().is_some_and(|c| c.kind == atom.kind) && cur_header == atom.header;
+        let same_run =
+            cur.first().is_some_and(|c| c.kind == atom.kind) && cur_header == atom.header;
         if !cur.is_empty() && !same_run {
             let header = cur_header.take();
             packer.flush(header.as_deref(), &mut cur);
@@ -294,11 +350,24 @@ fn demote_wide_headers(atoms: &mut Vec<Atom>, packer: &Packer<'_>) {
     for mut atom in atoms.drain(..) {
         if let Some(header) = atom.header.clone() {
             if last_header.as_ref() != Some(&header) || atom.sep != "\n" {
-                demote = !packer.fits(&format!("{}{header}\n", packer.prefix), packer.budget - HEADROOM.min(packer.budget));
+                demote = !packer.fits(
+                    &format!("{}{header}\n", packer.prefix),
+                    packer.budget - HEADROOM.min(packer.budget),
+                );
                 if demote {
                     let (first, second) = header.split_once('\n').unwrap_or((&header, ""));
-                    out.push(Atom { kind: AtomKind::Row, text: first.to_string(), sep: atom.sep, header: None });
-                    out.push(Atom { kind: AtomKind::Row, text: second.to_string(), sep: "\n", header: None });
+                    out.push(Atom {
+                        kind: AtomKind::Row,
+                        text: first.to_string(),
+                        sep: atom.sep,
+                        header: None,
+                    });
+                    out.push(Atom {
+                        kind: AtomKind::Row,
+                        text: second.to_string(),
+                        sep: "\n",
+                        header: None,
+                    });
                     atom.sep = "\n";
                 }
                 last_header = Some(header);

@@ -18,7 +18,10 @@ pub fn build(markdown: &str, title: &str) -> (Category, Vec<Section>) {
         Category::Headings => headings(markdown),
         Category::Generic => generic(markdown),
     };
-    let sections: Vec<Section> = sections.into_iter().filter(|s| !s.body.trim().is_empty()).collect();
+    let sections: Vec<Section> = sections
+        .into_iter()
+        .filter(|s| !s.body.trim().is_empty())
+        .collect();
     if sections.is_empty() && !markdown.trim().is_empty() && category != Category::Generic {
         return (Category::Generic, generic(markdown));
     }
@@ -156,12 +159,18 @@ fn transcript(markdown: &str, title: &str) -> Vec<Section> {
     let mut windows: Vec<(u64, Vec<&str>)> = Vec::new();
     let mut current: Option<usize> = None;
     for line in markdown.split('\n') {
-        if let Some(seconds) = (!line.trim().is_empty()).then(|| timestamp_seconds(line)).flatten() {
+        if let Some(seconds) = (!line.trim().is_empty())
+            .then(|| timestamp_seconds(line))
+            .flatten()
+        {
             let start = seconds / WINDOW_SECONDS * WINDOW_SECONDS;
-            let at = windows.iter().position(|(s, _)| *s == start).unwrap_or_else(|| {
-                windows.push((start, Vec::new()));
-                windows.len() - 1
-            });
+            let at = windows
+                .iter()
+                .position(|(s, _)| *s == start)
+                .unwrap_or_else(|| {
+                    windows.push((start, Vec::new()));
+                    windows.len() - 1
+                });
             current = Some(at);
         }
         match current {
@@ -172,9 +181,16 @@ fn transcript(markdown: &str, title: &str) -> Vec<Section> {
     let mut out = vec![Section::plain(body_of(&preamble))];
     for (start, lines) in windows {
         let label = window_label(start);
-        let mut ladder = vec![format!("{label} {title}").trim().to_string(), label, String::new()];
+        let mut ladder = vec![
+            format!("{label} {title}").trim().to_string(),
+            label,
+            String::new(),
+        ];
         ladder.dedup();
-        out.push(Section { ladder, ..Section::plain(body_of(&lines)) });
+        out.push(Section {
+            ladder,
+            ..Section::plain(body_of(&lines))
+        });
     }
     out
 }
@@ -186,14 +202,20 @@ fn slides(markdown: &str) -> Vec<Section> {
     for line in markdown.split('\n') {
         match slide_marker(line) {
             Some(n) => {
-                out.push(Section { ladder: ladder.clone(), ..Section::plain(body_of(&body)) });
+                out.push(Section {
+                    ladder: ladder.clone(),
+                    ..Section::plain(body_of(&body))
+                });
                 body.clear();
                 ladder = vec![format!("[Slide {n}]"), String::new()];
             }
             None => body.push(line),
         }
     }
-    out.push(Section { ladder, ..Section::plain(body_of(&body)) });
+    out.push(Section {
+        ladder,
+        ..Section::plain(body_of(&body))
+    });
     out
 }
 

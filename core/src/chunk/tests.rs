@@ -15,11 +15,22 @@ fn tokens(text: &str) -> usize {
 }
 
 fn chunk(md: &str, title: Option<&str>, budget: usize) -> Chunked {
-    chunk_markdown(md, ChunkOptions { budget, title, counter: &C })
+    chunk_markdown(
+        md,
+        ChunkOptions {
+            budget,
+            title,
+            counter: &C,
+        },
+    )
 }
 
 fn texts(md: &str, title: Option<&str>, budget: usize) -> Vec<String> {
-    chunk(md, title, budget).chunks.into_iter().map(|c| c.text).collect()
+    chunk(md, title, budget)
+        .chunks
+        .into_iter()
+        .map(|c| c.text)
+        .collect()
 }
 
 /// Groups chunks by parent and rebuilds each parent.
@@ -39,7 +50,11 @@ fn parents(chunks: &[Chunk]) -> Vec<String> {
 fn transcript_sample() -> String {
     let mut s = String::from("Weekly sync notes\n\n");
     for i in 0..12 {
-        s.push_str(&format!("{}:{:02}\nSpeaker line number {i} talks about the budget and the plan.\n\n", i / 3, (i * 17) % 60));
+        s.push_str(&format!(
+            "{}:{:02}\nSpeaker line number {i} talks about the budget and the plan.\n\n",
+            i / 3,
+            (i * 17) % 60
+        ));
     }
     s
 }
@@ -47,7 +62,11 @@ fn transcript_sample() -> String {
 fn bold_transcript_sample() -> String {
     let mut s = String::new();
     for i in 0..8 {
-        s.push_str(&format!("**Marx, Dana** 0{}:{:02}\nКоллеги, обсуждаем выгрузку номер {i}.\n\n", i / 4, i * 7));
+        s.push_str(&format!(
+            "**Marx, Dana** 0{}:{:02}\nКоллеги, обсуждаем выгрузку номер {i}.\n\n",
+            i / 4,
+            i * 7
+        ));
     }
     s
 }
@@ -65,17 +84,30 @@ fn spec_sample() -> String {
 fn spreadsheet_sample() -> String {
     let mut s = String::from("# ИИ\n\n## ДАННЫЕ ПО ПИЛОТУ 2\n\n| Unnamed: 0 | Unnamed: 1 | Unnamed: 2 |\n| --- | --- | --- |\n");
     for i in 0..40 {
-        s.push_str(&format!("| строка {i} | значение {} | примечание к строке {i} |\n", i * 3));
+        s.push_str(&format!(
+            "| строка {i} | значение {} | примечание к строке {i} |\n",
+            i * 3
+        ));
     }
     s
 }
 
 fn prose_sample() -> String {
-    (0..30).map(|i| format!("Paragraph {i} says something about indexing. It has two sentences!")).collect::<Vec<_>>().join("\n\n")
+    (0..30)
+        .map(|i| format!("Paragraph {i} says something about indexing. It has two sentences!"))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn samples() -> Vec<String> {
-    vec![transcript_sample(), bold_transcript_sample(), slides_sample(), spec_sample(), spreadsheet_sample(), prose_sample()]
+    vec![
+        transcript_sample(),
+        bold_transcript_sample(),
+        slides_sample(),
+        spec_sample(),
+        spreadsheet_sample(),
+        prose_sample(),
+    ]
 }
 
 // ------------------------------------------------------------ §4.3 categories
@@ -91,7 +123,9 @@ fn categories_of_the_corpus_samples() {
 
 #[test]
 fn generic_fallbacks() {
-    let times: String = (1..=10).map(|i| format!("Пункт {i} — 1{i}:30 обсуждение.\n")).collect();
+    let times: String = (1..=10)
+        .map(|i| format!("Пункт {i} — 1{i}:30 обсуждение.\n"))
+        .collect();
     for md in [
         "",
         "  \n\t",
@@ -123,13 +157,20 @@ fn timestamps_format_and_window_labels() {
 
 #[test]
 fn transcript_windows_and_preamble() {
-    let md = "Intro before.\n\n0:10\nA.\n\n1:06\nB.\n\n2:05\nC.\n\n3:40\nD.\n\n0:50\nE.\n\n3:59\nF.";
+    let md =
+        "Intro before.\n\n0:10\nA.\n\n1:06\nB.\n\n2:05\nC.\n\n3:40\nD.\n\n0:50\nE.\n\n3:59\nF.";
     let (cat, sections) = build(md, "Call");
     assert_eq!(cat, Category::Transcript);
     assert_eq!(sections[0].ladder, [""]);
     assert_eq!(sections[0].body, "Intro before.");
-    assert_eq!(sections[1].ladder, ["[00:00–02:00] Call", "[00:00–02:00]", ""]);
-    assert!(sections[1].body.contains("1:06") && sections[1].body.contains("E."), "revisited window appends");
+    assert_eq!(
+        sections[1].ladder,
+        ["[00:00–02:00] Call", "[00:00–02:00]", ""]
+    );
+    assert!(
+        sections[1].body.contains("1:06") && sections[1].body.contains("E."),
+        "revisited window appends"
+    );
     assert_eq!(sections[2].ladder[0], "[02:00–04:00] Call");
     assert!(sections[2].body.contains("2:05") && sections[2].body.contains("3:40"));
 }
@@ -137,7 +178,9 @@ fn transcript_windows_and_preamble() {
 #[test]
 fn speaker_stamps_window_the_same_and_names_stay_in_body() {
     let (_, sections) = build(&bold_transcript_sample(), "T");
-    assert!(sections.iter().any(|s| s.body.contains("**Marx, Dana** 00:00")));
+    assert!(sections
+        .iter()
+        .any(|s| s.body.contains("**Marx, Dana** 00:00")));
     assert_eq!(sections[0].ladder[1], "[00:00–02:00]");
 }
 
@@ -153,7 +196,10 @@ fn long_title_ladder_shrinks() {
 
 #[test]
 fn breadcrumb_ladders() {
-    assert_eq!(ladder(&["A", "B", "C", "D"]), ["A > B > C > D", "A > … > C > D", "A > … > D", "D", ""]);
+    assert_eq!(
+        ladder(&["A", "B", "C", "D"]),
+        ["A > B > C > D", "A > … > C > D", "A > … > D", "D", ""]
+    );
     assert_eq!(ladder(&["A", "B"]), ["A > B", "B", ""]);
     assert_eq!(ladder(&["A"]), ["A", ""]);
     assert_eq!(ladder(&[]), [""]);
@@ -168,7 +214,10 @@ fn spec_sections_breadcrumbs_and_bodiless_rules() {
     // `# 1 Общие положения` has no body but a child: no own section.
     assert!(sections.iter().all(|s| s.body != "1 Общие положения"));
     // `## 2.1` has no body and no child: its text becomes the body under `2 Схема`.
-    let s21 = sections.iter().find(|s| s.body == "2.1 Порядок согласования").expect("2.1 section");
+    let s21 = sections
+        .iter()
+        .find(|s| s.body == "2.1 Порядок согласования")
+        .expect("2.1 section");
     assert_eq!(s21.ladder[0], "2 Схема");
     assert!(s21.heading_is_body);
     assert!(sections.iter().all(|s| s.body != "2 Схема"));
@@ -178,7 +227,10 @@ fn spec_sections_breadcrumbs_and_bodiless_rules() {
 fn bodiless_childless_heading_becomes_its_own_body() {
     let md = "# 1 Раздел\n\nТекст.\n\n# 2 Резервные требования\n\n# 3 Другое\n\nЕщё текст.";
     let (_, sections) = build(md, "");
-    let s = sections.iter().find(|s| s.body == "2 Резервные требования").unwrap();
+    let s = sections
+        .iter()
+        .find(|s| s.body == "2 Резервные требования")
+        .unwrap();
     assert_eq!(s.ladder, [""]);
 }
 
@@ -186,7 +238,10 @@ fn bodiless_childless_heading_becomes_its_own_body() {
 fn bold_runs_removed_from_breadcrumbs() {
     let md = "# **2** **Общая схема документооборота**\n\n## Шаг\n\nТекст шага.";
     let (_, sections) = build(md, "");
-    assert_eq!(sections[0].ladder[0], "2 Общая схема документооборота > Шаг");
+    assert_eq!(
+        sections[0].ladder[0],
+        "2 Общая схема документооборота > Шаг"
+    );
 }
 
 #[test]
@@ -205,12 +260,17 @@ fn spreadsheet_table_prefix() {
 }
 
 fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !crate::markdown::is_word_char(c)).filter(|w| !w.is_empty()).map(str::to_string).collect()
+    s.split(|c: char| !crate::markdown::is_word_char(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
 fn four_hundred_paragraphs_are_capped_at_4000_chars() {
-    let paras: Vec<String> = (0..400).map(|i| format!("Paragraph number {i} with a little text in it.")).collect();
+    let paras: Vec<String> = (0..400)
+        .map(|i| format!("Paragraph number {i} with a little text in it."))
+        .collect();
     let md = format!("# Head\n\n{}\n\n# Other\n\nx", paras.join("\n\n"));
     let (_, sections) = build(&md, "");
     let capped: Vec<Section> = sections.into_iter().flat_map(cap::apply).collect();
@@ -218,23 +278,37 @@ fn four_hundred_paragraphs_are_capped_at_4000_chars() {
     assert!(head.len() > 1);
     assert!(head.iter().all(|s| s.body.chars().count() <= 4000));
     assert!(head[1..].iter().all(|s| s.continues));
-    let all: String = head.iter().map(|s| s.body.as_str()).collect::<Vec<_>>().join("\n\n");
+    let all: String = head
+        .iter()
+        .map(|s| s.body.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
     for p in &paras {
-        assert_eq!(all.matches(&format!("{p}\n")).count() + usize::from(all.ends_with(p.as_str())), 1, "{p}");
+        assert_eq!(
+            all.matches(&format!("{p}\n")).count() + usize::from(all.ends_with(p.as_str())),
+            1,
+            "{p}"
+        );
     }
 }
 
 #[test]
 fn a_200_row_table_is_split_with_its_header() {
     let mut md = String::from("# T\n\n## Table\n\n| col a | col b |\n| --- | --- |\n");
-    let rows: Vec<String> = (0..200).map(|i| format!("| row {i} with some padding text to make it long | value {i} |")).collect();
+    let rows: Vec<String> = (0..200)
+        .map(|i| format!("| row {i} with some padding text to make it long | value {i} |"))
+        .collect();
     md.push_str(&rows.join("\n"));
     let (_, sections) = build(&md, "");
     let capped: Vec<Section> = sections.into_iter().flat_map(cap::apply).collect();
     assert!(capped.len() > 1);
     let mut seen = Vec::new();
     for s in &capped {
-        assert!(s.body.starts_with("| col a | col b |\n| --- | --- |\n"), "{:?}", &s.body[..60]);
+        assert!(
+            s.body.starts_with("| col a | col b |\n| --- | --- |\n"),
+            "{:?}",
+            &s.body[..60]
+        );
         assert!(s.body.chars().count() <= 4000);
         seen.extend(s.body.lines().skip(2).map(str::to_string));
     }
@@ -243,7 +317,9 @@ fn a_200_row_table_is_split_with_its_header() {
 
 #[test]
 fn a_600_sentence_wall_is_capped_and_keeps_words() {
-    let wall: Vec<String> = (0..600).map(|i| format!("Sentence {i} ends here.")).collect();
+    let wall: Vec<String> = (0..600)
+        .map(|i| format!("Sentence {i} ends here."))
+        .collect();
     let md = wall.join(" ");
     let (_, sections) = build(&md, "");
     let capped: Vec<Section> = sections.into_iter().flat_map(cap::apply).collect();
@@ -259,7 +335,11 @@ fn a_600_sentence_wall_is_capped_and_keeps_words() {
 fn worked_example_headings_document() {
     let md = "# 1 Intro\n\nShort text.\n\n## 1.1 Sub\n\nMore text here. Second sentence!\n\n# 2 Empty\n\n# 3 Last\n\nEnd.";
     let chunked = chunk(md, Some("Doc T"), 110);
-    let got: Vec<(&str, u32)> = chunked.chunks.iter().map(|c| (c.text.as_str(), c.parent)).collect();
+    let got: Vec<(&str, u32)> = chunked
+        .chunks
+        .iter()
+        .map(|c| (c.text.as_str(), c.parent))
+        .collect();
     assert_eq!(
         got,
         [
@@ -307,8 +387,17 @@ fn every_unit_fits_the_budget_for_every_sample() {
     for md in samples() {
         for budget in [110, 60, 30] {
             for c in chunk(&md, Some("Sample title"), budget).chunks {
-                let limit = if c.layout.kind == UnitKind::Code { 4 * budget } else { budget };
-                assert!(tokens(&c.text) <= limit, "budget {budget}: {:?} has {}", c.text, tokens(&c.text));
+                let limit = if c.layout.kind == UnitKind::Code {
+                    4 * budget
+                } else {
+                    budget
+                };
+                assert!(
+                    tokens(&c.text) <= limit,
+                    "budget {budget}: {:?} has {}",
+                    c.text,
+                    tokens(&c.text)
+                );
             }
         }
     }
@@ -316,7 +405,10 @@ fn every_unit_fits_the_budget_for_every_sample() {
 
 #[test]
 fn dense_text_gives_more_chunks_than_sparse() {
-    let dense: String = (0..300).map(|i| format!("{i},{i};")).collect::<Vec<_>>().join(" ");
+    let dense: String = (0..300)
+        .map(|i| format!("{i},{i};"))
+        .collect::<Vec<_>>()
+        .join(" ");
     let sparse: String = "word ".repeat(dense.len() / 5);
     assert!(texts(&dense, None, 60).len() > texts(&sparse, None, 60).len());
 }
@@ -324,14 +416,27 @@ fn dense_text_gives_more_chunks_than_sparse() {
 #[test]
 fn a_long_word_is_split_by_characters_and_concatenates_back() {
     let word = "х".repeat(4000);
-    let chunks = chunk_markdown(&word, ChunkOptions { budget: 40, title: None, counter: &EstimateCounter }).chunks;
+    let chunks = chunk_markdown(
+        &word,
+        ChunkOptions {
+            budget: 40,
+            title: None,
+            counter: &EstimateCounter,
+        },
+    )
+    .chunks;
     assert!(chunks.len() > 1);
     assert!(chunks.iter().all(|c| EstimateCounter.count(&c.text) <= 40));
-    assert_eq!(chunks.iter().map(|c| c.text.as_str()).collect::<String>(), word);
+    assert_eq!(
+        chunks.iter().map(|c| c.text.as_str()).collect::<String>(),
+        word
+    );
 }
 
 fn fence(lines: usize) -> String {
-    let body: Vec<String> = (0..lines).map(|i| format!("let value_{i} = compute({i});")).collect();
+    let body: Vec<String> = (0..lines)
+        .map(|i| format!("let value_{i} = compute({i});"))
+        .collect();
     format!("```rust\n{}\n```", body.join("\n"))
 }
 
@@ -344,7 +449,10 @@ fn short_fence(lines: usize) -> String {
 fn a_60_line_fence_stays_one_unit_over_budget() {
     let md = format!("Intro.\n\n{}\n\nOutro.", short_fence(60));
     let chunks = chunk(&md, None, 110).chunks;
-    let with_fences: Vec<&Chunk> = chunks.iter().filter(|c| c.text.matches("```").count() == 2).collect();
+    let with_fences: Vec<&Chunk> = chunks
+        .iter()
+        .filter(|c| c.text.matches("```").count() == 2)
+        .collect();
     assert_eq!(with_fences.len(), 1);
     let code = with_fences[0];
     assert!(code.text.contains("x = 0\n") && code.text.contains("x = 59\n"));
@@ -354,11 +462,15 @@ fn a_60_line_fence_stays_one_unit_over_budget() {
 
 #[test]
 fn an_unclosed_fence_gets_no_exception() {
-    let paras: Vec<String> = (0..60).map(|i| format!("Paragraph {i} of prose that follows a stray fence marker.")).collect();
+    let paras: Vec<String> = (0..60)
+        .map(|i| format!("Paragraph {i} of prose that follows a stray fence marker."))
+        .collect();
     let md = format!("```\n{}", paras.join("\n\n"));
     let chunks = chunk(&md, None, 110).chunks;
     assert!(chunks.len() > 5);
-    assert!(chunks.iter().all(|c| tokens(&c.text) <= 110 && !c.text.contains(CODE_SPLIT_NOTE)));
+    assert!(chunks
+        .iter()
+        .all(|c| tokens(&c.text) <= 110 && !c.text.contains(CODE_SPLIT_NOTE)));
 }
 
 #[test]
@@ -372,7 +484,9 @@ fn a_400_line_fence_is_split_at_lines_with_the_note() {
         assert_eq!(c.layout.kind, UnitKind::CodePiece);
     }
     let all: String = chunks.iter().map(|c| c.text.as_str()).collect();
-    assert!(all.contains("```rust\nlet value_0 ") && all.contains("let value_399 = compute(399);\n```"));
+    assert!(
+        all.contains("```rust\nlet value_0 ") && all.contains("let value_399 = compute(399);\n```")
+    );
     let joined = &parents(&chunks)[0];
     assert_eq!(joined.matches(CODE_SPLIT_NOTE).count(), 1);
 }
@@ -380,11 +494,21 @@ fn a_400_line_fence_is_split_at_lines_with_the_note() {
 #[test]
 fn spreadsheet_rows_carry_the_header_at_60() {
     let chunks = chunk(&spreadsheet_sample(), None, 60).chunks;
-    let rows: Vec<&Chunk> = chunks.iter().filter(|c| c.layout.kind == UnitKind::Rows).collect();
+    let rows: Vec<&Chunk> = chunks
+        .iter()
+        .filter(|c| c.layout.kind == UnitKind::Rows)
+        .collect();
     assert!(rows.len() >= 2);
     for c in rows {
-        assert!(c.text.contains("| Unnamed: 0 | Unnamed: 1 | Unnamed: 2 |\n| --- | --- | --- |\n"));
-        assert!(c.body().lines().all(|l| l.is_empty() || crate::markdown::is_table_row(l)), "no table line cut");
+        assert!(c
+            .text
+            .contains("| Unnamed: 0 | Unnamed: 1 | Unnamed: 2 |\n| --- | --- | --- |\n"));
+        assert!(
+            c.body()
+                .lines()
+                .all(|l| l.is_empty() || crate::markdown::is_table_row(l)),
+            "no table line cut"
+        );
     }
 }
 
@@ -394,10 +518,20 @@ fn a_30_column_header_is_stored_once_at_60() {
     let delim = vec!["---"; 30];
     let mut md = format!("| {} |\n| {} |\n", header.join(" | "), delim.join(" | "));
     for r in 0..5 {
-        md.push_str(&format!("| {} |\n", (0..30).map(|c| format!("{r}.{c}")).collect::<Vec<_>>().join(" | ")));
+        md.push_str(&format!(
+            "| {} |\n",
+            (0..30)
+                .map(|c| format!("{r}.{c}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
     }
     let chunks = chunk(&md, None, 60).chunks;
-    let all: String = chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join("\n");
+    let all: String = chunks
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert_eq!(all.matches("Колонка номер 0 ").count(), 1);
     assert!(chunks.iter().all(|c| tokens(&c.text) <= 60));
 }
@@ -414,19 +548,32 @@ fn header_and_delimiter_without_rows_are_kept() {
 #[test]
 fn transcript_units_start_with_labels_and_fit() {
     let chunks = chunk(&transcript_sample(), Some("Weekly"), 110).chunks;
-    assert!(chunks.iter().any(|c| c.text.starts_with("[00:00–02:00] Weekly\n\n")));
-    assert!(chunks.iter().any(|c| c.text.starts_with("[02:00–04:00] Weekly\n\n")));
+    assert!(chunks
+        .iter()
+        .any(|c| c.text.starts_with("[00:00–02:00] Weekly\n\n")));
+    assert!(chunks
+        .iter()
+        .any(|c| c.text.starts_with("[02:00–04:00] Weekly\n\n")));
     assert!(chunks.iter().all(|c| tokens(&c.text) <= 110));
     let huge = "word ".repeat(200);
     let chunks = chunk(&transcript_sample(), Some(&huge), 110).chunks;
-    assert!(chunks.iter().skip(1).any(|c| c.text.starts_with("[00:00–02:00]\n\n")));
+    assert!(chunks
+        .iter()
+        .skip(1)
+        .any(|c| c.text.starts_with("[00:00–02:00]\n\n")));
     assert!(chunks.iter().all(|c| tokens(&c.text) <= 110));
 }
 
 #[test]
 fn six_nested_headings_get_an_elided_prefix_within_room() {
-    let names = ["First level of the outline", "Second level of the outline", "Third level of the outline",
-        "Fourth level of the outline", "Fifth level of the outline", "Sixth level of the outline"];
+    let names = [
+        "First level of the outline",
+        "Second level of the outline",
+        "Third level of the outline",
+        "Fourth level of the outline",
+        "Fifth level of the outline",
+        "Sixth level of the outline",
+    ];
     let mut md = String::new();
     for (i, n) in names.iter().enumerate() {
         md.push_str(&format!("{} {n}\n\n", "#".repeat(i + 1)));
@@ -438,7 +585,10 @@ fn six_nested_headings_get_an_elided_prefix_within_room() {
     let rung = prefix.trim_end();
     assert!(tokens(prefix) <= pack::prefix_room(110), "{rung}");
     assert!(tokens(prefix) * 2 <= tokens(&c.text));
-    assert!(rung.starts_with(names[0]) && rung.ends_with(names[5]) && rung.contains('…'), "{rung}");
+    assert!(
+        rung.starts_with(names[0]) && rung.ends_with(names[5]) && rung.contains('…'),
+        "{rung}"
+    );
 }
 
 #[test]
@@ -446,7 +596,9 @@ fn spec_at_40_glossary_chunks_start_with_the_breadcrumb() {
     let chunks = texts(&spec_sample(), None, 40);
     let gloss: Vec<&String> = chunks.iter().filter(|t| t.contains("Термин")).collect();
     assert!(!gloss.is_empty());
-    assert!(gloss.iter().all(|t| t.starts_with("1 Общие положения > 1.1 Глоссарий\n\n")));
+    assert!(gloss
+        .iter()
+        .all(|t| t.starts_with("1 Общие положения > 1.1 Глоссарий\n\n")));
 }
 
 #[test]
@@ -462,7 +614,10 @@ fn parents_match_sections_and_keep_their_words() {
                 let have = words(p);
                 let mut at = 0;
                 for w in words(&s.body) {
-                    let pos = have[at..].iter().position(|h| *h == w).unwrap_or_else(|| panic!("{w} missing at {budget}"));
+                    let pos = have[at..]
+                        .iter()
+                        .position(|h| *h == w)
+                        .unwrap_or_else(|| panic!("{w} missing at {budget}"));
                     at += pos + 1;
                 }
             }
@@ -473,7 +628,11 @@ fn parents_match_sections_and_keep_their_words() {
 #[test]
 fn siblings_rebuild_in_order_and_order_matters() {
     let chunks = chunk(&prose_sample().replace("\n\n", " "), None, 30).chunks;
-    let units: Vec<&str> = chunks.iter().filter(|c| c.parent == 0).map(|c| c.text.as_str()).collect();
+    let units: Vec<&str> = chunks
+        .iter()
+        .filter(|c| c.parent == 0)
+        .map(|c| c.text.as_str())
+        .collect();
     assert!(units.len() > 2);
     let forward = join_parent(&units);
     let reversed: Vec<&str> = units.iter().rev().copied().collect();
@@ -485,14 +644,21 @@ fn siblings_rebuild_in_order_and_order_matters() {
 fn spreadsheet_parent_has_header_once_and_rows_follow_the_delimiter() {
     let chunks = chunk(&spreadsheet_sample(), None, 60).chunks;
     let p = &parents(&chunks)[0];
-    assert_eq!(p.matches("| Unnamed: 0 | Unnamed: 1 | Unnamed: 2 |").count(), 1);
+    assert_eq!(
+        p.matches("| Unnamed: 0 | Unnamed: 1 | Unnamed: 2 |")
+            .count(),
+        1
+    );
     assert_eq!(p.matches("ДАННЫЕ ПО ПИЛОТУ 2").count(), 1);
     assert!(p.contains("| --- | --- | --- |\n| строка 0 |"));
 }
 
 #[test]
 fn breadcrumb_appears_once_in_a_multi_unit_parent() {
-    let md = format!("# Part\n\n## Chapter\n\n{}\n\n# Next\n\nx", "Sentence about the chapter. ".repeat(60));
+    let md = format!(
+        "# Part\n\n## Chapter\n\n{}\n\n# Next\n\nx",
+        "Sentence about the chapter. ".repeat(60)
+    );
     let chunks = chunk(&md, None, 40).chunks;
     assert!(chunks.iter().filter(|c| c.parent == 0).count() > 2);
     assert_eq!(parents(&chunks)[0].matches("Part > Chapter").count(), 1);
@@ -504,7 +670,10 @@ fn join_parent_edge_cases() {
     assert_eq!(join_parent(&["only"]), "only");
     assert_eq!(join_parent(&["a", "  ", "b"]), "a\n\nb");
     assert_eq!(join_parent(&["| x |", "| y |"]), "| x |\n| y |");
-    assert_eq!(join_parent(&["head\n\nfirst", "head\n\nsecond"]), "head\n\nfirst\n\nsecond");
+    assert_eq!(
+        join_parent(&["head\n\nfirst", "head\n\nsecond"]),
+        "head\n\nfirst\n\nsecond"
+    );
     assert_eq!(join_parent(&["0:05", "Hello."]), "0:05\nHello.");
 }
 
@@ -516,7 +685,10 @@ fn seeded_title_counts_toward_the_budget_and_appears_once() {
     let all: String = chunks.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(all.matches("Indexing Guide").count(), 1);
     // Re-chunking is deterministic, so re-ingest is idempotent.
-    assert_eq!(chunks, chunk(&prose_sample(), Some("Indexing Guide"), 110).chunks);
+    assert_eq!(
+        chunks,
+        chunk(&prose_sample(), Some("Indexing Guide"), 110).chunks
+    );
 }
 
 #[test]
@@ -563,9 +735,23 @@ fn a_three_level_heading_tree_reads_back_as_markdown() {
         let chunked = chunk(md, Some("Guide"), budget);
         let text = document(&chunked.chunks, chunked.title_seeded.then_some("Guide"));
         let heading_lines: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
-        assert_eq!(heading_lines, ["# Guide", "## Install", "### On Linux", "## Use", "### Tips"], "budget {budget}:\n{text}");
+        assert_eq!(
+            heading_lines,
+            [
+                "# Guide",
+                "## Install",
+                "### On Linux",
+                "## Use",
+                "### Tips"
+            ],
+            "budget {budget}:\n{text}"
+        );
         for line in md.lines().filter(|l| !l.trim().is_empty()) {
-            assert_eq!(text.lines().filter(|l| l == &line).count(), 1, "budget {budget}: {line:?} in\n{text}");
+            assert_eq!(
+                text.lines().filter(|l| l == &line).count(),
+                1,
+                "budget {budget}: {line:?} in\n{text}"
+            );
         }
         let got: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let want: Vec<&str> = md.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -587,12 +773,16 @@ fn the_document_reconstructs_split_code_without_notes() {
 fn a_filename_title_seed_is_removed_on_read() {
     let chunked = chunk("Plain body text.", Some("From Filename"), 110);
     assert!(chunked.title_seeded);
-    assert_eq!(document(&chunked.chunks, Some("From Filename")), "Plain body text.");
+    assert_eq!(
+        document(&chunked.chunks, Some("From Filename")),
+        "Plain body text."
+    );
 }
 
 #[test]
 fn a_30_row_table_under_two_headings_reads_back_once() {
-    let mut md = String::from("# 1 Отчетность\n\n## 1.1 Формы\n\n| форма | срок |\n| --- | --- |\n");
+    let mut md =
+        String::from("# 1 Отчетность\n\n## 1.1 Формы\n\n| форма | срок |\n| --- | --- |\n");
     for i in 0..30 {
         md.push_str(&format!("| форма {i} | {i} число месяца |\n"));
     }
@@ -602,9 +792,17 @@ fn a_30_row_table_under_two_headings_reads_back_once() {
     assert_eq!(text.matches("| форма | срок |").count(), 1);
     assert_eq!(text.matches("| --- | --- |").count(), 1);
     assert!(text.contains("| --- | --- |\n| форма 0 |"));
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| форма ") && !l.contains("срок")).collect();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| форма ") && !l.contains("срок"))
+        .collect();
     assert_eq!(rows.len(), 30);
     assert!(text.contains(&rows.join("\n")), "rows contiguous");
     // The reference's breadcrumb form, from the parent view:
-    assert_eq!(parents(&chunks)[0].matches("1 Отчетность > 1.1 Формы").count(), 1);
+    assert_eq!(
+        parents(&chunks)[0]
+            .matches("1 Отчетность > 1.1 Формы")
+            .count(),
+        1
+    );
 }

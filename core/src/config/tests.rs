@@ -3,7 +3,11 @@
 use super::*;
 
 fn ctx() -> ConfigContext {
-    ConfigContext { cwd: "/work/t".into(), home: Some("/home/u".into()), default_cache_dir: "/home/u/.cache/minirag-mcp".into() }
+    ConfigContext {
+        cwd: "/work/t".into(),
+        home: Some("/home/u".into()),
+        default_cache_dir: "/home/u/.cache/minirag-mcp".into(),
+    }
 }
 
 fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
@@ -11,7 +15,10 @@ fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
 }
 
 fn load_with(pairs: &[(&str, &str)], flags: &CliOverrides) -> Result<Config, ConfigError> {
-    let env: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let env: BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     Config::load(&env, flags, &ctx())
 }
 
@@ -24,7 +31,10 @@ fn defaults() {
     assert_eq!(c.max_file_size, 104_857_600);
     assert_eq!(c.chunk_token_budget, 110);
     assert_eq!(c.hybrid_weight, 0.6);
-    assert_eq!((c.grouping, c.max_distance, c.max_files), (None, None, None));
+    assert_eq!(
+        (c.grouping, c.max_distance, c.max_files),
+        (None, None, None)
+    );
     assert!(!c.allow_private_urls);
     assert!(c.cache_dir.contains("minirag-mcp"));
     assert_eq!(c.model_path, None);
@@ -33,8 +43,15 @@ fn defaults() {
 #[test]
 fn base_dir_and_base_dirs() {
     let c = load(&[("BASE_DIR", "/data/docs")]).unwrap();
-    assert_eq!((c.roots.as_slice(), c.db_path.as_str()), (&["/data/docs".to_string()][..], "/data/docs/.minirag/index"));
-    let c = load(&[("BASE_DIRS", r#"["/a", "~/b", "rel/../c"]"#), ("BASE_DIR", "/ignored")]).unwrap();
+    assert_eq!(
+        (c.roots.as_slice(), c.db_path.as_str()),
+        (&["/data/docs".to_string()][..], "/data/docs/.minirag/index")
+    );
+    let c = load(&[
+        ("BASE_DIRS", r#"["/a", "~/b", "rel/../c"]"#),
+        ("BASE_DIR", "/ignored"),
+    ])
+    .unwrap();
     assert_eq!(c.roots, ["/a", "/home/u/b", "/work/t/c"]);
     assert_eq!(c.db_path, "/a/.minirag/index");
     assert_eq!(load(&[("BASE_DIR", "   ")]).unwrap().roots, ["/work/t"]);
@@ -58,8 +75,24 @@ fn flags_beat_env() {
         cache_dir: Some("/flagcache".into()),
         model_name: Some("flag/model".into()),
     };
-    let c = load_with(&[("BASE_DIRS", r#"["/env"]"#), ("DB_PATH", "/envdb"), ("MODEL_NAME", "env/model")], &flags).unwrap();
-    assert_eq!((c.roots[0].as_str(), c.db_path.as_str(), c.model_name.as_str(), c.cache_dir.as_str()), ("/flag", "/flagdb", "flag/model", "/flagcache"));
+    let c = load_with(
+        &[
+            ("BASE_DIRS", r#"["/env"]"#),
+            ("DB_PATH", "/envdb"),
+            ("MODEL_NAME", "env/model"),
+        ],
+        &flags,
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            c.roots[0].as_str(),
+            c.db_path.as_str(),
+            c.model_name.as_str(),
+            c.cache_dir.as_str()
+        ),
+        ("/flag", "/flagdb", "flag/model", "/flagcache")
+    );
 }
 
 #[test]
@@ -84,17 +117,30 @@ fn invalid_values_are_refused_with_the_variable_value_and_range() {
         let e = load(&[(var, bad)]).unwrap_err();
         assert_eq!((e.variable.as_str(), e.value.as_str()), (var, bad));
         let msg = e.to_string();
-        assert!(msg.starts_with(&format!("{var}='{bad}' is invalid: expected ")), "{msg}");
+        assert!(
+            msg.starts_with(&format!("{var}='{bad}' is invalid: expected ")),
+            "{msg}"
+        );
     }
 }
 
 #[test]
 fn booleans() {
     for v in ["1", "true", "TRUE", "yes", " on "] {
-        assert!(load(&[("ALLOW_PRIVATE_URLS", v)]).unwrap().allow_private_urls, "{v}");
+        assert!(
+            load(&[("ALLOW_PRIVATE_URLS", v)])
+                .unwrap()
+                .allow_private_urls,
+            "{v}"
+        );
     }
     for v in ["0", "false", "no", "off", ""] {
-        assert!(!load(&[("ALLOW_PRIVATE_URLS", v)]).unwrap().allow_private_urls, "{v}");
+        assert!(
+            !load(&[("ALLOW_PRIVATE_URLS", v)])
+                .unwrap()
+                .allow_private_urls,
+            "{v}"
+        );
     }
 }
 
@@ -117,6 +163,14 @@ fn valid_values_parse() {
     assert_eq!(c.chunk_token_budget, 16);
     assert_eq!(c.model_path.as_deref(), Some("/home/u/models/minilm"));
     assert_eq!(c.instructions_append.as_deref(), Some("extra rule"));
-    assert_eq!(load(&[("RAG_INSTRUCTIONS_APPEND", "  ")]).unwrap().instructions_append, None);
-    assert_eq!(load(&[("RAG_GROUPING", "similar")]).unwrap().grouping, Some(Grouping::Similar));
+    assert_eq!(
+        load(&[("RAG_INSTRUCTIONS_APPEND", "  ")])
+            .unwrap()
+            .instructions_append,
+        None
+    );
+    assert_eq!(
+        load(&[("RAG_GROUPING", "similar")]).unwrap().grouping,
+        Some(Grouping::Similar)
+    );
 }

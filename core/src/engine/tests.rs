@@ -7,13 +7,18 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::chunk::Chunk;
-use crate::ports::{Candidate, ChunkKey, ConvertError, Converted, FetchError, Fetched, IndexError, IndexStats};
+use crate::ports::{
+    Candidate, ChunkKey, ConvertError, Converted, FetchError, Fetched, IndexError, IndexStats,
+};
 use crate::testing::WordPunctCounter;
 
 const DIM: usize = 16;
 
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Bag of hashed words, normalised: texts sharing words are close.
@@ -25,12 +30,18 @@ struct HashEmbedder {
 
 impl HashEmbedder {
     fn new() -> Self {
-        Self { calls: AtomicUsize::new(0), embedded: AtomicUsize::new(0), unavailable: false }
+        Self {
+            calls: AtomicUsize::new(0),
+            embedded: AtomicUsize::new(0),
+            unavailable: false,
+        }
     }
     fn vector(text: &str) -> Vec<f32> {
-        let mut v = vec![0f32; DIM];
+        let mut v = [0f32; DIM];
         for w in words(text) {
-            let h = w.bytes().fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
+            let h = w
+                .bytes()
+                .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
             v[h as usize % DIM] += 1.0;
         }
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
@@ -47,7 +58,9 @@ impl Embedder for HashEmbedder {
     }
     fn embed_documents(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
         if self.unavailable {
-            return Err(EmbedError::Unavailable { reason: "no model files at /nowhere".into() });
+            return Err(EmbedError::Unavailable {
+                reason: "no model files at /nowhere".into(),
+            });
         }
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.embedded.fetch_add(texts.len(), Ordering::SeqCst);
@@ -59,7 +72,9 @@ impl Embedder for HashEmbedder {
     }
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         if self.unavailable {
-            return Err(EmbedError::Unavailable { reason: "no model files at /nowhere".into() });
+            return Err(EmbedError::Unavailable {
+                reason: "no model files at /nowhere".into(),
+            });
         }
         Ok(Self::vector(text))
     }
@@ -70,16 +85,32 @@ struct PassConverter;
 
 impl Converter for PassConverter {
     fn convert(&self, r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
-        let text = String::from_utf8(r.bytes.to_vec())
-            .map_err(|_| ConvertError::Malformed { name: r.name.into(), reason: "not UTF-8".into() })?;
+        let text = String::from_utf8(r.bytes.to_vec()).map_err(|_| ConvertError::Malformed {
+            name: r.name.into(),
+            reason: "not UTF-8".into(),
+        })?;
         match r.format {
             "html" => {
-                let title = text.split_once("<title>").and_then(|(_, rest)| rest.split_once("</title>")).map(|(t, _)| t.to_string());
-                let body = text.split_once("<body>").map_or(text.as_str(), |(_, b)| b).replace("</body>", "");
-                Ok(Converted { markdown: body.replace("<h1>", "# ").replace("</h1>", "\n\n"), metadata_title: title })
+                let title = text
+                    .split_once("<title>")
+                    .and_then(|(_, rest)| rest.split_once("</title>"))
+                    .map(|(t, _)| t.to_string());
+                let body = text
+                    .split_once("<body>")
+                    .map_or(text.as_str(), |(_, b)| b)
+                    .replace("</body>", "");
+                Ok(Converted {
+                    markdown: body.replace("<h1>", "# ").replace("</h1>", "\n\n"),
+                    metadata_title: title,
+                })
             }
-            "md" | "txt" | "markdown" => Ok(Converted { markdown: text, metadata_title: None }),
-            other => Err(ConvertError::Unsupported { format: other.into() }),
+            "md" | "txt" | "markdown" => Ok(Converted {
+                markdown: text,
+                metadata_title: None,
+            }),
+            other => Err(ConvertError::Unsupported {
+                format: other.into(),
+            }),
         }
     }
 }
@@ -88,8 +119,14 @@ struct MapFetcher(BTreeMap<String, (String, &'static str)>);
 
 impl Fetcher for MapFetcher {
     fn fetch(&self, url: &str) -> Result<Fetched, FetchError> {
-        let (body, ct) = self.0.get(url).ok_or_else(|| FetchError::Failed { reason: format!("404 for {url}") })?;
-        Ok(Fetched { bytes: body.as_bytes().to_vec(), content_type: Some(ct.to_string()), final_url: url.into() })
+        let (body, ct) = self.0.get(url).ok_or_else(|| FetchError::Failed {
+            reason: format!("404 for {url}"),
+        })?;
+        Ok(Fetched {
+            bytes: body.as_bytes().to_vec(),
+            content_type: Some(ct.to_string()),
+            final_url: url.into(),
+        })
     }
 }
 
@@ -117,18 +154,40 @@ struct MemIndex {
 }
 
 impl Index for MemIndex {
-    fn replace_source(&self, record: SourceRecord, chunks: Vec<Chunk>, vectors: Option<Embeddings>) -> Result<(), IndexError> {
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError> {
         let source = record.source.clone();
-        self.sources.lock().unwrap().insert(source, Stored { record: Some(record), chunks, vectors });
+        self.sources.lock().unwrap().insert(
+            source,
+            Stored {
+                record: Some(record),
+                chunks,
+                vectors,
+            },
+        );
         Ok(())
     }
     fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
-        Ok(self.sources.lock().unwrap().remove(source).map_or(0, |s| s.chunks.len()))
+        Ok(self
+            .sources
+            .lock()
+            .unwrap()
+            .remove(source)
+            .map_or(0, |s| s.chunks.len()))
     }
     fn move_source(&self, _from: &str, _to: &str, _mtime: f64) -> Result<usize, IndexError> {
         Ok(0)
     }
-    fn vector_search(&self, q: &[f32], k: usize, scope: &Scope) -> Result<Vec<Candidate>, IndexError> {
+    fn vector_search(
+        &self,
+        q: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
         self.searches.fetch_add(1, Ordering::SeqCst);
         self.windows.lock().unwrap().push(k);
         let map = self.sources.lock().unwrap();
@@ -138,25 +197,46 @@ impl Index for MemIndex {
             for c in &s.chunks {
                 let row = v.row(c.index as usize);
                 let dot: f32 = row.iter().zip(q).map(|(a, b)| a * b).sum();
-                out.push(Candidate { key: ChunkKey { source: src.clone(), index: c.index }, value: 2.0 - 2.0 * dot });
+                out.push(Candidate {
+                    key: ChunkKey {
+                        source: src.clone(),
+                        index: c.index,
+                    },
+                    value: 2.0 - 2.0 * dot,
+                });
             }
         }
         out.sort_by(|a, b| a.value.total_cmp(&b.value));
         out.truncate(k);
         Ok(out)
     }
-    fn keyword_search(&self, q: &str, k: usize, scope: &Scope) -> Result<Vec<Candidate>, IndexError> {
+    fn keyword_search(
+        &self,
+        q: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
         self.searches.fetch_add(1, Ordering::SeqCst);
         let terms = words(q);
         let map = self.sources.lock().unwrap();
         let mut out = Vec::new();
         for (src, s) in map.iter().filter(|(src, _)| scope.matches(src)) {
-            let title = s.record.as_ref().map(|r| r.title.clone()).unwrap_or_default();
+            let title = s
+                .record
+                .as_ref()
+                .map(|r| r.title.clone())
+                .unwrap_or_default();
             for c in &s.chunks {
                 let have = words(&format!("{} {title}", c.text));
                 let score = terms.iter().filter(|t| have.contains(t)).count();
                 if score > 0 {
-                    out.push(Candidate { key: ChunkKey { source: src.clone(), index: c.index }, value: score as f32 });
+                    out.push(Candidate {
+                        key: ChunkKey {
+                            source: src.clone(),
+                            index: c.index,
+                        },
+                        value: score as f32,
+                    });
                 }
             }
         }
@@ -165,27 +245,71 @@ impl Index for MemIndex {
         Ok(out)
     }
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
-        Ok(self.sources.lock().unwrap().get(source).and_then(|s| s.record.clone()))
+        Ok(self
+            .sources
+            .lock()
+            .unwrap()
+            .get(source)
+            .and_then(|s| s.record.clone()))
     }
     fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
-        Ok(self.sources.lock().unwrap().values().filter_map(|s| s.record.clone()).filter(|r| scope.matches(&r.source)).collect())
+        Ok(self
+            .sources
+            .lock()
+            .unwrap()
+            .values()
+            .filter_map(|s| s.record.clone())
+            .filter(|r| scope.matches(&r.source))
+            .collect())
     }
-    fn chunks(&self, source: &str, range: std::ops::RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
+    fn chunks(
+        &self,
+        source: &str,
+        range: std::ops::RangeInclusive<u32>,
+    ) -> Result<Vec<Chunk>, IndexError> {
         let map = self.sources.lock().unwrap();
-        Ok(map.get(source).map(|s| s.chunks.iter().filter(|c| range.contains(&c.index)).cloned().collect()).unwrap_or_default())
+        Ok(map
+            .get(source)
+            .map(|s| {
+                s.chunks
+                    .iter()
+                    .filter(|c| range.contains(&c.index))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
     }
     fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
         let map = self.sources.lock().unwrap();
-        Ok(keys.iter().map(|k| map.get(&k.source).and_then(|s| s.chunks.get(k.index as usize).cloned())).collect())
+        Ok(keys
+            .iter()
+            .map(|k| {
+                map.get(&k.source)
+                    .and_then(|s| s.chunks.get(k.index as usize).cloned())
+            })
+            .collect())
     }
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
         let map = self.sources.lock().unwrap();
-        Ok(map.get(source).map(|s| s.chunks.iter().filter(|c| c.parent == parent).cloned().collect()).unwrap_or_default())
+        Ok(map
+            .get(source)
+            .map(|s| {
+                s.chunks
+                    .iter()
+                    .filter(|c| c.parent == parent)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
     }
     fn stats(&self) -> Result<IndexStats, IndexError> {
         let map = self.sources.lock().unwrap();
         let chunk_count = map.values().map(|s| s.chunks.len() as u64).sum();
-        Ok(IndexStats { chunk_count, source_count: map.len() as u64, ..Default::default() })
+        Ok(IndexStats {
+            chunk_count,
+            source_count: map.len() as u64,
+            ..Default::default()
+        })
     }
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
         let map = self.sources.lock().unwrap();
@@ -195,7 +319,10 @@ impl Index for MemIndex {
                 map.values().find_map(|s| {
                     let v = s.vectors.as_ref()?;
                     (s.record.as_ref()?.embedded_with.as_deref() == Some(model_id)).then_some(())?;
-                    s.chunks.iter().find(|c| c.text == *t).map(|c| v.row(c.index as usize).to_vec())
+                    s.chunks
+                        .iter()
+                        .find(|c| c.text == *t)
+                        .map(|c| v.row(c.index as usize).to_vec())
                 })
             })
             .collect()
@@ -214,9 +341,16 @@ fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fi
     let mut pages = BTreeMap::new();
     pages.insert(
         "https://example.com/page".to_string(),
-        ("<html><title>Public Page</title><body><h1>Welcome</h1>PUBLIC-BODY text.</body></html>".to_string(), "text/html"),
+        (
+            "<html><title>Public Page</title><body><h1>Welcome</h1>PUBLIC-BODY text.</body></html>"
+                .to_string(),
+            "text/html",
+        ),
     );
-    pages.insert("https://example.com/bare".to_string(), ("just words, no title".to_string(), "text/plain"));
+    pages.insert(
+        "https://example.com/bare".to_string(),
+        ("just words, no title".to_string(), "text/plain"),
+    );
     let ports = Ports {
         converter: Arc::new(PassConverter),
         embedder: embedder.clone(),
@@ -235,7 +369,11 @@ fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fi
         max_file_size: 1_000_000,
     };
     tweak(&mut settings);
-    Fixture { engine: Engine::new(settings, ports), embedder, index }
+    Fixture {
+        engine: Engine::new(settings, ports),
+        embedder,
+        index,
+    }
 }
 
 fn fixture() -> Fixture {
@@ -243,22 +381,36 @@ fn fixture() -> Fixture {
 }
 
 fn query<'a>(q: &'a str, k: i64, scope: &'a [String]) -> QueryRequest<'a> {
-    QueryRequest { query: q, top_k: k, scope }
+    QueryRequest {
+        query: q,
+        top_k: k,
+        scope,
+    }
 }
 
-const GUIDE: &str = "# Setup Guide\n\nInstall the package with apt. Then restart the service.\n\n## Errors\n\n\
+const GUIDE: &str =
+    "# Setup Guide\n\nInstall the package with apt. Then restart the service.\n\n## Errors\n\n\
     The error ERR_CONN_RESET means the server closed the socket. Retry after a pause.\n\n\
     Other errors are logged. Check the log file for details.";
 
 #[test]
 fn ingest_file_round_trip() {
     let f = fixture();
-    let out = f.engine.ingest_file("/docs/guide.md", GUIDE.as_bytes(), "abc123", 1700000000.5).unwrap();
-    assert_eq!((out.source.as_str(), out.title.as_str()), ("/docs/guide.md", "Setup Guide"));
+    let out = f
+        .engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "abc123", 1700000000.5)
+        .unwrap();
+    assert_eq!(
+        (out.source.as_str(), out.title.as_str()),
+        ("/docs/guide.md", "Setup Guide")
+    );
     assert!(out.chunk_count >= 2);
     assert_eq!(out.notice, None);
     let rec = f.index.source("/docs/guide.md").unwrap().unwrap();
-    assert_eq!((rec.file_hash.as_str(), rec.mtime, rec.source_type), ("abc123", 1700000000.5, SourceType::File));
+    assert_eq!(
+        (rec.file_hash.as_str(), rec.mtime, rec.source_type),
+        ("abc123", 1700000000.5, SourceType::File)
+    );
     assert_eq!(rec.ingested_at, "2026-11-30T02:11:32Z");
     assert_eq!(rec.scheme_version, CHUNK_SCHEME);
     assert_eq!(rec.embedded_with.as_deref(), Some("hash-16"));
@@ -269,89 +421,207 @@ fn ingest_file_round_trip() {
 #[test]
 fn file_errors_name_the_file_and_the_fix() {
     let f = fixture();
-    let e = f.engine.ingest_file("/docs/script.py", b"print()", "", 0.0).unwrap_err();
+    let e = f
+        .engine
+        .ingest_file("/docs/script.py", b"print()", "", 0.0)
+        .unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("Unsupported file extension '.py'") && msg.contains(".md") && msg.contains(".pdf"), "{msg}");
-    let msg = f.engine.ingest_file("/docs/photo.JPG", b"..", "", 0.0).unwrap_err().to_string();
-    assert!(msg.contains("is an image") && msg.contains("OCR") && !msg.contains("Unsupported"), "{msg}");
+    assert!(
+        msg.contains("Unsupported file extension '.py'")
+            && msg.contains(".md")
+            && msg.contains(".pdf"),
+        "{msg}"
+    );
+    let msg = f
+        .engine
+        .ingest_file("/docs/photo.JPG", b"..", "", 0.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("is an image") && msg.contains("OCR") && !msg.contains("Unsupported"),
+        "{msg}"
+    );
     let big = vec![b'a'; 1_000_001];
-    let msg = f.engine.ingest_file("/docs/big.txt", &big, "", 0.0).unwrap_err().to_string();
-    assert!(msg.contains("1000001 bytes") && msg.contains("MAX_FILE_SIZE is 1000000"), "{msg}");
-    let e = f.engine.ingest_file("/docs/blank.md", b"  \n\n ", "", 0.0).unwrap_err();
-    assert_eq!(e, EngineError::Empty { source: "/docs/blank.md".into() });
-    assert_eq!(f.index.stats().unwrap().chunk_count, 0, "nothing stored on failure");
+    let msg = f
+        .engine
+        .ingest_file("/docs/big.txt", &big, "", 0.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("1000001 bytes") && msg.contains("MAX_FILE_SIZE is 1000000"),
+        "{msg}"
+    );
+    let e = f
+        .engine
+        .ingest_file("/docs/blank.md", b"  \n\n ", "", 0.0)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        EngineError::Empty {
+            source: "/docs/blank.md".into()
+        }
+    );
+    assert_eq!(
+        f.index.stats().unwrap().chunk_count,
+        0,
+        "nothing stored on failure"
+    );
 }
 
 #[test]
 fn filename_title_is_seeded_and_not_doubled_on_reingest() {
     let f = fixture();
     let body = "# 1 Общие положения\n\nТекст положения.";
-    f.engine.ingest_file("/docs/Политика_премирования.md", body.as_bytes(), "h", 1.0).unwrap();
-    let first = f.index.chunks("/docs/Политика_премирования.md", 0..=10).unwrap();
+    f.engine
+        .ingest_file("/docs/Политика_премирования.md", body.as_bytes(), "h", 1.0)
+        .unwrap();
+    let first = f
+        .index
+        .chunks("/docs/Политика_премирования.md", 0..=10)
+        .unwrap();
     assert!(first[0].text.starts_with("# Политика премирования\n\n"));
-    f.engine.ingest_file("/docs/Политика_премирования.md", body.as_bytes(), "h", 1.0).unwrap();
-    let second = f.index.chunks("/docs/Политика_премирования.md", 0..=10).unwrap();
+    f.engine
+        .ingest_file("/docs/Политика_премирования.md", body.as_bytes(), "h", 1.0)
+        .unwrap();
+    let second = f
+        .index
+        .chunks("/docs/Политика_премирования.md", 0..=10)
+        .unwrap();
     assert_eq!(first, second);
     let all: String = second.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(all.matches("# Политика премирования").count(), 1);
     // read_file gives the document back without the seed.
-    let read = f.engine.read_document("/docs/Политика_премирования.md").unwrap();
+    let read = f
+        .engine
+        .read_document("/docs/Политика_премирования.md")
+        .unwrap();
     assert_eq!(read.text, body);
 }
 
 #[test]
 fn ingest_data_titles_and_formats() {
     let f = fixture();
-    let out = f.engine.ingest_data("note-1", "Plain words here.", "text", Some("  My Note ")).unwrap();
+    let out = f
+        .engine
+        .ingest_data("note-1", "Plain words here.", "text", Some("  My Note "))
+        .unwrap();
     assert_eq!(out.title, "My Note");
-    assert!(f.index.chunks("note-1", 0..=0).unwrap()[0].text.starts_with("# My Note\n\n"));
+    assert!(f.index.chunks("note-1", 0..=0).unwrap()[0]
+        .text
+        .starts_with("# My Note\n\n"));
 
-    let out = f.engine.ingest_data("note-2", "# From H1\n\nBody.", "markdown", None).unwrap();
+    let out = f
+        .engine
+        .ingest_data("note-2", "# From H1\n\nBody.", "markdown", None)
+        .unwrap();
     assert_eq!(out.title, "From H1");
 
-    let out = f.engine.ingest_data("page-1", "<title>Html T</title><body>Body text.</body>", "html", None).unwrap();
+    let out = f
+        .engine
+        .ingest_data(
+            "page-1",
+            "<title>Html T</title><body>Body text.</body>",
+            "html",
+            None,
+        )
+        .unwrap();
     assert_eq!(out.title, "Html T");
 
-    let out = f.engine.ingest_data("note-3", "No title at all.", "text", None).unwrap();
+    let out = f
+        .engine
+        .ingest_data("note-3", "No title at all.", "text", None)
+        .unwrap();
     assert_eq!(out.title, "note-3");
-    assert_eq!(f.index.chunks("note-3", 0..=0).unwrap()[0].text, "No title at all.", "not seeded");
-    assert_eq!(f.index.source("note-3").unwrap().unwrap().source_type, SourceType::Data);
+    assert_eq!(
+        f.index.chunks("note-3", 0..=0).unwrap()[0].text,
+        "No title at all.",
+        "not seeded"
+    );
+    assert_eq!(
+        f.index.source("note-3").unwrap().unwrap().source_type,
+        SourceType::Data
+    );
 
     let e = f.engine.ingest_data("x", "y", "pdf", None).unwrap_err();
-    assert_eq!(e.to_string(), "format must be one of ('text', 'markdown', 'html'), got 'pdf'");
+    assert_eq!(
+        e.to_string(),
+        "format must be one of ('text', 'markdown', 'html'), got 'pdf'"
+    );
 }
 
 #[test]
 fn ingest_url_defaults_and_titles() {
     let f = fixture();
-    let out = f.engine.ingest_url("https://example.com/page", None, None).unwrap();
-    assert_eq!((out.source.as_str(), out.title.as_str()), ("https://example.com/page", "Public Page"));
-    assert_eq!(f.index.source("https://example.com/page").unwrap().unwrap().source_type, SourceType::Url);
-    let out = f.engine.ingest_url("https://example.com/bare", Some("my-id"), None).unwrap();
-    assert_eq!((out.source.as_str(), out.title.as_str()), ("my-id", "my-id"));
-    assert_eq!(f.index.chunks("my-id", 0..=0).unwrap()[0].text, "just words, no title");
-    let e = f.engine.ingest_url("https://example.com/missing", None, None).unwrap_err();
+    let out = f
+        .engine
+        .ingest_url("https://example.com/page", None, None)
+        .unwrap();
+    assert_eq!(
+        (out.source.as_str(), out.title.as_str()),
+        ("https://example.com/page", "Public Page")
+    );
+    assert_eq!(
+        f.index
+            .source("https://example.com/page")
+            .unwrap()
+            .unwrap()
+            .source_type,
+        SourceType::Url
+    );
+    let out = f
+        .engine
+        .ingest_url("https://example.com/bare", Some("my-id"), None)
+        .unwrap();
+    assert_eq!(
+        (out.source.as_str(), out.title.as_str()),
+        ("my-id", "my-id")
+    );
+    assert_eq!(
+        f.index.chunks("my-id", 0..=0).unwrap()[0].text,
+        "just words, no title"
+    );
+    let e = f
+        .engine
+        .ingest_url("https://example.com/missing", None, None)
+        .unwrap_err();
     assert!(e.to_string().contains("404"));
 }
 
 #[test]
 fn stored_vectors_equal_embeddings_of_stored_texts_and_unchanged_chunks_are_reused() {
     let f = fixture();
-    f.engine.ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h1", 1.0).unwrap();
+    f.engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h1", 1.0)
+        .unwrap();
     let embedded_first = f.embedder.embedded.load(Ordering::SeqCst);
     let chunks = f.index.chunks("/docs/guide.md", 0..=100).unwrap();
-    assert_eq!(embedded_first, chunks.len(), "one batch of every final chunk text");
+    assert_eq!(
+        embedded_first,
+        chunks.len(),
+        "one batch of every final chunk text"
+    );
     {
         let map = f.index.sources.lock().unwrap();
         let v = map["/docs/guide.md"].vectors.as_ref().unwrap();
         for c in &chunks {
-            assert_eq!(v.row(c.index as usize), HashEmbedder::vector(&c.text).as_slice());
+            assert_eq!(
+                v.row(c.index as usize),
+                HashEmbedder::vector(&c.text).as_slice()
+            );
         }
     }
-    let edited = GUIDE.replace("Check the log file for details.", "Check the journal for details.");
-    f.engine.ingest_file("/docs/guide.md", edited.as_bytes(), "h2", 2.0).unwrap();
+    let edited = GUIDE.replace(
+        "Check the log file for details.",
+        "Check the journal for details.",
+    );
+    f.engine
+        .ingest_file("/docs/guide.md", edited.as_bytes(), "h2", 2.0)
+        .unwrap();
     let embedded_again = f.embedder.embedded.load(Ordering::SeqCst) - embedded_first;
-    assert_eq!(embedded_again, 1, "only the changed chunk is embedded again");
+    assert_eq!(
+        embedded_again, 1,
+        "only the changed chunk is embedded again"
+    );
 }
 
 #[test]
@@ -359,47 +629,92 @@ fn without_a_model_ingest_stores_text_and_query_is_keyword_only() {
     let mut e = HashEmbedder::new();
     e.unavailable = true;
     let f = fixture_with(e, |_| {});
-    let out = f.engine.ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0).unwrap();
+    let out = f
+        .engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0)
+        .unwrap();
     assert!(out.notice.as_deref().unwrap().contains("without vectors"));
-    assert_eq!(f.index.source("/docs/guide.md").unwrap().unwrap().embedded_with, None);
+    assert_eq!(
+        f.index
+            .source("/docs/guide.md")
+            .unwrap()
+            .unwrap()
+            .embedded_with,
+        None
+    );
     let r = f.engine.query(query("ERR_CONN_RESET", 5, &[])).unwrap();
     assert_eq!(r.results[0].source, "/docs/guide.md");
     assert!(r.results[0].text.contains("ERR_CONN_RESET"));
     assert_eq!(r.results[0].distance, None);
     let notice = r.notice.unwrap();
-    assert!(notice.contains("keyword-only") && notice.contains("could not be loaded"), "{notice}");
+    assert!(
+        notice.contains("keyword-only") && notice.contains("could not be loaded"),
+        "{notice}"
+    );
 }
 
 #[test]
 fn query_validation_happens_before_any_search() {
     let f = fixture();
-    assert_eq!(f.engine.query(query("  ", 8, &[])).unwrap_err().to_string(), "query must not be empty");
+    assert_eq!(
+        f.engine.query(query("  ", 8, &[])).unwrap_err().to_string(),
+        "query must not be empty"
+    );
     for k in [0, -5] {
         let msg = f.engine.query(query("x", k, &[])).unwrap_err().to_string();
         assert_eq!(msg, format!("topK must be at least 1, got {k}"));
     }
-    assert!(matches!(f.engine.query(query("x", 8, &["".into()])), Err(EngineError::Query(QueryError::EmptyScope))));
+    assert!(matches!(
+        f.engine.query(query("x", 8, &["".into()])),
+        Err(EngineError::Query(QueryError::EmptyScope))
+    ));
     assert_eq!(f.index.searches.load(Ordering::SeqCst), 0);
     f.engine.query(query("x", 100_000_000, &[])).unwrap();
-    assert_eq!(f.index.windows.lock().unwrap().as_slice(), [400], "topK clamped to 100 → window 400");
+    assert_eq!(
+        f.index.windows.lock().unwrap().as_slice(),
+        [400],
+        "topK clamped to 100 → window 400"
+    );
 }
 
 #[test]
 fn hits_carry_sources_display_paths_and_shared_parents() {
     let f = fixture_with(HashEmbedder::new(), |s| s.budget = 30);
-    f.engine.ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0).unwrap();
-    f.engine.ingest_file("/docs/sub/other.md", b"# Other\n\nUnrelated gardening notes about tomatoes.", "h", 1.0).unwrap();
-    let r = f.engine.query(query("error socket server retry log", 8, &[])).unwrap();
+    f.engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0)
+        .unwrap();
+    f.engine
+        .ingest_file(
+            "/docs/sub/other.md",
+            b"# Other\n\nUnrelated gardening notes about tomatoes.",
+            "h",
+            1.0,
+        )
+        .unwrap();
+    let r = f
+        .engine
+        .query(query("error socket server retry log", 8, &[]))
+        .unwrap();
     assert!(r.results.len() >= 3);
     assert_eq!(r.results[0].source, "/docs/guide.md");
     assert_eq!(r.sources[0].source, "/docs/guide.md");
     assert_eq!(r.sources[0].display_path, "guide.md");
-    assert_eq!(r.sources.iter().map(|s| s.hits).sum::<usize>(), r.results.len());
-    assert!(r.parents.len() < r.results.len(), "several hits share a parent");
+    assert_eq!(
+        r.sources.iter().map(|s| s.hits).sum::<usize>(),
+        r.results.len()
+    );
+    assert!(
+        r.parents.len() < r.results.len(),
+        "several hits share a parent"
+    );
     for hit in &r.results {
         let pid = hit.parent_id.as_ref().unwrap();
         assert!(pid.starts_with(&format!("{}#p", hit.source)));
-        let (_, text) = r.parents.iter().find(|(id, _)| id == pid).expect("parent of every hit");
+        let (_, text) = r
+            .parents
+            .iter()
+            .find(|(id, _)| id == pid)
+            .expect("parent of every hit");
         let body = hit.text.split("\n\n").last().unwrap();
         assert!(text.contains(body), "hit text lies in its section");
     }
@@ -413,7 +728,9 @@ fn hits_carry_sources_display_paths_and_shared_parents() {
 #[test]
 fn keyword_weight_lifts_exact_identifiers() {
     let f = fixture_with(HashEmbedder::new(), |s| s.hybrid_weight = 1.0);
-    f.engine.ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0).unwrap();
+    f.engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0)
+        .unwrap();
     let r = f.engine.query(query("ERR_CONN_RESET", 3, &[])).unwrap();
     assert!(r.results[0].text.contains("ERR_CONN_RESET"));
 }
@@ -421,8 +738,12 @@ fn keyword_weight_lifts_exact_identifiers() {
 #[test]
 fn scope_limits_results_and_explains_an_empty_scope() {
     let f = fixture();
-    f.engine.ingest_file("/docs/proj/a.md", b"alpha beta gamma", "h", 1.0).unwrap();
-    f.engine.ingest_file("/docs/project-secret/b.md", b"alpha beta gamma", "h", 1.0).unwrap();
+    f.engine
+        .ingest_file("/docs/proj/a.md", b"alpha beta gamma", "h", 1.0)
+        .unwrap();
+    f.engine
+        .ingest_file("/docs/project-secret/b.md", b"alpha beta gamma", "h", 1.0)
+        .unwrap();
     let scope = vec!["/docs/proj".to_string()];
     let r = f.engine.query(query("alpha", 8, &scope)).unwrap();
     assert!(!r.results.is_empty());
@@ -432,7 +753,10 @@ fn scope_limits_results_and_explains_an_empty_scope() {
     let r = f.engine.query(query("alpha", 8, &scope)).unwrap();
     assert!(r.results.is_empty());
     let notice = r.notice.unwrap();
-    assert!(notice.contains("'proj'") && notice.contains("`source`") && notice.contains("displayPath"), "{notice}");
+    assert!(
+        notice.contains("'proj'") && notice.contains("`source`") && notice.contains("displayPath"),
+        "{notice}"
+    );
 }
 
 #[test]
@@ -446,7 +770,9 @@ fn an_empty_index_says_how_to_fill_it() {
 #[test]
 fn a_scope_with_documents_but_no_match_has_no_notice() {
     let f = fixture_with(HashEmbedder::new(), |s| s.max_distance = Some(0.0));
-    f.engine.ingest_file("/docs/a.md", b"alpha", "h", 1.0).unwrap();
+    f.engine
+        .ingest_file("/docs/a.md", b"alpha", "h", 1.0)
+        .unwrap();
     let scope = vec!["/docs".to_string()];
     let r = f.engine.query(query("zzz", 8, &scope)).unwrap();
     assert!(r.results.is_empty());
@@ -457,36 +783,69 @@ fn a_scope_with_documents_but_no_match_has_no_notice() {
 fn max_files_and_top_k_cut_results() {
     let f = fixture_with(HashEmbedder::new(), |s| s.max_files = Some(1));
     for i in 0..3 {
-        f.engine.ingest_file(&format!("/docs/{i}.md"), b"shared words everywhere", "h", 1.0).unwrap();
+        f.engine
+            .ingest_file(
+                &format!("/docs/{i}.md"),
+                b"shared words everywhere",
+                "h",
+                1.0,
+            )
+            .unwrap();
     }
     let r = f.engine.query(query("shared words", 8, &[])).unwrap();
     assert_eq!(r.sources.len(), 1);
     let f = fixture();
     for i in 0..3 {
-        f.engine.ingest_file(&format!("/docs/{i}.md"), b"shared words everywhere", "h", 1.0).unwrap();
+        f.engine
+            .ingest_file(
+                &format!("/docs/{i}.md"),
+                b"shared words everywhere",
+                "h",
+                1.0,
+            )
+            .unwrap();
     }
-    assert_eq!(f.engine.query(query("shared words", 1, &[])).unwrap().results.len(), 1);
+    assert_eq!(
+        f.engine
+            .query(query("shared words", 1, &[]))
+            .unwrap()
+            .results
+            .len(),
+        1
+    );
 }
 
 #[test]
 fn neighbors_read_and_delete() {
     let f = fixture_with(HashEmbedder::new(), |s| s.budget = 16);
-    let body: String = (0..40).map(|i| format!("Sentence number {i} here.")).collect::<Vec<_>>().join(" ");
+    let body: String = (0..40)
+        .map(|i| format!("Sentence number {i} here."))
+        .collect::<Vec<_>>()
+        .join(" ");
     f.engine.ingest_data("long", &body, "text", None).unwrap();
     let n = f.engine.neighbors("long", 15, 2, 2).unwrap();
-    assert_eq!(n.iter().map(|r| r.chunk_index).collect::<Vec<_>>(), [13, 14, 15, 16, 17]);
+    assert_eq!(
+        n.iter().map(|r| r.chunk_index).collect::<Vec<_>>(),
+        [13, 14, 15, 16, 17]
+    );
     assert!(n.iter().all(|r| r.score == 0.0 && r.distance.is_none()));
     let n = f.engine.neighbors("long", 0, 3, 1).unwrap();
     assert_eq!(n.iter().map(|r| r.chunk_index).collect::<Vec<_>>(), [0, 1]);
     assert!(f.engine.neighbors("missing", 0, 1, 1).unwrap().is_empty());
 
     let doc = f.engine.read_document("long").unwrap();
-    assert_eq!(doc.text.split_whitespace().collect::<Vec<_>>(), body.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(
+        doc.text.split_whitespace().collect::<Vec<_>>(),
+        body.split_whitespace().collect::<Vec<_>>()
+    );
 
     assert!(f.engine.delete("long").unwrap() > 10);
     let e = f.engine.delete("long").unwrap_err();
     assert!(e.to_string().starts_with("Source not found in index: long"));
-    assert!(matches!(f.engine.read_document("long"), Err(EngineError::NotFound { .. })));
+    assert!(matches!(
+        f.engine.read_document("long"),
+        Err(EngineError::NotFound { .. })
+    ));
 }
 
 #[test]
@@ -494,7 +853,13 @@ fn extensions_and_fetched_formats() {
     assert_eq!(file_extension("/a/b.Tar.PDF"), "pdf");
     assert_eq!(file_extension("/a/.hidden"), "");
     assert_eq!(file_extension("/a/noext"), "");
-    assert_eq!(format_for_content_type(Some("text/html"), "https://x/a.pdf"), "html");
+    assert_eq!(
+        format_for_content_type(Some("text/html"), "https://x/a.pdf"),
+        "html"
+    );
     assert_eq!(format_for_content_type(None, "https://x/a.pdf?x=1"), "pdf");
-    assert_eq!(format_for_content_type(Some("application/octet-stream"), "https://x/"), "html");
+    assert_eq!(
+        format_for_content_type(Some("application/octet-stream"), "https://x/"),
+        "html"
+    );
 }

@@ -28,7 +28,10 @@ mod tests {
     #[test]
     fn full_source_when_no_root_holds_it() {
         let roots = ["/data"];
-        assert_eq!(display_path("/data_archive/x.md", &roots), "/data_archive/x.md");
+        assert_eq!(
+            display_path("/data_archive/x.md", &roots),
+            "/data_archive/x.md"
+        );
         assert_eq!(display_path("/data", &roots), "/data");
         assert_eq!(display_path("https://x.io/p", &roots), "https://x.io/p");
         assert_eq!(display_path("note-1", &roots), "note-1");
@@ -39,7 +42,10 @@ mod tests {
     fn keeps_cyrillic_and_decomposed_names_as_they_are() {
         let root = "/home/u/docs";
         let src = "/home/u/docs/instructions/11. Учет затрат/И-112_ЗПС_Хранение ТМЗ.docx";
-        assert_eq!(display_path(src, &[root]), "instructions/11. Учет затрат/И-112_ЗПС_Хранение ТМЗ.docx");
+        assert_eq!(
+            display_path(src, &[root]),
+            "instructions/11. Учет затрат/И-112_ЗПС_Хранение ТМЗ.docx"
+        );
         let decomposed = "/home/u/docs/и\u{306}.md";
         assert_eq!(display_path(decomposed, &[root]), "и\u{306}.md");
     }

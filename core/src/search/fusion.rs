@@ -34,7 +34,11 @@ pub fn fuse(vector: &[Candidate], keyword: &[Candidate], weight: f64) -> Vec<Fus
     if weight <= 0.0 {
         return vector
             .iter()
-            .map(|c| Fused { key: c.key.clone(), score: 1.0 / (1.0 + c.value as f64), distance: Some(c.value) })
+            .map(|c| Fused {
+                key: c.key.clone(),
+                score: 1.0 / (1.0 + c.value as f64),
+                distance: Some(c.value),
+            })
             .collect();
     }
     let mut hits: Vec<Fused> = Vec::with_capacity(vector.len() + keyword.len());
@@ -56,7 +60,11 @@ pub fn fuse(vector: &[Candidate], keyword: &[Candidate], weight: f64) -> Vec<Fus
             Some(&i) => hits[i].score += add,
             None => {
                 position.insert(c.key.clone(), hits.len());
-                hits.push(Fused { key: c.key.clone(), score: add, distance: None });
+                hits.push(Fused {
+                    key: c.key.clone(),
+                    score: add,
+                    distance: None,
+                });
             }
         }
     }
@@ -78,7 +86,12 @@ pub fn relevance_cutoff(distances: &[f64], mode: Grouping) -> usize {
     if threshold <= 0.0 {
         return n;
     }
-    let boundaries: Vec<usize> = gaps.iter().enumerate().filter(|(_, g)| **g > threshold).map(|(i, _)| i + 1).collect();
+    let boundaries: Vec<usize> = gaps
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| **g > threshold)
+        .map(|(i, _)| i + 1)
+        .collect();
     match mode {
         Grouping::Similar => boundaries.first().copied().unwrap_or(n),
         Grouping::Related => boundaries.get(1).copied().unwrap_or(n),
@@ -87,19 +100,26 @@ pub fn relevance_cutoff(distances: &[f64], mode: Grouping) -> usize {
 
 /// Drops hits with no distance or a distance above `max`.
 pub fn filter_max_distance(hits: Vec<Fused>, max: f64) -> Vec<Fused> {
-    hits.into_iter().filter(|h| h.distance.is_some_and(|d| d as f64 <= max)).collect()
+    hits.into_iter()
+        .filter(|h| h.distance.is_some_and(|d| d as f64 <= max))
+        .collect()
 }
 
 /// Keeps keyword-only hits and hits whose distance lies in the kept group;
 /// hits tied with the group's last distance survive together. Order is kept.
 pub fn apply_grouping(hits: Vec<Fused>, mode: Grouping) -> Vec<Fused> {
-    let mut distances: Vec<f64> = hits.iter().filter_map(|h| h.distance.map(f64::from)).collect();
+    let mut distances: Vec<f64> = hits
+        .iter()
+        .filter_map(|h| h.distance.map(f64::from))
+        .collect();
     distances.sort_by(f64::total_cmp);
     let cut = relevance_cutoff(&distances, mode);
     let Some(limit) = cut.checked_sub(1).map(|i| distances[i]) else {
         return hits.into_iter().filter(|h| h.distance.is_none()).collect();
     };
-    hits.into_iter().filter(|h| h.distance.is_none_or(|d| f64::from(d) <= limit)).collect()
+    hits.into_iter()
+        .filter(|h| h.distance.is_none_or(|d| f64::from(d) <= limit))
+        .collect()
 }
 
 /// Keeps hits from the first `max` distinct sources in rank order.
@@ -107,7 +127,7 @@ pub fn apply_max_files(hits: Vec<Fused>, max: usize) -> Vec<Fused> {
     let mut kept: Vec<String> = Vec::new();
     hits.into_iter()
         .filter(|h| {
-            if kept.iter().any(|s| *s == h.key.source) {
+            if kept.contains(&h.key.source) {
                 return true;
             }
             if kept.len() < max {
@@ -124,11 +144,17 @@ mod tests {
     use super::*;
 
     fn key(s: &str, i: u32) -> ChunkKey {
-        ChunkKey { source: s.into(), index: i }
+        ChunkKey {
+            source: s.into(),
+            index: i,
+        }
     }
 
     fn cand(s: &str, v: f32) -> Candidate {
-        Candidate { key: key(s, 0), value: v }
+        Candidate {
+            key: key(s, 0),
+            value: v,
+        }
     }
 
     #[test]
@@ -137,10 +163,19 @@ mod tests {
         assert_eq!(relevance_cutoff(&[], Similar), 0);
         assert_eq!(relevance_cutoff(&[0.1, 0.11], Similar), 2);
         let a = [0.10, 0.11, 0.12, 0.55, 0.56];
-        assert_eq!((relevance_cutoff(&a, Similar), relevance_cutoff(&a, Related)), (3, 5));
+        assert_eq!(
+            (relevance_cutoff(&a, Similar), relevance_cutoff(&a, Related)),
+            (3, 5)
+        );
         let b = [0.10, 0.11, 0.40, 0.41, 0.80, 0.81];
-        assert_eq!((relevance_cutoff(&b, Similar), relevance_cutoff(&b, Related)), (2, 4));
-        assert_eq!(relevance_cutoff(&[0.10, 0.11, 0.20, 0.21, 0.30], Similar), 5);
+        assert_eq!(
+            (relevance_cutoff(&b, Similar), relevance_cutoff(&b, Related)),
+            (2, 4)
+        );
+        assert_eq!(
+            relevance_cutoff(&[0.10, 0.11, 0.20, 0.21, 0.30], Similar),
+            5
+        );
         assert_eq!(relevance_cutoff(&[0.5; 4], Related), 4);
     }
 
@@ -185,7 +220,11 @@ mod tests {
 
     #[test]
     fn grouping_keeps_null_distance_and_ties() {
-        let v: Vec<Candidate> = [0.10, 0.11, 0.11, 0.55, 0.56].iter().enumerate().map(|(i, d)| cand(&format!("s{i}"), *d)).collect();
+        let v: Vec<Candidate> = [0.10, 0.11, 0.11, 0.55, 0.56]
+            .iter()
+            .enumerate()
+            .map(|(i, d)| cand(&format!("s{i}"), *d))
+            .collect();
         let hits = fuse(&v, &[cand("k", 1.0)], 0.6);
         let kept = apply_grouping(hits.clone(), Grouping::Similar);
         let names: Vec<&str> = kept.iter().map(|h| h.key.source.as_str()).collect();
@@ -197,9 +236,21 @@ mod tests {
     #[test]
     fn max_files_keeps_first_sources() {
         let hits = vec![
-            Fused { key: key("a", 0), score: 3.0, distance: None },
-            Fused { key: key("b", 0), score: 2.0, distance: None },
-            Fused { key: key("a", 1), score: 1.0, distance: None },
+            Fused {
+                key: key("a", 0),
+                score: 3.0,
+                distance: None,
+            },
+            Fused {
+                key: key("b", 0),
+                score: 2.0,
+                distance: None,
+            },
+            Fused {
+                key: key("a", 1),
+                score: 1.0,
+                distance: None,
+            },
         ];
         let kept = apply_max_files(hits, 1);
         assert_eq!(kept.len(), 2);

@@ -5,7 +5,10 @@
 /// The separator is always `/`, so URL and data ids scope the same way.
 pub fn is_under(path: &str, prefix: &str) -> bool {
     let prefix = prefix.trim_end_matches('/');
-    path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+    path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// A set of prefixes; a source matches when it is under any of them. No
@@ -25,7 +28,9 @@ impl Scope {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Self { prefixes: prefixes.into_iter().map(Into::into).collect() }
+        Self {
+            prefixes: prefixes.into_iter().map(Into::into).collect(),
+        }
     }
 
     pub fn prefixes(&self) -> &[String] {
@@ -61,7 +66,10 @@ mod tests {
             ("/data/proj", "/data/project-secret/f.md"),
             ("/data/proj", "/data/projX"),
             ("/data/proj", "/data/pro"),
-            ("https://example.com/docs", "https://example.com/docs-private/page"),
+            (
+                "https://example.com/docs",
+                "https://example.com/docs-private/page",
+            ),
             ("note-1", "note-10"),
         ] {
             assert!(!is_under(path, prefix), "{prefix} must not cover {path}");

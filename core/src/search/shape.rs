@@ -66,10 +66,21 @@ mod tests {
 
     #[test]
     fn sources_dedupe_in_rank_order_and_hits_sum_to_results() {
-        let results = vec![item("/r/b.md", "B"), item("/r/a.md", "A"), item("/r/b.md", "B2")];
+        let results = vec![
+            item("/r/b.md", "B"),
+            item("/r/a.md", "A"),
+            item("/r/b.md", "B2"),
+        ];
         let sources = sources_of(&results, &["/r"]);
         assert_eq!(sources.len(), 2);
-        assert_eq!((sources[0].source.as_str(), sources[0].hits, sources[0].title.as_str()), ("/r/b.md", 2, "B"));
+        assert_eq!(
+            (
+                sources[0].source.as_str(),
+                sources[0].hits,
+                sources[0].title.as_str()
+            ),
+            ("/r/b.md", 2, "B")
+        );
         assert_eq!(sources[0].display_path, "b.md");
         assert_eq!(sources.iter().map(|s| s.hits).sum::<usize>(), results.len());
     }

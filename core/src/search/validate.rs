@@ -55,14 +55,20 @@ mod tests {
     #[test]
     fn blank_queries_are_refused() {
         assert_eq!(validate_query("   \t\n"), Err(QueryError::EmptyQuery));
-        assert_eq!(QueryError::EmptyQuery.to_string(), "query must not be empty");
+        assert_eq!(
+            QueryError::EmptyQuery.to_string(),
+            "query must not be empty"
+        );
         assert_eq!(validate_query(" x "), Ok("x"));
     }
 
     #[test]
     fn top_k_refused_below_one_and_clamped_above_100() {
         assert_eq!(clamp_top_k(0), Err(QueryError::TopKTooSmall(0)));
-        assert_eq!(clamp_top_k(-5).unwrap_err().to_string(), "topK must be at least 1, got -5");
+        assert_eq!(
+            clamp_top_k(-5).unwrap_err().to_string(),
+            "topK must be at least 1, got -5"
+        );
         assert_eq!(clamp_top_k(100_000_000), Ok(100));
         assert_eq!(clamp_top_k(8), Ok(8));
     }

@@ -14,18 +14,38 @@ fn stems_lose_one_known_extension() {
 
 #[test]
 fn display_stems() {
-    assert_eq!(display_stem("И-112_ЗПС__Хранение   ТМЗ"), "И-112 ЗПС Хранение ТМЗ");
+    assert_eq!(
+        display_stem("И-112_ЗПС__Хранение   ТМЗ"),
+        "И-112 ЗПС Хранение ТМЗ"
+    );
 }
 
 #[test]
 fn informative_stems() {
     for s in [
-        "abc", "12345", "2026-08-07", "Untitled", "DOCUMENT", "", "Untitled-1", "New Document", "Copy of Report",
-        "scan_001", "IMG_20260807_123456", "Копия документа (2)", "Document1", "DSC00042",
+        "abc",
+        "12345",
+        "2026-08-07",
+        "Untitled",
+        "DOCUMENT",
+        "",
+        "Untitled-1",
+        "New Document",
+        "Copy of Report",
+        "scan_001",
+        "IMG_20260807_123456",
+        "Копия документа (2)",
+        "Document1",
+        "DSC00042",
     ] {
         assert!(!is_informative_stem(s), "{s:?} is not informative");
     }
-    for s in ["notes", "Document Management Policy", "Scanner maintenance log", "И-112_ЗПС_Хранение ТМЗ"] {
+    for s in [
+        "notes",
+        "Document Management Policy",
+        "Scanner maintenance log",
+        "И-112_ЗПС_Хранение ТМЗ",
+    ] {
         assert!(is_informative_stem(s), "{s:?} is informative");
     }
 }
@@ -43,7 +63,10 @@ fn boilerplate_headings() {
     ] {
         assert!(is_boilerplate_heading(h), "{h:?} is boilerplate");
     }
-    for h in ["Общие положения о премировании работников", "Introduction to LanceDB indexing"] {
+    for h in [
+        "Общие положения о премировании работников",
+        "Introduction to LanceDB indexing",
+    ] {
         assert!(!is_boilerplate_heading(h), "{h:?} is not boilerplate");
     }
 }
@@ -57,26 +80,67 @@ fn image_only_h1_is_unusable() {
 #[test]
 fn title_order() {
     // Metadata wins.
-    assert_eq!(file_title("/d/page.html", Some("  Meta Title "), "# H1"), "Meta Title");
+    assert_eq!(
+        file_title("/d/page.html", Some("  Meta Title "), "# H1"),
+        "Meta Title"
+    );
     // A usable H1 beats an informative stem.
-    assert_eq!(file_title("/d/notes.md", None, "# Real Title\n\nx"), "Real Title");
-    for name in ["intro.md", "CHANGELOG.md", "0001-use-lancedb.md", "guide.txt"] {
-        assert_eq!(file_title(name, None, "# Heading Wins\n"), "Heading Wins", "{name}");
+    assert_eq!(
+        file_title("/d/notes.md", None, "# Real Title\n\nx"),
+        "Real Title"
+    );
+    for name in [
+        "intro.md",
+        "CHANGELOG.md",
+        "0001-use-lancedb.md",
+        "guide.txt",
+    ] {
+        assert_eq!(
+            file_title(name, None, "# Heading Wins\n"),
+            "Heading Wins",
+            "{name}"
+        );
     }
     // Boilerplate H1 yields to an informative stem.
-    assert_eq!(file_title("/d/Политика_премирования.docx", None, "# 1 Общие положения\n"), "Политика премирования");
+    assert_eq!(
+        file_title(
+            "/d/Политика_премирования.docx",
+            None,
+            "# 1 Общие положения\n"
+        ),
+        "Политика премирования"
+    );
     // Generic stem falls back to the H1, even a boilerplate one.
-    assert_eq!(file_title("/d/doc.md", None, "# Общие положения\n"), "Общие положения");
-    assert_eq!(file_title("/d/Document1.docx", None, "# Budget 2026\n"), "Budget 2026");
+    assert_eq!(
+        file_title("/d/doc.md", None, "# Общие положения\n"),
+        "Общие положения"
+    );
+    assert_eq!(
+        file_title("/d/Document1.docx", None, "# Budget 2026\n"),
+        "Budget 2026"
+    );
     // Machine-issued stems never beat a real H1.
-    assert_eq!(file_title("/d/IMG_20260807_123456.pdf", None, "# Invoice\n"), "Invoice");
+    assert_eq!(
+        file_title("/d/IMG_20260807_123456.pdf", None, "# Invoice\n"),
+        "Invoice"
+    );
     // No heading: the stem.
     assert_eq!(file_title("/d/readme.txt", None, "plain"), "readme");
     // Image-only H1 → informative stem.
-    assert_eq!(file_title("/d/D-493_Передача данных.docx", None, "# ![](data:image/x-emf;base64,AA)\n"), "D-493 Передача данных");
+    assert_eq!(
+        file_title(
+            "/d/D-493_Передача данных.docx",
+            None,
+            "# ![](data:image/x-emf;base64,AA)\n"
+        ),
+        "D-493 Передача данных"
+    );
     // Leftover extension stripped, punctuation kept.
     assert_eq!(file_title("/d/report.txt.txt", None, ""), "report");
-    assert_eq!(file_title("/d/Q3-plan (final).md", None, ""), "Q3-plan (final)");
+    assert_eq!(
+        file_title("/d/Q3-plan (final).md", None, ""),
+        "Q3-plan (final)"
+    );
 }
 
 #[test]
@@ -88,8 +152,17 @@ fn h1_inside_fences_is_ignored() {
 
 #[test]
 fn content_titles() {
-    assert_eq!(content_title(Some("  Given "), Some("Meta"), "# H1").as_deref(), Some("Given"));
-    assert_eq!(content_title(None, Some("Meta"), "# H1").as_deref(), Some("Meta"));
-    assert_eq!(content_title(Some("  "), None, "# H1\n").as_deref(), Some("H1"));
+    assert_eq!(
+        content_title(Some("  Given "), Some("Meta"), "# H1").as_deref(),
+        Some("Given")
+    );
+    assert_eq!(
+        content_title(None, Some("Meta"), "# H1").as_deref(),
+        Some("Meta")
+    );
+    assert_eq!(
+        content_title(Some("  "), None, "# H1\n").as_deref(),
+        Some("H1")
+    );
     assert_eq!(content_title(None, None, "no heading"), None);
 }
