@@ -1,0 +1,94 @@
+//! Embedder throughput on real README chunks, beside the machine's f32
+//! matmul peak measured with candle in the same run.
+//!
+//! cargo run -p minirag-embed-candle --example embed_bench -- [--texts FILE] [--batch N] [--runs N]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use candle_core::{Device, Tensor};
+use minirag_core::ports::Embedder;
+use minirag_embed_candle::CandleEmbedder;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// GFLOP/s of a plain f32 matmul shaped like the model's feed-forward layer.
+fn matmul_peak() -> f64 {
+    let dev = Device::Cpu;
+    let a = Tensor::randn(0f32, 1.0, (2048, 384), &dev).unwrap();
+    let b = Tensor::randn(0f32, 1.0, (384, 1536), &dev).unwrap();
+    let _ = a.matmul(&b).unwrap();
+    let reps = 20;
+    let t = Instant::now();
+    for _ in 0..reps {
+        let _ = a.matmul(&b).unwrap();
+    }
+    let flops = 2.0 * 2048.0 * 384.0 * 1536.0 * reps as f64;
+    flops / t.elapsed().as_secs_f64() / 1e9
+}
+
+/// Forward FLOPs of a BERT encoder for sequences of these lengths.
+fn model_flops(lengths: &[usize], layers: f64, hidden: f64, inter: f64) -> f64 {
+    lengths
+        .iter()
+        .map(|&l| {
+            let l = l as f64;
+            layers * (2.0 * l * (4.0 * hidden * hidden + 2.0 * hidden * inter) + 4.0 * l * l * hidden)
+        })
+        .sum()
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let texts_path = arg("--texts").map(PathBuf::from).unwrap_or(root.join("shared/tools/ort-baseline/chunks-2000.json"));
+    let model_dir = arg("--model").map(PathBuf::from).unwrap_or(root.join("shared/models/all-MiniLM-L6-v2"));
+    let batch: usize = arg("--batch").and_then(|b| b.parse().ok()).unwrap_or(16);
+    let runs: usize = arg("--runs").and_then(|b| b.parse().ok()).unwrap_or(3);
+
+    let texts: Vec<String> = serde_json::from_slice(&std::fs::read(&texts_path).expect("texts file")).expect("JSON list of strings");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+
+    let t = Instant::now();
+    let model = CandleEmbedder::load("bench", &model_dir).expect("model").with_batch_size(batch);
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let lengths: Vec<usize> = model.embedded_ids(&refs).unwrap().iter().map(Vec::len).collect();
+    let tokens: usize = lengths.iter().sum();
+
+    model.embed_documents(&refs[..32.min(refs.len())]).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let out = model.embed_documents(&refs).unwrap();
+        times.push(t.elapsed().as_secs_f64());
+        assert_eq!(out.len(), refs.len());
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let peak = matmul_peak();
+    let achieved = model_flops(&lengths, 6.0, 384.0, 1536.0) / median / 1e9;
+
+    println!("| metric | value |\n|---|---|");
+    println!("| cores | {} |", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!("| model load (mmap) | {load_ms:.0} ms |");
+    println!("| chunks | {} ({} tokens, batch {batch}, sorted) |", refs.len(), tokens);
+    println!("| median of {runs} runs | {median:.2} s |");
+    println!("| chunks/s | {:.1} |", refs.len() as f64 / median);
+    println!("| tokens/s | {:.0} |", tokens as f64 / median);
+    println!("| model GFLOP/s | {achieved:.1} |");
+    println!("| f32 matmul peak GFLOP/s | {peak:.1} |");
+    println!("| fraction of peak | {:.0}% |", 100.0 * achieved / peak);
+    println!("| peak RSS | {:.0} MB |", peak_rss_mb());
+}

@@ -1,0 +1,93 @@
+//! Loading on first use, so the MCP server answers `initialize` before any
+//! model is touched, and stays useful when the model cannot be loaded.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
+use minirag_core::tokens::estimate;
+
+use crate::model::CandleEmbedder;
+use crate::source::ModelSource;
+
+/// After a failed load, wait this long before trying again (a download that
+/// times out should not stall every call).
+const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+enum State {
+    NotLoaded,
+    Loaded(Arc<CandleEmbedder>),
+    Failed { reason: String, at: Instant },
+}
+
+pub struct LazyEmbedder {
+    source: ModelSource,
+    id: String,
+    state: Mutex<State>,
+}
+
+impl LazyEmbedder {
+    pub fn new(source: ModelSource) -> Self {
+        let id = source.id();
+        Self { source, id, state: Mutex::new(State::NotLoaded) }
+    }
+
+    /// The loaded model, loading it now if needed.
+    pub fn get(&self) -> Result<Arc<CandleEmbedder>, EmbedError> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &*state {
+            State::Loaded(m) => return Ok(m.clone()),
+            State::Failed { reason, at } if at.elapsed() < RETRY_AFTER => {
+                return Err(EmbedError::Unavailable { reason: reason.clone() })
+            }
+            _ => {}
+        }
+        let loaded = self.source.materialize().and_then(|dir| CandleEmbedder::load(self.id.clone(), &dir));
+        match loaded {
+            Ok(m) => {
+                let m = Arc::new(m);
+                *state = State::Loaded(m.clone());
+                Ok(m)
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                *state = State::Failed { reason: reason.clone(), at: Instant::now() };
+                Err(EmbedError::Unavailable { reason })
+            }
+        }
+    }
+
+    /// Whether the model is loaded (without loading it).
+    pub fn is_loaded(&self) -> bool {
+        matches!(*self.state.lock().unwrap_or_else(|p| p.into_inner()), State::Loaded(_))
+    }
+}
+
+impl Embedder for LazyEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    /// The model's width, or 0 when it cannot be loaded.
+    fn dimension(&self) -> usize {
+        self.get().map_or(0, |m| m.dimension())
+    }
+
+    fn embed_documents(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
+        self.get()?.embed_documents(texts)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.get()?.embed_query(text)
+    }
+}
+
+impl TokenCounter for LazyEmbedder {
+    /// The model tokenizer's count; the character estimate while no model loads.
+    fn count(&self, text: &str) -> usize {
+        match self.get() {
+            Ok(m) => m.count(text),
+            Err(_) => estimate(text),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The `Embedder` and `TokenCounter` ports on candle: any BERT-family
+//! sentence-transformers model in Hugging Face layout, on the CPU.
+//!
+//! - [`source`]: where the model files come from (a local folder, or the hub
+//!   through hf-hub into the cache dir).
+//! - [`settings`]: the sentence-transformers side files (pooling, sequence
+//!   length, normalisation).
+//! - [`model`]: [`CandleEmbedder`], the loaded model: length-sorted batches,
+//!   masked pooling, unit vectors.
+//! - [`lazy`]: [`LazyEmbedder`], which loads on first use and reports an
+//!   unavailable model instead of failing the process.
+
+pub mod error;
+pub mod lazy;
+pub mod model;
+pub mod settings;
+pub mod source;
+
+pub use error::LoadError;
+pub use lazy::LazyEmbedder;
+pub use model::CandleEmbedder;
+pub use source::ModelSource;

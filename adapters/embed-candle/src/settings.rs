@@ -1,0 +1,74 @@
+//! The sentence-transformers files around the transformer weights.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::LoadError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    Mean,
+    Cls,
+    Max,
+}
+
+/// How the token states become one sentence vector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentenceSettings {
+    pub pooling: Pooling,
+    /// sentence-transformers truncates inputs to this many tokens.
+    pub max_seq_length: usize,
+    /// The model's modules end with Normalize (stored vectors are always unit length anyway).
+    pub normalize: bool,
+}
+
+#[derive(Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_max_tokens: bool,
+}
+
+#[derive(Deserialize)]
+struct SentenceBertConfig {
+    max_seq_length: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct Module {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, LoadError> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| LoadError::BadFile { path: path.to_path_buf(), reason: e.to_string() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(LoadError::BadFile { path: path.to_path_buf(), reason: e.to_string() }),
+    }
+}
+
+impl SentenceSettings {
+    /// Reads the side files; `position_limit` (max_position_embeddings)
+    /// caps the sequence length when the model does not state one.
+    pub fn load(dir: &Path, position_limit: usize) -> Result<Self, LoadError> {
+        let pooling = match read_json::<PoolingConfig>(&dir.join("1_Pooling/config.json"))? {
+            Some(p) if p.pooling_mode_cls_token => Pooling::Cls,
+            Some(p) if p.pooling_mode_max_tokens && !p.pooling_mode_mean_tokens => Pooling::Max,
+            _ => Pooling::Mean,
+        };
+        let max_seq_length = read_json::<SentenceBertConfig>(&dir.join("sentence_bert_config.json"))?
+            .and_then(|c| c.max_seq_length)
+            .unwrap_or(position_limit)
+            .min(position_limit);
+        let normalize = read_json::<Vec<Module>>(&dir.join("modules.json"))?
+            .is_some_and(|m| m.iter().any(|m| m.kind.ends_with("Normalize")));
+        Ok(Self { pooling, max_seq_length, normalize })
+    }
+}
