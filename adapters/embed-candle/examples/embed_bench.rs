@@ -12,7 +12,9 @@ use minirag_embed_candle::CandleEmbedder;
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 fn peak_rss_mb() -> f64 {
@@ -46,25 +48,39 @@ fn model_flops(lengths: &[usize], layers: f64, hidden: f64, inter: f64) -> f64 {
         .iter()
         .map(|&l| {
             let l = l as f64;
-            layers * (2.0 * l * (4.0 * hidden * hidden + 2.0 * hidden * inter) + 4.0 * l * l * hidden)
+            layers
+                * (2.0 * l * (4.0 * hidden * hidden + 2.0 * hidden * inter) + 4.0 * l * l * hidden)
         })
         .sum()
 }
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let texts_path = arg("--texts").map(PathBuf::from).unwrap_or(root.join("shared/tools/ort-baseline/chunks-2000.json"));
-    let model_dir = arg("--model").map(PathBuf::from).unwrap_or(root.join("shared/models/all-MiniLM-L6-v2"));
+    let texts_path = arg("--texts")
+        .map(PathBuf::from)
+        .unwrap_or(root.join("shared/tools/ort-baseline/chunks-2000.json"));
+    let model_dir = arg("--model")
+        .map(PathBuf::from)
+        .unwrap_or(root.join("shared/models/all-MiniLM-L6-v2"));
     let batch: usize = arg("--batch").and_then(|b| b.parse().ok()).unwrap_or(16);
     let runs: usize = arg("--runs").and_then(|b| b.parse().ok()).unwrap_or(3);
 
-    let texts: Vec<String> = serde_json::from_slice(&std::fs::read(&texts_path).expect("texts file")).expect("JSON list of strings");
+    let texts: Vec<String> =
+        serde_json::from_slice(&std::fs::read(&texts_path).expect("texts file"))
+            .expect("JSON list of strings");
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
 
     let t = Instant::now();
-    let model = CandleEmbedder::load("bench", &model_dir).expect("model").with_batch_size(batch);
+    let model = CandleEmbedder::load("bench", &model_dir)
+        .expect("model")
+        .with_batch_size(batch);
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
-    let lengths: Vec<usize> = model.embedded_ids(&refs).unwrap().iter().map(Vec::len).collect();
+    let lengths: Vec<usize> = model
+        .embedded_ids(&refs)
+        .unwrap()
+        .iter()
+        .map(Vec::len)
+        .collect();
     let tokens: usize = lengths.iter().sum();
 
     model.embed_documents(&refs[..32.min(refs.len())]).unwrap();
@@ -81,9 +97,16 @@ fn main() {
     let achieved = model_flops(&lengths, 6.0, 384.0, 1536.0) / median / 1e9;
 
     println!("| metric | value |\n|---|---|");
-    println!("| cores | {} |", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!(
+        "| cores | {} |",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     println!("| model load (mmap) | {load_ms:.0} ms |");
-    println!("| chunks | {} ({} tokens, batch {batch}, sorted) |", refs.len(), tokens);
+    println!(
+        "| chunks | {} ({} tokens, batch {batch}, sorted) |",
+        refs.len(),
+        tokens
+    );
     println!("| median of {runs} runs | {median:.2} s |");
     println!("| chunks/s | {:.1} |", refs.len() as f64 / median);
     println!("| tokens/s | {:.0} |", tokens as f64 / median);

@@ -9,7 +9,11 @@ pub enum LoadError {
          check the network, or point MODEL_PATH at a local copy of the model folder \
          (config.json, tokenizer.json, model.safetensors)"
     )]
-    Download { model: String, cache_dir: PathBuf, reason: String },
+    Download {
+        model: String,
+        cache_dir: PathBuf,
+        reason: String,
+    },
     #[error("the model folder {dir} has no {file}; a sentence-transformers model folder needs config.json, tokenizer.json and model.safetensors")]
     MissingFile { dir: PathBuf, file: String },
     #[error("could not read {path}: {reason}")]

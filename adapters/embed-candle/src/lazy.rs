@@ -29,7 +29,11 @@ pub struct LazyEmbedder {
 impl LazyEmbedder {
     pub fn new(source: ModelSource) -> Self {
         let id = source.id();
-        Self { source, id, state: Mutex::new(State::NotLoaded) }
+        Self {
+            source,
+            id,
+            state: Mutex::new(State::NotLoaded),
+        }
     }
 
     /// The loaded model, loading it now if needed.
@@ -38,11 +42,16 @@ impl LazyEmbedder {
         match &*state {
             State::Loaded(m) => return Ok(m.clone()),
             State::Failed { reason, at } if at.elapsed() < RETRY_AFTER => {
-                return Err(EmbedError::Unavailable { reason: reason.clone() })
+                return Err(EmbedError::Unavailable {
+                    reason: reason.clone(),
+                })
             }
             _ => {}
         }
-        let loaded = self.source.materialize().and_then(|dir| CandleEmbedder::load(self.id.clone(), &dir));
+        let loaded = self
+            .source
+            .materialize()
+            .and_then(|dir| CandleEmbedder::load(self.id.clone(), &dir));
         match loaded {
             Ok(m) => {
                 let m = Arc::new(m);
@@ -51,7 +60,10 @@ impl LazyEmbedder {
             }
             Err(e) => {
                 let reason = e.to_string();
-                *state = State::Failed { reason: reason.clone(), at: Instant::now() };
+                *state = State::Failed {
+                    reason: reason.clone(),
+                    at: Instant::now(),
+                };
                 Err(EmbedError::Unavailable { reason })
             }
         }
@@ -59,7 +71,10 @@ impl LazyEmbedder {
 
     /// Whether the model is loaded (without loading it).
     pub fn is_loaded(&self) -> bool {
-        matches!(*self.state.lock().unwrap_or_else(|p| p.into_inner()), State::Loaded(_))
+        matches!(
+            *self.state.lock().unwrap_or_else(|p| p.into_inner()),
+            State::Loaded(_)
+        )
     }
 }
 

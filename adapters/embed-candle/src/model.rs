@@ -30,7 +30,10 @@ pub struct CandleEmbedder {
 }
 
 fn bad(path: &Path, e: impl ToString) -> LoadError {
-    LoadError::BadFile { path: path.to_path_buf(), reason: e.to_string() }
+    LoadError::BadFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
 }
 
 impl CandleEmbedder {
@@ -48,10 +51,15 @@ impl CandleEmbedder {
         let tok_path = dir.join("tokenizer.json");
         let mut counter = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
         counter.with_padding(None);
-        counter.with_truncation(None).map_err(|e| bad(&tok_path, e))?;
+        counter
+            .with_truncation(None)
+            .map_err(|e| bad(&tok_path, e))?;
         let mut truncating = counter.clone();
         truncating
-            .with_truncation(Some(TruncationParams { max_length: settings.max_seq_length, ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: settings.max_seq_length,
+                ..Default::default()
+            }))
             .map_err(|e| bad(&tok_path, e))?;
 
         let device = Device::Cpu;
@@ -65,7 +73,10 @@ impl CandleEmbedder {
             let pth = dir.join("pytorch_model.bin");
             VarBuilder::from_pth(&pth, DType::F32, &device).map_err(|e| bad(&pth, e))?
         };
-        let model = BertModel::load(vb, &config).map_err(|e| LoadError::Model { dir: dir.to_path_buf(), reason: e.to_string() })?;
+        let model = BertModel::load(vb, &config).map_err(|e| LoadError::Model {
+            dir: dir.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         Ok(Self {
             id: id.into(),
             model,
@@ -92,8 +103,13 @@ impl CandleEmbedder {
         let encodings = self
             .truncating
             .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Failed { reason: format!("tokenizer: {e}") })?;
-        Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+            .map_err(|e| EmbedError::Failed {
+                reason: format!("tokenizer: {e}"),
+            })?;
+        Ok(encodings
+            .into_iter()
+            .map(|e| e.get_ids().to_vec())
+            .collect())
     }
 
     /// Embeds pre-tokenised inputs, longest-first batches, original order kept.
@@ -102,16 +118,26 @@ impl CandleEmbedder {
         order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
         let mut out = vec![0f32; ids.len() * self.dim];
         for batch in order.chunks(self.batch) {
-            let rows = self.forward(batch.iter().map(|&i| ids[i].as_slice())).map_err(|e| EmbedError::Failed { reason: e.to_string() })?;
+            let rows = self
+                .forward(batch.iter().map(|&i| ids[i].as_slice()))
+                .map_err(|e| EmbedError::Failed {
+                    reason: e.to_string(),
+                })?;
             for (row, &i) in rows.iter().zip(batch) {
                 out[i * self.dim..(i + 1) * self.dim].copy_from_slice(row);
             }
         }
-        Ok(Embeddings { dim: self.dim, data: out })
+        Ok(Embeddings {
+            dim: self.dim,
+            data: out,
+        })
     }
 
     /// One padded batch through the model: pooled, L2-normalised rows.
-    fn forward<'a>(&self, batch: impl ExactSizeIterator<Item = &'a [u32]> + Clone) -> candle_core::Result<Vec<Vec<f32>>> {
+    fn forward<'a>(
+        &self,
+        batch: impl ExactSizeIterator<Item = &'a [u32]> + Clone,
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
         let rows = batch.len();
         let len = batch.clone().map(<[u32]>::len).max().unwrap_or(0).max(1);
         let mut input = vec![0u32; rows * len];
@@ -126,14 +152,21 @@ impl CandleEmbedder {
         let hidden = self.model.forward(&input, &types, Some(&mask))?;
         let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let pooled = match self.settings.pooling {
-            Pooling::Mean => hidden.broadcast_mul(&maskf)?.sum(1)?.broadcast_div(&maskf.sum(1)?.clamp(1e-9, f32::MAX)?)?,
+            Pooling::Mean => hidden
+                .broadcast_mul(&maskf)?
+                .sum(1)?
+                .broadcast_div(&maskf.sum(1)?.clamp(1e-9, f32::MAX)?)?,
             Pooling::Cls => hidden.i((.., 0))?,
             Pooling::Max => {
                 let penalty = ((maskf.ones_like()? - &maskf)? * -1e9)?;
                 hidden.broadcast_add(&penalty)?.max(1)?
             }
         };
-        let norm = pooled.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f32::MAX)?;
+        let norm = pooled
+            .sqr()?
+            .sum_keepdim(D::Minus1)?
+            .sqrt()?
+            .clamp(1e-12, f32::MAX)?;
         pooled.broadcast_div(&norm)?.to_vec2::<f32>()
     }
 }

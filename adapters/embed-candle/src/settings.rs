@@ -48,9 +48,15 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, L
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| LoadError::BadFile { path: path.to_path_buf(), reason: e.to_string() }),
+            .map_err(|e| LoadError::BadFile {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(LoadError::BadFile { path: path.to_path_buf(), reason: e.to_string() }),
+        Err(e) => Err(LoadError::BadFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
     }
 }
 
@@ -63,12 +69,17 @@ impl SentenceSettings {
             Some(p) if p.pooling_mode_max_tokens && !p.pooling_mode_mean_tokens => Pooling::Max,
             _ => Pooling::Mean,
         };
-        let max_seq_length = read_json::<SentenceBertConfig>(&dir.join("sentence_bert_config.json"))?
-            .and_then(|c| c.max_seq_length)
-            .unwrap_or(position_limit)
-            .min(position_limit);
+        let max_seq_length =
+            read_json::<SentenceBertConfig>(&dir.join("sentence_bert_config.json"))?
+                .and_then(|c| c.max_seq_length)
+                .unwrap_or(position_limit)
+                .min(position_limit);
         let normalize = read_json::<Vec<Module>>(&dir.join("modules.json"))?
             .is_some_and(|m| m.iter().any(|m| m.kind.ends_with("Normalize")));
-        Ok(Self { pooling, max_seq_length, normalize })
+        Ok(Self {
+            pooling,
+            max_seq_length,
+            normalize,
+        })
     }
 }

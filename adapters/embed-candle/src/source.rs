@@ -8,7 +8,11 @@ use crate::error::LoadError;
 /// are required; the others default to BERT mean pooling.
 pub const REQUIRED: [&str; 2] = ["config.json", "tokenizer.json"];
 pub const WEIGHTS: [&str; 2] = ["model.safetensors", "pytorch_model.bin"];
-pub const OPTIONAL: [&str; 3] = ["modules.json", "sentence_bert_config.json", "1_Pooling/config.json"];
+pub const OPTIONAL: [&str; 3] = [
+    "modules.json",
+    "sentence_bert_config.json",
+    "1_Pooling/config.json",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSource {
@@ -25,14 +29,21 @@ impl ModelSource {
         match model_path {
             Some(p) => Self::Local(p.to_path_buf()),
             None if Path::new(model_name).is_dir() => Self::Local(PathBuf::from(model_name)),
-            None => Self::Hub { name: model_name.to_string(), cache_dir: cache_dir.to_path_buf() },
+            None => Self::Hub {
+                name: model_name.to_string(),
+                cache_dir: cache_dir.to_path_buf(),
+            },
         }
     }
 
     /// Stable id of the model, so vectors of different models never mix.
     pub fn id(&self) -> String {
         match self {
-            Self::Local(p) => p.canonicalize().unwrap_or_else(|_| p.clone()).display().to_string(),
+            Self::Local(p) => p
+                .canonicalize()
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
             Self::Hub { name, .. } => name.clone(),
         }
     }
@@ -52,17 +63,27 @@ impl ModelSource {
 fn check_folder(dir: &Path) -> Result<(), LoadError> {
     for file in REQUIRED {
         if !dir.join(file).is_file() {
-            return Err(LoadError::MissingFile { dir: dir.to_path_buf(), file: file.into() });
+            return Err(LoadError::MissingFile {
+                dir: dir.to_path_buf(),
+                file: file.into(),
+            });
         }
     }
     if !WEIGHTS.iter().any(|w| dir.join(w).is_file()) {
-        return Err(LoadError::MissingFile { dir: dir.to_path_buf(), file: "model.safetensors".into() });
+        return Err(LoadError::MissingFile {
+            dir: dir.to_path_buf(),
+            file: "model.safetensors".into(),
+        });
     }
     Ok(())
 }
 
 fn download(name: &str, cache_dir: &Path) -> Result<PathBuf, LoadError> {
-    let fail = |reason: String| LoadError::Download { model: name.into(), cache_dir: cache_dir.to_path_buf(), reason };
+    let fail = |reason: String| LoadError::Download {
+        model: name.into(),
+        cache_dir: cache_dir.to_path_buf(),
+        reason,
+    };
     let api = hf_hub::api::sync::ApiBuilder::from_env()
         .with_cache_dir(cache_dir.to_path_buf())
         .with_progress(false)
@@ -76,7 +97,9 @@ fn download(name: &str, cache_dir: &Path) -> Result<PathBuf, LoadError> {
     }
     let weights = WEIGHTS.iter().find_map(|w| repo.get(w).ok());
     if weights.is_none() {
-        return Err(fail("the repository has neither model.safetensors nor pytorch_model.bin".into()));
+        return Err(fail(
+            "the repository has neither model.safetensors nor pytorch_model.bin".into(),
+        ));
     }
     for file in OPTIONAL {
         // Optional: their absence means BERT defaults.

@@ -16,7 +16,11 @@ fn models_dir() -> PathBuf {
 
 fn model_dir() -> PathBuf {
     let dir = models_dir().join("all-MiniLM-L6-v2");
-    assert!(dir.join("model.safetensors").is_file(), "real weights expected at {}", dir.display());
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "real weights expected at {}",
+        dir.display()
+    );
     dir
 }
 
@@ -34,7 +38,10 @@ struct Reference {
 
 fn references() -> Vec<Reference> {
     let raw = std::fs::read_to_string(model_dir().join("reference-embeddings.jsonl")).unwrap();
-    raw.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+    raw.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -55,13 +62,26 @@ fn matches_every_reference_vector_and_token_count() {
     let ids = model.embedded_ids(&texts).unwrap();
     for (i, r) in refs.iter().enumerate() {
         let cos = cosine(got.row(i), &r.embedding);
-        assert!(cos >= 0.9999, "cosine {cos} for {:?}", &r.text.chars().take(60).collect::<String>());
-        assert_eq!(model.count(&r.text), r.tokens_untruncated, "untruncated count of {:?}", &r.text.chars().take(60).collect::<String>());
+        assert!(
+            cos >= 0.9999,
+            "cosine {cos} for {:?}",
+            &r.text.chars().take(60).collect::<String>()
+        );
+        assert_eq!(
+            model.count(&r.text),
+            r.tokens_untruncated,
+            "untruncated count of {:?}",
+            &r.text.chars().take(60).collect::<String>()
+        );
         assert_eq!(ids[i].len(), r.tokens_embedded);
         let norm: f32 = got.row(i).iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-5, "unit vectors");
     }
-    assert!(refs.iter().any(|r| r.tokens_untruncated > r.tokens_embedded), "the set includes an over-long text");
+    assert!(
+        refs.iter()
+            .any(|r| r.tokens_untruncated > r.tokens_embedded),
+        "the set includes an over-long text"
+    );
 }
 
 #[test]
@@ -72,7 +92,11 @@ fn a_text_alone_equals_itself_in_a_mixed_batch_in_the_original_order() {
     let batch = model.embed_documents(&texts).unwrap();
     for (i, t) in texts.iter().enumerate() {
         let alone = model.embed_query(t).unwrap();
-        let worst = alone.iter().zip(batch.row(i)).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let worst = alone
+            .iter()
+            .zip(batch.row(i))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         assert!(worst <= 1e-5, "row {i} differs by {worst}");
     }
 }
@@ -97,7 +121,10 @@ fn a_text_longer_than_max_seq_length_embeds_like_its_truncation() {
     let ids = model.embedded_ids(&[long.as_str()]).unwrap();
     assert_eq!(ids[0].len(), 256);
     let from_ids = model.embed_ids(&ids).unwrap();
-    assert!(a.iter().zip(from_ids.row(0)).all(|(x, y)| (x - y).abs() <= 1e-6));
+    assert!(a
+        .iter()
+        .zip(from_ids.row(0))
+        .all(|(x, y)| (x - y).abs() <= 1e-6));
 }
 
 #[test]
@@ -110,11 +137,17 @@ fn a_local_model_folder_loads_lazily_and_a_missing_one_is_reported() {
     let missing = LazyEmbedder::new(ModelSource::Local(PathBuf::from("/nonexistent/model")));
     match missing.embed_query("x") {
         Err(EmbedError::Unavailable { reason }) => {
-            assert!(reason.contains("/nonexistent/model") && reason.contains("config.json"), "{reason}")
+            assert!(
+                reason.contains("/nonexistent/model") && reason.contains("config.json"),
+                "{reason}"
+            )
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }
-    assert!(missing.count("some words here") > 2, "falls back to the estimate");
+    assert!(
+        missing.count("some words here") > 2,
+        "falls back to the estimate"
+    );
 }
 
 #[test]
@@ -126,6 +159,12 @@ fn a_failed_download_names_the_model_the_cache_and_the_fix() {
     let source = ModelSource::choose("sentence-transformers/not-a-real-model", None, &cache);
     assert!(matches!(source, ModelSource::Hub { .. }));
     let err = source.materialize().unwrap_err().to_string();
-    assert!(err.contains("sentence-transformers/not-a-real-model"), "{err}");
-    assert!(err.contains(&cache.display().to_string()) && err.contains("MODEL_PATH"), "{err}");
+    assert!(
+        err.contains("sentence-transformers/not-a-real-model"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&cache.display().to_string()) && err.contains("MODEL_PATH"),
+        "{err}"
+    );
 }

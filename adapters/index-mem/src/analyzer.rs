@@ -1,0 +1,159 @@
+//! Text → index terms, shared by indexing and querying.
+//!
+//! - Words are runs of letters, digits and combining marks, lower-cased;
+//!   `ё` folds to `е`.
+//! - Latin words get the English Snowball stemmer, Cyrillic words the Russian
+//!   one (`документы`/`документов`, `indexing`/`indexed` meet).
+//! - Identifiers are indexed whole *and* by parts: `ERR_CONN_RESET`,
+//!   `SPEC-112`, `3.4.2`, `os.WNOHANG`, `И-112` yield the whole lower-cased
+//!   token plus `err`, `conn`, `reset`, …, so an exact identifier query ranks
+//!   the chunk holding it first.
+//! - CJK runs become overlapping character bigrams (no dictionary needed).
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+pub struct Analyzer {
+    english: Stemmer,
+    russian: Stemmer,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self {
+            english: Stemmer::create(Algorithm::English),
+            russian: Stemmer::create(Algorithm::Russian),
+        }
+    }
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || is_mark(c)
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+fn is_cyrillic(c: char) -> bool {
+    matches!(c as u32, 0x0400..=0x04FF)
+}
+
+/// Characters that join the parts of an identifier.
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '-' | '.' | ':' | '/' | '#' | '+')
+}
+
+impl Analyzer {
+    /// Terms of `text`, in order, with repeats (term frequency counts them).
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for raw in text.split_whitespace() {
+            let token = raw.trim_matches(|c: char| !is_word_char(c));
+            if token.is_empty() {
+                continue;
+            }
+            let has_joiner = token.chars().any(is_joiner);
+            let parts: Vec<&str> = token
+                .split(|c: char| !is_word_char(c))
+                .filter(|p| !p.is_empty())
+                .collect();
+            if has_joiner && parts.len() > 1 {
+                out.push(fold(token));
+            }
+            for part in parts {
+                self.part_terms(part, &mut out);
+            }
+        }
+        out
+    }
+
+    fn part_terms(&self, part: &str, out: &mut Vec<String>) {
+        if !part.chars().any(is_cjk) {
+            out.push(self.stem(&fold(part)));
+            return;
+        }
+        // Split into CJK runs (bigrams) and other runs (words).
+        let chars: Vec<char> = part.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let cjk = is_cjk(chars[i]);
+            let start = i;
+            while i < chars.len() && is_cjk(chars[i]) == cjk {
+                i += 1;
+            }
+            let run = &chars[start..i];
+            if !cjk {
+                out.push(self.stem(&fold(&run.iter().collect::<String>())));
+            } else if run.len() == 1 {
+                out.push(run[0].to_string());
+            } else {
+                out.extend(run.windows(2).map(|w| w.iter().collect::<String>()));
+            }
+        }
+    }
+
+    fn stem(&self, word: &str) -> String {
+        if word.chars().any(is_cyrillic) {
+            self.russian.stem(word).into_owned()
+        } else if word.chars().any(|c| c.is_ascii_alphabetic()) {
+            self.english.stem(word).into_owned()
+        } else {
+            word.to_string()
+        }
+    }
+}
+
+fn fold(s: &str) -> String {
+    s.to_lowercase().replace('ё', "е")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(t: &str) -> Vec<String> {
+        Analyzer::default().terms(t)
+    }
+
+    #[test]
+    fn stems_meet_across_forms() {
+        assert_eq!(terms("документы"), terms("документов"));
+        assert_eq!(terms("indexing"), terms("indexed"));
+        assert_eq!(terms("Ёлка"), terms("елка"));
+    }
+
+    #[test]
+    fn identifiers_whole_and_in_parts() {
+        let t = terms("see ERR_CONN_RESET now");
+        assert!(t.contains(&"err_conn_reset".to_string()));
+        assert!(t.contains(&"conn".to_string()) && t.contains(&"reset".to_string()));
+        for (text, whole) in [
+            ("SPEC-112", "spec-112"),
+            ("3.4.2", "3.4.2"),
+            ("os.WNOHANG,", "os.wnohang"),
+            ("(И-112)", "и-112"),
+        ] {
+            assert!(
+                terms(text).contains(&whole.to_string()),
+                "{text}: {:?}",
+                terms(text)
+            );
+        }
+        assert_eq!(terms("3.4.2"), ["3.4.2", "3", "4", "2"]);
+    }
+
+    #[test]
+    fn cjk_bigrams() {
+        assert_eq!(terms("東京都"), ["東京", "京都"]);
+        assert_eq!(terms("日"), ["日"]);
+    }
+
+    #[test]
+    fn punctuation_alone_gives_nothing() {
+        assert!(terms("-- ... | --- |").is_empty());
+    }
+}

@@ -1,0 +1,159 @@
+//! Hand-written BM25 inverted index over two fields: chunk text, and the
+//! document title (one title per source, applied to all of its chunks).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+pub const K1: f32 = 1.2;
+pub const B: f32 = 0.75;
+/// Title field weight relative to the text field. A title match says the
+/// whole document is about the term, so it must lift a document whose body
+/// only mentions the term in passing; but titles are short, so their BM25
+/// is already high (short field, saturated tf), and a full weight would let
+/// any chunk of a matching document outrank the chunk that answers. 0.5
+/// keeps title-only matches findable and body matches first.
+pub const TITLE_WEIGHT: f32 = 0.5;
+
+/// One field's postings: term → (doc, term frequency), sorted by doc.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Field {
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    lengths: Vec<u32>,
+    live: u64,
+    total_len: u64,
+}
+
+fn frequencies(terms: &[String]) -> Vec<(&str, u32)> {
+    let mut tf: HashMap<&str, u32> = HashMap::new();
+    for t in terms {
+        *tf.entry(t.as_str()).or_default() += 1;
+    }
+    let mut v: Vec<(&str, u32)> = tf.into_iter().collect();
+    v.sort_unstable();
+    v
+}
+
+impl Field {
+    pub fn add(&mut self, doc: u32, terms: &[String]) {
+        if self.lengths.len() <= doc as usize {
+            self.lengths.resize(doc as usize + 1, 0);
+        }
+        self.lengths[doc as usize] = terms.len() as u32;
+        self.live += 1;
+        self.total_len += terms.len() as u64;
+        for (term, tf) in frequencies(terms) {
+            let list = self.postings.entry(term.to_string()).or_default();
+            match list.binary_search_by_key(&doc, |p| p.0) {
+                Ok(i) => list[i].1 = tf,
+                Err(i) => list.insert(i, (doc, tf)),
+            }
+        }
+    }
+
+    /// Removes a document given the terms it was added with.
+    pub fn remove(&mut self, doc: u32, terms: &[String]) {
+        for (term, _) in frequencies(terms) {
+            if let Some(list) = self.postings.get_mut(term) {
+                if let Ok(i) = list.binary_search_by_key(&doc, |p| p.0) {
+                    list.remove(i);
+                }
+                if list.is_empty() {
+                    self.postings.remove(term);
+                }
+            }
+        }
+        if let Some(len) = self.lengths.get_mut(doc as usize) {
+            self.total_len -= *len as u64;
+            *len = 0;
+            self.live -= 1;
+        }
+    }
+
+    /// BM25 of every document matching any of `terms` (distinct terms).
+    pub fn score(&self, terms: &[&str], mut add: impl FnMut(u32, f32)) {
+        if self.live == 0 {
+            return;
+        }
+        let n = self.live as f32;
+        let avg = (self.total_len as f32 / n).max(1.0);
+        for term in terms {
+            let Some(list) = self.postings.get(*term) else {
+                continue;
+            };
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, tf) in list {
+                let tf = tf as f32;
+                let dl = self.lengths[doc as usize] as f32;
+                add(
+                    doc,
+                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg)),
+                );
+            }
+        }
+    }
+
+    /// Re-numbers documents after compaction (`map[old] = Some(new)`).
+    pub fn renumber(&mut self, map: &[Option<u32>], new_len: usize) {
+        for list in self.postings.values_mut() {
+            let mut kept: Vec<(u32, u32)> = list
+                .iter()
+                .filter_map(|&(d, tf)| map.get(d as usize).copied().flatten().map(|n| (n, tf)))
+                .collect();
+            kept.sort_unstable();
+            *list = kept;
+        }
+        self.postings.retain(|_, l| !l.is_empty());
+        let mut lengths = vec![0; new_len];
+        for (old, new) in map.iter().enumerate() {
+            if let Some(n) = new {
+                lengths[*n as usize] = self.lengths.get(old).copied().unwrap_or(0);
+            }
+        }
+        self.lengths = lengths;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Vec<String> {
+        s.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn rarer_terms_and_shorter_docs_score_higher() {
+        let mut f = Field::default();
+        f.add(0, &t("apple banana"));
+        f.add(1, &t("apple cherry cherry date elderberry fig grape"));
+        f.add(2, &t("apple"));
+        let mut scores = HashMap::new();
+        f.score(&["cherry", "apple"], |d, s| {
+            *scores.entry(d).or_insert(0.0) += s
+        });
+        assert!(scores[&1] > scores[&0], "cherry is rare");
+        let mut only_apple = HashMap::new();
+        f.score(&["apple"], |d, s| *only_apple.entry(d).or_insert(0.0) += s);
+        assert!(
+            only_apple[&2] > only_apple[&1],
+            "shorter doc wins on a common term"
+        );
+    }
+
+    #[test]
+    fn remove_then_renumber() {
+        let mut f = Field::default();
+        f.add(0, &t("a b"));
+        f.add(1, &t("b c"));
+        f.remove(0, &t("a b"));
+        let mut hits = Vec::new();
+        f.score(&["a"], |d, _| hits.push(d));
+        assert!(hits.is_empty());
+        f.renumber(&[None, Some(0)], 1);
+        let mut hits = Vec::new();
+        f.score(&["c"], |d, _| hits.push(d));
+        assert_eq!(hits, [0]);
+    }
+}

@@ -1,0 +1,332 @@
+//! On-disk layout of one index folder (DB_PATH):
+//!
+//! - `snapshot.meta`: header `MRSNAP01`, generation (u64), payload length
+//!   (u64), CRC-32 of the payload (u32), then the bincode payload
+//!   ([`Snapshot`]): sources, chunks, postings, which rows have vectors.
+//! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
+//!   row-major, memory-mapped and scanned in place; its CRC-32 is in the meta.
+//! - `wal.log`: header `MRWAL001` + generation (u64), then records
+//!   `[len u32][crc32 u32][bincode Op]`, each fsynced before the write returns.
+//! - `LOCK`: writers hold an exclusive OS lock on it while they append or compact.
+//!
+//! A snapshot is written to temporary files, fsynced, and renamed into
+//! place; `snapshot.meta` is the switch point. The WAL's generation says
+//! which snapshot its records follow; a WAL older than the snapshot was
+//! folded into it and is ignored.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use minirag_core::ports::IndexError;
+use serde::{Deserialize, Serialize};
+
+use crate::bm25::Field;
+use crate::records::{DiskChunk, Op};
+use crate::state::SourceEntry;
+
+pub const FORMAT_VERSION: u32 = 1;
+const SNAP_MAGIC: &[u8; 8] = b"MRSNAP01";
+const WAL_MAGIC: &[u8; 8] = b"MRWAL001";
+pub const WAL_HEADER: u64 = 16;
+const SNAP_HEADER: usize = 28;
+
+#[derive(Serialize, Deserialize)]
+pub struct Snapshot {
+    pub version: u32,
+    pub dim: u32,
+    pub model_id: Option<String>,
+    pub sources: Vec<SourceEntry>,
+    /// Dense: slot i is chunk i.
+    pub chunks: Vec<(u32, DiskChunk)>,
+    pub present: Vec<bool>,
+    pub text: Field,
+    pub title: Field,
+    pub vector_file: String,
+    pub vector_crc: u32,
+    pub vector_bytes: u64,
+}
+
+pub fn storage(path: &Path, what: &str, e: impl std::fmt::Display) -> IndexError {
+    IndexError::Storage {
+        reason: format!("{what} {}: {e}", path.display()),
+    }
+}
+
+fn config() -> bincode::config::Configuration {
+    bincode::config::standard()
+}
+
+pub struct Paths {
+    pub dir: PathBuf,
+}
+
+impl Paths {
+    pub fn meta(&self) -> PathBuf {
+        self.dir.join("snapshot.meta")
+    }
+    pub fn wal(&self) -> PathBuf {
+        self.dir.join("wal.log")
+    }
+    pub fn lock(&self) -> PathBuf {
+        self.dir.join("LOCK")
+    }
+    pub fn vectors(&self, generation: u64) -> PathBuf {
+        self.dir.join(format!("vectors-{generation}.f32"))
+    }
+}
+
+/// Generation of the current snapshot (0 when there is none), from the header only.
+pub fn snapshot_generation(paths: &Paths) -> Result<u64, IndexError> {
+    let path = paths.meta();
+    let mut f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(storage(&path, "cannot open", e)),
+    };
+    let mut head = [0u8; 16];
+    f.read_exact(&mut head)
+        .map_err(|e| storage(&path, "cannot read the header of", e))?;
+    if &head[..8] != SNAP_MAGIC {
+        return Err(storage(&path, "is not a minirag snapshot:", "bad magic"));
+    }
+    Ok(u64::from_le_bytes(head[8..16].try_into().unwrap()))
+}
+
+pub fn read_snapshot(paths: &Paths) -> Result<Option<(u64, Snapshot)>, IndexError> {
+    let path = paths.meta();
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(storage(&path, "cannot read", e)),
+    };
+    let corrupt = |why: &str| {
+        storage(
+            &path,
+            "is corrupt",
+            format!("{why}; move it away and re-sync, or restore it from a backup"),
+        )
+    };
+    if bytes.len() < SNAP_HEADER || &bytes[..8] != SNAP_MAGIC {
+        return Err(corrupt("bad header"));
+    }
+    let generation = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
+    let len = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+    let crc = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+    let payload = bytes
+        .get(SNAP_HEADER..SNAP_HEADER + len)
+        .ok_or_else(|| corrupt("truncated"))?;
+    if crc32fast::hash(payload) != crc {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let (snap, _): (Snapshot, usize) = bincode::serde::decode_from_slice(payload, config())
+        .map_err(|e| corrupt(&e.to_string()))?;
+    if snap.version != FORMAT_VERSION {
+        return Err(storage(
+            &path,
+            "has an unknown format version",
+            snap.version,
+        ));
+    }
+    Ok(Some((generation, snap)))
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes the vector file and then the meta (the switch point), both
+/// through temporary files that are fsynced and renamed.
+pub fn write_snapshot(
+    paths: &Paths,
+    generation: u64,
+    snap: &mut Snapshot,
+    vectors: &[f32],
+) -> Result<(), IndexError> {
+    let vec_path = paths.vectors(generation);
+    let bytes: Vec<u8> = vectors.iter().flat_map(|v| v.to_le_bytes()).collect();
+    snap.vector_file = vec_path.file_name().unwrap().to_string_lossy().into_owned();
+    snap.vector_crc = crc32fast::hash(&bytes);
+    snap.vector_bytes = bytes.len() as u64;
+    write_atomic(&vec_path, &bytes)?;
+
+    let payload = bincode::serde::encode_to_vec(&*snap, config())
+        .map_err(|e| storage(&paths.meta(), "cannot encode", e))?;
+    let mut out = Vec::with_capacity(SNAP_HEADER + payload.len());
+    out.extend_from_slice(SNAP_MAGIC);
+    out.extend_from_slice(&generation.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    write_atomic(&paths.meta(), &out)?;
+    sync_dir(&paths.dir);
+    Ok(())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(|e| storage(&tmp, "cannot create", e))?;
+    f.write_all(bytes)
+        .map_err(|e| storage(&tmp, "cannot write", e))?;
+    f.sync_all().map_err(|e| storage(&tmp, "cannot fsync", e))?;
+    fs::rename(&tmp, path).map_err(|e| storage(path, "cannot rename into", e))
+}
+
+/// Removes vector files of older generations (readers that still map one
+/// keep their mapping: the file lives until unmapped).
+pub fn remove_old_vectors(paths: &Paths, keep: u64) {
+    let Ok(entries) = fs::read_dir(&paths.dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(g) = name
+            .strip_prefix("vectors-")
+            .and_then(|n| n.strip_suffix(".f32"))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            if g != keep {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Starts a fresh WAL for `generation` (atomically replacing any old one).
+pub fn reset_wal(paths: &Paths, generation: u64) -> Result<(), IndexError> {
+    let mut head = Vec::with_capacity(WAL_HEADER as usize);
+    head.extend_from_slice(WAL_MAGIC);
+    head.extend_from_slice(&generation.to_le_bytes());
+    write_atomic(&paths.wal(), &head)?;
+    sync_dir(&paths.dir);
+    Ok(())
+}
+
+/// Records read from a WAL.
+pub struct WalRead {
+    /// Generation in the header; `None` when the file is missing or its header is torn.
+    pub generation: Option<u64>,
+    pub ops: Vec<Op>,
+    /// Offset after the last whole, valid record.
+    pub end: u64,
+    /// Bytes past `end` (a torn or corrupt tail).
+    pub tail: u64,
+}
+
+/// Reads WAL records from `from` (0 = from the start, header included).
+pub fn read_wal(paths: &Paths, from: u64) -> Result<WalRead, IndexError> {
+    let path = paths.wal();
+    let mut f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(WalRead {
+                generation: None,
+                ops: Vec::new(),
+                end: 0,
+                tail: 0,
+            })
+        }
+        Err(e) => return Err(storage(&path, "cannot open", e)),
+    };
+    let mut head = [0u8; 16];
+    if f.read_exact(&mut head).is_err() || &head[..8] != WAL_MAGIC {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        return Ok(WalRead {
+            generation: None,
+            ops: Vec::new(),
+            end: 0,
+            tail: len,
+        });
+    }
+    let generation = u64::from_le_bytes(head[8..16].try_into().unwrap());
+    let start = from.max(WAL_HEADER);
+    f.seek(SeekFrom::Start(start))
+        .map_err(|e| storage(&path, "cannot seek in", e))?;
+    let mut rest = Vec::new();
+    f.read_to_end(&mut rest)
+        .map_err(|e| storage(&path, "cannot read", e))?;
+    let mut ops = Vec::new();
+    let mut pos = 0usize;
+    while rest.len() - pos >= 8 {
+        let len = u32::from_le_bytes(rest[pos..pos + 4].try_into().unwrap()) as usize;
+        let crc = u32::from_le_bytes(rest[pos + 4..pos + 8].try_into().unwrap());
+        let Some(payload) = rest.get(pos + 8..pos + 8 + len) else {
+            break;
+        };
+        if crc32fast::hash(payload) != crc {
+            break;
+        }
+        let Ok((op, _)) = bincode::serde::decode_from_slice::<Op, _>(payload, config()) else {
+            break;
+        };
+        ops.push(op);
+        pos += 8 + len;
+    }
+    Ok(WalRead {
+        generation: Some(generation),
+        ops,
+        end: start + pos as u64,
+        tail: (rest.len() - pos) as u64,
+    })
+}
+
+/// Appends one record and makes it durable; `end` is where the valid log
+/// ends (a torn tail past it is cut off first). Returns the new end.
+pub fn append_wal(paths: &Paths, end: u64, op: &Op) -> Result<u64, IndexError> {
+    let path = paths.wal();
+    let payload = bincode::serde::encode_to_vec(op, config())
+        .map_err(|e| storage(&path, "cannot encode a record for", e))?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .map_err(|e| storage(&path, "cannot open", e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| storage(&path, "cannot stat", e))?
+        .len();
+    if len > end {
+        eprintln!(
+            "warn: {}: cut a torn tail of {} byte(s) left by an interrupted write",
+            path.display(),
+            len - end
+        );
+        f.set_len(end)
+            .map_err(|e| storage(&path, "cannot truncate", e))?;
+    }
+    f.seek(SeekFrom::Start(end))
+        .map_err(|e| storage(&path, "cannot seek in", e))?;
+    let mut rec = Vec::with_capacity(8 + payload.len());
+    rec.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    rec.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    rec.extend_from_slice(&payload);
+    f.write_all(&rec)
+        .map_err(|e| storage(&path, "cannot append to", e))?;
+    f.sync_data()
+        .map_err(|e| storage(&path, "cannot fsync", e))?;
+    Ok(end + rec.len() as u64)
+}
+
+/// Holds the writer lock until dropped.
+pub struct WriterLock(File);
+
+impl WriterLock {
+    pub fn take(paths: &Paths) -> Result<Self, IndexError> {
+        let path = paths.lock();
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| storage(&path, "cannot open", e))?;
+        f.lock().map_err(|e| storage(&path, "cannot lock", e))?;
+        Ok(Self(f))
+    }
+}
+
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}

@@ -1,0 +1,409 @@
+//! The `Index` port: everything in memory, persisted as a checksummed
+//! write-ahead log plus memory-mapped snapshots, shared by many processes.
+//!
+//! - [`analyzer`] and [`bm25`]: the hand-written keyword side.
+//! - [`vectors`]: the contiguous vector matrix and its exact scan.
+//! - [`state`]: the in-memory index, changed only by applying log records.
+//! - [`disk`]: file formats, the WAL, snapshots and the writer lock.
+//!
+//! Writers take the OS lock on `LOCK`, catch up with other processes' log
+//! records, append their own record, fsync, and only then apply it. Readers
+//! catch up before every call by reading the log from where they stopped,
+//! or reloading when a newer snapshot appeared.
+
+pub mod analyzer;
+pub mod bm25;
+pub mod disk;
+pub mod records;
+pub mod state;
+pub mod vectors;
+
+use std::fs::File;
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::sync::{RwLock, RwLockReadGuard};
+
+use memmap2::Mmap;
+use minirag_core::chunk::Chunk;
+use minirag_core::ports::{
+    Candidate, ChunkKey, Embeddings, Index, IndexError, IndexStats, SourceRecord,
+};
+use minirag_core::search::Scope;
+
+use crate::disk::{Paths, Snapshot, WriterLock, FORMAT_VERSION, WAL_HEADER};
+use crate::records::{DiskChunk, DiskSource, Op};
+use crate::state::{text_hash, SourceEntry, State};
+use crate::vectors::Matrix;
+
+/// Fold the log into a new snapshot once it grows past this many bytes.
+pub const COMPACT_AFTER_BYTES: u64 = 64 << 20;
+
+struct Inner {
+    state: State,
+    generation: u64,
+    /// End of the last applied WAL record; 0 when the WAL does not follow
+    /// our snapshot (missing, stale or torn header).
+    wal_end: u64,
+}
+
+pub struct MemIndex {
+    paths: Paths,
+    inner: RwLock<Inner>,
+    compact_after: u64,
+}
+
+impl MemIndex {
+    /// Opens (creating if needed) the index folder.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, IndexError> {
+        let dir = dir.as_ref().to_path_buf();
+        if dir.exists() && !dir.is_dir() {
+            return Err(IndexError::Storage {
+                reason: format!(
+                    "DB_PATH {} is a file, not a folder; point DB_PATH at a folder",
+                    dir.display()
+                ),
+            });
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| IndexError::Storage {
+            reason: format!(
+                "cannot create the index folder DB_PATH {}: {e}",
+                dir.display()
+            ),
+        })?;
+        let paths = Paths { dir };
+        let inner = load(&paths)?;
+        Ok(Self {
+            paths,
+            inner: RwLock::new(inner),
+            compact_after: COMPACT_AFTER_BYTES,
+        })
+    }
+
+    /// Sets the log size that triggers compaction (tests use small values).
+    pub fn with_compaction_threshold(mut self, bytes: u64) -> Self {
+        self.compact_after = bytes;
+        self
+    }
+
+    fn read(&self) -> Result<RwLockReadGuard<'_, Inner>, IndexError> {
+        self.refresh()?;
+        Ok(self.inner.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Catches up with other processes: a newer snapshot, or new log records.
+    pub fn refresh(&self) -> Result<(), IndexError> {
+        let generation = disk::snapshot_generation(&self.paths)?;
+        let wal_len = std::fs::metadata(self.paths.wal())
+            .map(|m| m.len())
+            .unwrap_or(0);
+        {
+            let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
+            if generation == inner.generation
+                && (inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
+            {
+                return Ok(());
+            }
+        }
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        if generation != inner.generation {
+            *inner = load(&self.paths)?;
+            return Ok(());
+        }
+        catch_up(&self.paths, &mut inner)
+    }
+
+    fn mutate(&self, op: Op) -> Result<usize, IndexError> {
+        let _lock = WriterLock::take(&self.paths)?;
+        self.refresh()?;
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        inner.state.check(&op)?;
+        if inner.wal_end == 0 {
+            disk::reset_wal(&self.paths, inner.generation)?;
+            inner.wal_end = WAL_HEADER;
+        }
+        inner.wal_end = disk::append_wal(&self.paths, inner.wal_end, &op)?;
+        let n = inner.state.apply(op);
+        if inner.wal_end > self.compact_after {
+            compact(&self.paths, &mut inner)?;
+        }
+        Ok(n)
+    }
+
+    /// Folds the log into a new snapshot now.
+    pub fn compact(&self) -> Result<(), IndexError> {
+        let _lock = WriterLock::take(&self.paths)?;
+        self.refresh()?;
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        compact(&self.paths, &mut inner)
+    }
+}
+
+fn load(paths: &Paths) -> Result<Inner, IndexError> {
+    let (generation, state) = match disk::read_snapshot(paths)? {
+        Some((generation, snap)) => (generation, from_snapshot(paths, snap)?),
+        None => (0, State::new()),
+    };
+    let mut inner = Inner {
+        state,
+        generation,
+        wal_end: 0,
+    };
+    catch_up(paths, &mut inner)?;
+    Ok(inner)
+}
+
+/// Applies log records past `wal_end` when the log follows our snapshot.
+fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
+    let read = disk::read_wal(paths, inner.wal_end)?;
+    match read.generation {
+        Some(g) if g == inner.generation => {
+            for op in read.ops {
+                // Records were checked by their writer before being logged.
+                inner.state.apply(op);
+            }
+            inner.wal_end = read.end;
+        }
+        Some(g) if g > inner.generation => *inner = load(paths)?,
+        _ => inner.wal_end = 0,
+    }
+    Ok(())
+}
+
+fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
+    let mut state = State::new();
+    let dim = snap.dim as usize;
+    state.vectors = if snap.vector_bytes > 0 {
+        let path = paths.dir.join(&snap.vector_file);
+        let file = File::open(&path).map_err(|e| disk::storage(&path, "cannot open", e))?;
+        // SAFETY: vector files are written once, renamed into place and never
+        // modified; a replaced file stays valid while mapped.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| disk::storage(&path, "cannot map", e))?;
+        if map.len() as u64 != snap.vector_bytes || crc32fast::hash(&map) != snap.vector_crc {
+            return Err(disk::storage(
+                &path,
+                "is corrupt",
+                "checksum mismatch; move the index folder away and re-sync",
+            ));
+        }
+        Matrix::with_base(dim, map, snap.present)
+    } else {
+        let mut m = Matrix::new(dim);
+        for _ in &snap.present {
+            m.push(None);
+        }
+        m
+    };
+    state.model_id = snap.model_id;
+    for (sid, entry) in snap.sources.into_iter().enumerate() {
+        state.ids.insert(entry.record.source.clone(), sid as u32);
+        state.sources.push(Some(entry));
+    }
+    for (slot, (sid, chunk)) in snap.chunks.into_iter().enumerate() {
+        if state.vectors.has(slot as u32) {
+            state.by_text.insert(text_hash(&chunk.text), slot as u32);
+        }
+        state.chunks.push(Some((sid, chunk)));
+    }
+    state.text = snap.text;
+    state.title = snap.title;
+    Ok(state)
+}
+
+/// Writes a dense snapshot of the current state (generation + 1), starts a
+/// new log, and reloads from it.
+fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
+    let st = &inner.state;
+    let dim = st.dim();
+    let mut slot_map: Vec<Option<u32>> = vec![None; st.chunks.len()];
+    let mut sid_map: Vec<Option<u32>> = vec![None; st.sources.len()];
+    let mut sources = Vec::new();
+    let mut chunks = Vec::new();
+    let mut present = Vec::new();
+    let mut vectors: Vec<f32> = Vec::new();
+    for (old_sid, entry) in st.sources.iter().enumerate() {
+        let Some(entry) = entry else { continue };
+        let sid = sources.len() as u32;
+        sid_map[old_sid] = Some(sid);
+        let mut slots = Vec::with_capacity(entry.slots.len());
+        for &old in &entry.slots {
+            let Some((_, chunk)) = &st.chunks[old as usize] else {
+                continue;
+            };
+            let slot = chunks.len() as u32;
+            slot_map[old as usize] = Some(slot);
+            slots.push(slot);
+            chunks.push((sid, chunk.clone()));
+            let has = st.vectors.has(old);
+            present.push(has);
+            if dim > 0 {
+                if has {
+                    vectors.extend_from_slice(st.vectors.row(old));
+                } else {
+                    vectors.extend(std::iter::repeat_n(0.0, dim));
+                }
+            }
+        }
+        sources.push(SourceEntry {
+            record: entry.record.clone(),
+            slots,
+        });
+    }
+    let mut text = st.text.clone();
+    text.renumber(&slot_map, chunks.len());
+    let mut title = st.title.clone();
+    title.renumber(&sid_map, sources.len());
+    let mut snap = Snapshot {
+        version: FORMAT_VERSION,
+        dim: dim as u32,
+        model_id: st.model_id.clone(),
+        sources,
+        chunks,
+        present,
+        text,
+        title,
+        vector_file: String::new(),
+        vector_crc: 0,
+        vector_bytes: 0,
+    };
+    let generation = inner.generation + 1;
+    disk::write_snapshot(paths, generation, &mut snap, &vectors)?;
+    disk::reset_wal(paths, generation)?;
+    disk::remove_old_vectors(paths, generation);
+    *inner = load(paths)?;
+    Ok(())
+}
+
+impl Index for MemIndex {
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError> {
+        let dim = vectors.as_ref().map_or(0, |v| v.dim) as u32;
+        let op = Op::Replace {
+            source: DiskSource::from(&record),
+            chunks: chunks.iter().map(DiskChunk::from).collect(),
+            dim,
+            vectors: vectors.map(|v| v.data),
+        };
+        self.mutate(op).map(|_| ())
+    }
+
+    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
+        if self.read()?.state.entry(source).is_none() {
+            return Ok(0);
+        }
+        self.mutate(Op::Delete {
+            source: source.into(),
+        })
+    }
+
+    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError> {
+        {
+            let inner = self.read()?;
+            if inner.state.entry(from).is_none() || inner.state.entry(to).is_some() {
+                return Ok(0);
+            }
+        }
+        self.mutate(Op::Move {
+            from: from.into(),
+            to: to.into(),
+            mtime,
+        })
+    }
+
+    fn vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        Ok(self.read()?.state.vector_search(query, k, scope))
+    }
+
+    fn keyword_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        Ok(self.read()?.state.keyword_search(query, k, scope))
+    }
+
+    fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
+        Ok(self.read()?.state.record(source))
+    }
+
+    fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
+        let inner = self.read()?;
+        let mut out: Vec<SourceRecord> = inner
+            .state
+            .sources
+            .iter()
+            .flatten()
+            .filter(|e| scope.matches(&e.record.source))
+            .map(|e| SourceRecord::from(&e.record))
+            .collect();
+        out.sort_by(|a, b| a.source.cmp(&b.source));
+        Ok(out)
+    }
+
+    fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
+        let inner = self.read()?;
+        let Some(entry) = inner.state.entry(source) else {
+            return Ok(Vec::new());
+        };
+        let (start, end) = (*range.start() as usize, *range.end() as usize);
+        Ok(entry
+            .slots
+            .iter()
+            .skip(start)
+            .take(end.saturating_sub(start).saturating_add(1))
+            .filter_map(|&s| inner.state.chunk_at(s))
+            .collect())
+    }
+
+    fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
+        let inner = self.read()?;
+        Ok(keys
+            .iter()
+            .map(|k| {
+                let entry = inner.state.entry(&k.source)?;
+                inner.state.chunk_at(*entry.slots.get(k.index as usize)?)
+            })
+            .collect())
+    }
+
+    fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
+        let inner = self.read()?;
+        let Some(entry) = inner.state.entry(source) else {
+            return Ok(Vec::new());
+        };
+        let chunks = &inner.state.chunks;
+        Ok(entry
+            .slots
+            .iter()
+            .filter(|&&s| {
+                chunks[s as usize]
+                    .as_ref()
+                    .is_some_and(|(_, c)| c.parent == parent)
+            })
+            .filter_map(|&s| inner.state.chunk_at(s))
+            .collect())
+    }
+
+    fn stats(&self) -> Result<IndexStats, IndexError> {
+        Ok(self.read()?.state.stats())
+    }
+
+    fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        match self.read() {
+            Ok(inner) => texts
+                .iter()
+                .map(|t| inner.state.cached_vector(model_id, t))
+                .collect(),
+            Err(_) => vec![None; texts.len()],
+        }
+    }
+}

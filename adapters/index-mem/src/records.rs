@@ -1,0 +1,149 @@
+//! What is written to disk: mirrors of the core's types (core has no serde)
+//! and the log operations.
+
+use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
+use minirag_core::ports::{SourceRecord, SourceType};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskSource {
+    pub source: String,
+    pub source_type: u8,
+    pub title: String,
+    pub title_seeded: bool,
+    pub file_hash: String,
+    pub mtime: f64,
+    pub ingested_at: String,
+    pub chunk_count: u32,
+    pub scheme_version: u32,
+    pub embedded_with: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskChunk {
+    pub index: u32,
+    pub parent: u32,
+    pub text: String,
+    pub prefix_len: u32,
+    pub kind: u8,
+    /// (level, cleaned text, original line)
+    pub headings: Vec<(u8, String, String)>,
+    pub heading_is_body: bool,
+    pub continues_section: bool,
+}
+
+/// One logged mutation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Op {
+    Replace {
+        source: DiskSource,
+        chunks: Vec<DiskChunk>,
+        dim: u32,
+        vectors: Option<Vec<f32>>,
+    },
+    Delete {
+        source: String,
+    },
+    Move {
+        from: String,
+        to: String,
+        mtime: f64,
+    },
+}
+
+impl From<&SourceRecord> for DiskSource {
+    fn from(r: &SourceRecord) -> Self {
+        Self {
+            source: r.source.clone(),
+            source_type: match r.source_type {
+                SourceType::File => 0,
+                SourceType::Data => 1,
+                SourceType::Url => 2,
+            },
+            title: r.title.clone(),
+            title_seeded: r.title_seeded,
+            file_hash: r.file_hash.clone(),
+            mtime: r.mtime,
+            ingested_at: r.ingested_at.clone(),
+            chunk_count: r.chunk_count,
+            scheme_version: r.scheme_version,
+            embedded_with: r.embedded_with.clone(),
+        }
+    }
+}
+
+impl From<&DiskSource> for SourceRecord {
+    fn from(d: &DiskSource) -> Self {
+        Self {
+            source: d.source.clone(),
+            source_type: match d.source_type {
+                1 => SourceType::Data,
+                2 => SourceType::Url,
+                _ => SourceType::File,
+            },
+            title: d.title.clone(),
+            title_seeded: d.title_seeded,
+            file_hash: d.file_hash.clone(),
+            mtime: d.mtime,
+            ingested_at: d.ingested_at.clone(),
+            chunk_count: d.chunk_count,
+            scheme_version: d.scheme_version,
+            embedded_with: d.embedded_with.clone(),
+        }
+    }
+}
+
+impl From<&Chunk> for DiskChunk {
+    fn from(c: &Chunk) -> Self {
+        Self {
+            index: c.index,
+            parent: c.parent,
+            text: c.text.clone(),
+            prefix_len: c.layout.prefix_len,
+            kind: match c.layout.kind {
+                UnitKind::Text => 0,
+                UnitKind::Rows => 1,
+                UnitKind::Code => 2,
+                UnitKind::CodePiece => 3,
+            },
+            headings: c
+                .layout
+                .headings
+                .iter()
+                .map(|h| (h.level, h.text.clone(), h.line.clone()))
+                .collect(),
+            heading_is_body: c.layout.heading_is_body,
+            continues_section: c.layout.continues_section,
+        }
+    }
+}
+
+impl From<&DiskChunk> for Chunk {
+    fn from(d: &DiskChunk) -> Self {
+        Self {
+            index: d.index,
+            parent: d.parent,
+            text: d.text.clone(),
+            layout: Layout {
+                prefix_len: d.prefix_len.min(d.text.len() as u32),
+                kind: match d.kind {
+                    1 => UnitKind::Rows,
+                    2 => UnitKind::Code,
+                    3 => UnitKind::CodePiece,
+                    _ => UnitKind::Text,
+                },
+                headings: d
+                    .headings
+                    .iter()
+                    .map(|(level, text, line)| Heading {
+                        level: *level,
+                        text: text.clone(),
+                        line: line.clone(),
+                    })
+                    .collect(),
+                heading_is_body: d.heading_is_body,
+                continues_section: d.continues_section,
+            },
+        }
+    }
+}

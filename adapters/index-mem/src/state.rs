@@ -1,0 +1,331 @@
+//! The in-memory index: sources, chunks, vectors and the two BM25 fields,
+//! changed only by applying logged [`Op`]s, so memory and disk never disagree.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use minirag_core::chunk::Chunk;
+use minirag_core::ports::{Candidate, ChunkKey, IndexError, IndexStats, SourceRecord};
+use minirag_core::search::Scope;
+use minirag_core::CHUNK_SCHEME;
+use serde::{Deserialize, Serialize};
+
+use crate::analyzer::Analyzer;
+use crate::bm25::{Field, TITLE_WEIGHT};
+use crate::records::{DiskChunk, DiskSource, Op};
+use crate::vectors::Matrix;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceEntry {
+    pub record: DiskSource,
+    /// Chunk slots in chunk-index order.
+    pub slots: Vec<u32>,
+}
+
+pub struct State {
+    pub analyzer: Analyzer,
+    pub model_id: Option<String>,
+    pub ids: HashMap<String, u32>,
+    pub sources: Vec<Option<SourceEntry>>,
+    /// slot → (source id, chunk)
+    pub chunks: Vec<Option<(u32, DiskChunk)>>,
+    pub vectors: Matrix,
+    pub text: Field,
+    pub title: Field,
+    /// Hash of a chunk text → a slot holding it with a vector.
+    pub by_text: HashMap<u64, u32>,
+}
+
+pub fn text_hash(text: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl State {
+    pub fn new() -> Self {
+        Self {
+            analyzer: Analyzer::default(),
+            model_id: None,
+            ids: HashMap::new(),
+            sources: Vec::new(),
+            chunks: Vec::new(),
+            vectors: Matrix::new(0),
+            text: Field::default(),
+            title: Field::default(),
+            by_text: HashMap::new(),
+        }
+    }
+
+    pub fn dim(&self) -> usize {
+        self.vectors.dim()
+    }
+
+    /// Refuses an operation that would mix vector widths or models.
+    pub fn check(&self, op: &Op) -> Result<(), IndexError> {
+        if let Op::Replace {
+            source,
+            dim,
+            vectors: Some(v),
+            chunks,
+        } = op
+        {
+            let stored = self.dim();
+            let has_vectors = self.vectors.present().iter().any(|p| *p);
+            if has_vectors && stored != *dim as usize {
+                return Err(IndexError::DimensionMismatch {
+                    stored,
+                    model: *dim as usize,
+                });
+            }
+            if v.len() != chunks.len() * *dim as usize {
+                return Err(IndexError::Storage {
+                    reason: format!(
+                        "{} vectors of width {dim} do not match {} chunks",
+                        v.len(),
+                        chunks.len()
+                    ),
+                });
+            }
+            if let (Some(stored), Some(new)) = (&self.model_id, &source.embedded_with) {
+                if has_vectors && stored != new {
+                    return Err(IndexError::Storage {
+                        reason: format!(
+                            "this index holds vectors of the model '{stored}', but the configured model is '{new}'; \
+                             set MODEL_NAME back, or point DB_PATH at a new folder and re-sync"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a checked operation; returns the number of chunks affected.
+    pub fn apply(&mut self, op: Op) -> usize {
+        match op {
+            Op::Replace {
+                source,
+                chunks,
+                dim,
+                vectors,
+            } => {
+                let n = chunks.len();
+                let sid = self.remove_source(&source.source).unwrap_or_else(|| {
+                    self.sources.push(None);
+                    (self.sources.len() - 1) as u32
+                });
+                if vectors.is_some() && !self.vectors.present().iter().any(|p| *p) {
+                    if self.vectors.rows() == 0 || self.vectors.dim() == dim as usize {
+                        self.vectors.set_dim(dim as usize);
+                    } else {
+                        self.rebuild_matrix(dim as usize);
+                    }
+                    self.model_id = source.embedded_with.clone();
+                }
+                let mut slots = Vec::with_capacity(n);
+                for (i, chunk) in chunks.into_iter().enumerate() {
+                    let slot = self.chunks.len() as u32;
+                    let row = vectors
+                        .as_ref()
+                        .map(|v| &v[i * dim as usize..(i + 1) * dim as usize]);
+                    self.push_chunk(slot, sid, chunk, row);
+                    slots.push(slot);
+                }
+                self.title.add(sid, &self.analyzer.terms(&source.title));
+                self.ids.insert(source.source.clone(), sid);
+                self.sources[sid as usize] = Some(SourceEntry {
+                    record: source,
+                    slots,
+                });
+                n
+            }
+            Op::Delete { source } => match self.remove_source(&source) {
+                Some(sid) => {
+                    let n = self.sources[sid as usize]
+                        .take()
+                        .map_or(0, |e| e.slots.len());
+                    self.ids.remove(&source);
+                    n
+                }
+                None => 0,
+            },
+            Op::Move { from, to, mtime } => {
+                if self.ids.contains_key(&to) {
+                    return 0;
+                }
+                let Some(sid) = self.ids.remove(&from) else {
+                    return 0;
+                };
+                let entry = self.sources[sid as usize].as_mut().expect("indexed source");
+                entry.record.source = to.clone();
+                entry.record.mtime = mtime;
+                self.ids.insert(to, sid);
+                entry.slots.len()
+            }
+        }
+    }
+
+    fn push_chunk(&mut self, slot: u32, sid: u32, chunk: DiskChunk, row: Option<&[f32]>) {
+        let terms = self.analyzer.terms(&chunk.text);
+        self.text.add(slot, &terms);
+        if row.is_some() {
+            self.by_text.insert(text_hash(&chunk.text), slot);
+        }
+        // A vector-less chunk in a matrix of unknown width gets a width later.
+        if self.vectors.dim() == 0 && row.is_none() {
+            self.vectors.push(None);
+        } else {
+            self.vectors.push(row);
+        }
+        self.chunks.push(Some((sid, chunk)));
+    }
+
+    /// The first vectors fix the width; earlier vector-less rows are re-laid.
+    fn rebuild_matrix(&mut self, dim: usize) {
+        let mut m = Matrix::new(dim);
+        for _ in 0..self.vectors.rows() {
+            m.push(None);
+        }
+        self.vectors = m;
+    }
+
+    /// Removes a source's chunks and title terms; keeps its id for reuse.
+    fn remove_source(&mut self, source: &str) -> Option<u32> {
+        let sid = *self.ids.get(source)?;
+        let entry = self.sources[sid as usize].as_ref()?.clone();
+        for &slot in &entry.slots {
+            if let Some((_, chunk)) = self.chunks[slot as usize].take() {
+                let terms = self.analyzer.terms(&chunk.text);
+                self.text.remove(slot, &terms);
+                let h = text_hash(&chunk.text);
+                if self.by_text.get(&h) == Some(&slot) {
+                    self.by_text.remove(&h);
+                }
+            }
+            self.vectors.clear_row(slot);
+        }
+        self.title
+            .remove(sid, &self.analyzer.terms(&entry.record.title));
+        Some(sid)
+    }
+
+    fn allowed_sources(&self, scope: &Scope) -> Vec<bool> {
+        self.sources
+            .iter()
+            .map(|e| e.as_ref().is_some_and(|e| scope.matches(&e.record.source)))
+            .collect()
+    }
+
+    fn key(&self, slot: u32) -> Option<ChunkKey> {
+        let (sid, chunk) = self.chunks[slot as usize].as_ref()?;
+        let entry = self.sources[*sid as usize].as_ref()?;
+        Some(ChunkKey {
+            source: entry.record.source.clone(),
+            index: chunk.index,
+        })
+    }
+
+    pub fn vector_search(&self, query: &[f32], k: usize, scope: &Scope) -> Vec<Candidate> {
+        let allowed = self.allowed_sources(scope);
+        let chunks = &self.chunks;
+        let hits = self.vectors.nearest(query, k, |slot| {
+            chunks[slot as usize]
+                .as_ref()
+                .is_some_and(|(sid, _)| allowed[*sid as usize])
+        });
+        hits.into_iter()
+            .filter_map(|(slot, d)| {
+                Some(Candidate {
+                    key: self.key(slot)?,
+                    value: d,
+                })
+            })
+            .collect()
+    }
+
+    pub fn keyword_search(&self, query: &str, k: usize, scope: &Scope) -> Vec<Candidate> {
+        let mut terms = self.analyzer.terms(query);
+        terms.sort();
+        terms.dedup();
+        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let allowed = self.allowed_sources(scope);
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        self.text.score(&terms, |slot, s| {
+            if self.chunks[slot as usize]
+                .as_ref()
+                .is_some_and(|(sid, _)| allowed[*sid as usize])
+            {
+                *scores.entry(slot).or_default() += s;
+            }
+        });
+        self.title.score(&terms, |sid, s| {
+            if allowed.get(sid as usize).copied().unwrap_or(false) {
+                if let Some(entry) = &self.sources[sid as usize] {
+                    for &slot in &entry.slots {
+                        *scores.entry(slot).or_default() += TITLE_WEIGHT * s;
+                    }
+                }
+            }
+        });
+        let mut ranked: Vec<(u32, f32)> = scores.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(k);
+        ranked
+            .into_iter()
+            .filter_map(|(slot, s)| {
+                Some(Candidate {
+                    key: self.key(slot)?,
+                    value: s,
+                })
+            })
+            .collect()
+    }
+
+    pub fn entry(&self, source: &str) -> Option<&SourceEntry> {
+        self.sources[*self.ids.get(source)? as usize].as_ref()
+    }
+
+    pub fn record(&self, source: &str) -> Option<SourceRecord> {
+        self.entry(source).map(|e| SourceRecord::from(&e.record))
+    }
+
+    pub fn chunk_at(&self, slot: u32) -> Option<Chunk> {
+        self.chunks[slot as usize]
+            .as_ref()
+            .map(|(_, c)| Chunk::from(c))
+    }
+
+    pub fn stats(&self) -> IndexStats {
+        let mut s = IndexStats::default();
+        for e in self.sources.iter().flatten() {
+            s.source_count += 1;
+            let n = e.slots.len() as u64;
+            s.chunk_count += n;
+            if e.record.scheme_version < CHUNK_SCHEME {
+                s.stale_chunk_count += n;
+            }
+            s.vectorless_chunk_count += e
+                .slots
+                .iter()
+                .filter(|&&slot| !self.vectors.has(slot))
+                .count() as u64;
+        }
+        s
+    }
+
+    pub fn cached_vector(&self, model_id: &str, text: &str) -> Option<Vec<f32>> {
+        if self.model_id.as_deref() != Some(model_id) {
+            return None;
+        }
+        let slot = *self.by_text.get(&text_hash(text))?;
+        let (_, chunk) = self.chunks[slot as usize].as_ref()?;
+        (chunk.text == text && self.vectors.has(slot)).then(|| self.vectors.row(slot).to_vec())
+    }
+}

@@ -1,0 +1,197 @@
+//! Vectors as one contiguous row-major f32 matrix: the snapshot's rows are a
+//! memory-mapped file scanned in place; rows written since are appended in
+//! memory. Exact search is a straight scan with a k-sized heap.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use memmap2::Mmap;
+
+pub struct Matrix {
+    dim: usize,
+    base: Option<Mmap>,
+    base_rows: usize,
+    extra: Vec<f32>,
+    /// Row has a real vector (rows of vector-less chunks are zeros).
+    present: Vec<bool>,
+}
+
+/// Dot product with eight independent accumulators, which the compiler turns
+/// into SIMD (a plain iterator sum is a serial dependency chain).
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        sum += x * y;
+    }
+    sum
+}
+
+#[derive(PartialEq)]
+struct Scored(f32, u32);
+
+impl Eq for Scored {}
+
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+/// View of a mapped file as f32 rows (little-endian, page-aligned by mmap).
+fn as_f32(bytes: &[u8]) -> &[f32] {
+    // SAFETY: f32 has no invalid bit patterns; align_to only yields the
+    // correctly aligned middle, and mmap'd memory is page-aligned so the
+    // prefix is empty (checked by the caller through the length).
+    let (prefix, floats, _) = unsafe { bytes.align_to::<f32>() };
+    assert!(prefix.is_empty(), "mapped vectors are page-aligned");
+    floats
+}
+
+impl Matrix {
+    pub fn new(dim: usize) -> Self {
+        Self {
+            dim,
+            base: None,
+            base_rows: 0,
+            extra: Vec::new(),
+            present: Vec::new(),
+        }
+    }
+
+    /// A matrix whose first rows live in a mapped snapshot file.
+    pub fn with_base(dim: usize, base: Mmap, present: Vec<bool>) -> Self {
+        const {
+            assert!(
+                cfg!(target_endian = "little"),
+                "snapshot vectors are little-endian"
+            )
+        };
+        let rows = as_f32(&base).len().checked_div(dim).unwrap_or(0);
+        Self {
+            dim,
+            base: Some(base),
+            base_rows: rows,
+            extra: Vec::new(),
+            present,
+        }
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn rows(&self) -> usize {
+        self.present.len()
+    }
+
+    pub fn set_dim(&mut self, dim: usize) {
+        debug_assert!(self.rows() == 0 || self.dim == dim);
+        self.dim = dim;
+    }
+
+    /// Appends a row (zeros and absent when `row` is `None`).
+    pub fn push(&mut self, row: Option<&[f32]>) {
+        match row {
+            Some(r) => self.extra.extend_from_slice(r),
+            None => self.extra.extend(std::iter::repeat_n(0.0, self.dim)),
+        }
+        self.present.push(row.is_some());
+    }
+
+    pub fn clear_row(&mut self, slot: u32) {
+        if let Some(p) = self.present.get_mut(slot as usize) {
+            *p = false;
+        }
+    }
+
+    pub fn has(&self, slot: u32) -> bool {
+        self.present.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    pub fn row(&self, slot: u32) -> &[f32] {
+        let s = slot as usize;
+        if s < self.base_rows {
+            let base = as_f32(self.base.as_ref().expect("base rows"));
+            &base[s * self.dim..(s + 1) * self.dim]
+        } else {
+            let e = s - self.base_rows;
+            &self.extra[e * self.dim..(e + 1) * self.dim]
+        }
+    }
+
+    pub fn present(&self) -> &[bool] {
+        &self.present
+    }
+
+    /// The `k` nearest rows to a unit `query` among rows `allowed` accepts,
+    /// as (slot, squared L2 distance on unit vectors = 2 − 2·dot), nearest first.
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: impl Fn(u32) -> bool,
+    ) -> Vec<(u32, f32)> {
+        if k == 0 || query.len() != self.dim {
+            return Vec::new();
+        }
+        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+        for slot in 0..self.rows() as u32 {
+            if !self.present[slot as usize] || !allowed(slot) {
+                continue;
+            }
+            let d = (2.0 - 2.0 * dot(self.row(slot), query)).max(0.0);
+            if heap.len() < k {
+                heap.push(Scored(d, slot));
+            } else if heap.peek().is_some_and(|top| d < top.0) {
+                heap.pop();
+                heap.push(Scored(d, slot));
+            }
+        }
+        let mut out: Vec<(u32, f32)> = heap.into_iter().map(|s| (s.1, s.0)).collect();
+        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_naive() {
+        let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.1).collect();
+        let b: Vec<f32> = (0..37).map(|i| 1.0 - i as f32 * 0.01).collect();
+        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - naive).abs() < 1e-3);
+    }
+
+    #[test]
+    fn nearest_orders_by_distance_and_filters() {
+        let mut m = Matrix::new(2);
+        m.push(Some(&[1.0, 0.0]));
+        m.push(Some(&[0.0, 1.0]));
+        m.push(None);
+        m.push(Some(&[0.6, 0.8]));
+        let got = m.nearest(&[1.0, 0.0], 10, |_| true);
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [0, 3, 1]);
+        assert!((got[0].1).abs() < 1e-6 && (got[2].1 - 2.0).abs() < 1e-6);
+        let got = m.nearest(&[1.0, 0.0], 1, |s| s != 0);
+        assert_eq!(got[0].0, 3);
+    }
+}

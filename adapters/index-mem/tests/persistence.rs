@@ -1,0 +1,296 @@
+//! Durability, sharing and error behaviour of the on-disk index.
+
+mod common;
+
+use std::io::Write;
+
+use common::*;
+use minirag_core::ports::{Index, IndexError};
+use minirag_core::search::Scope;
+use minirag_index_mem::MemIndex;
+
+fn put(index: &MemIndex, source: &str, texts: &[&str]) {
+    let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    index
+        .replace_source(
+            record(source, "Title", texts.len()),
+            chunks(&texts),
+            Some(vectors(&texts)),
+        )
+        .unwrap();
+}
+
+#[test]
+fn writes_survive_reopen_and_replace_shrinks() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let index = MemIndex::open(dir.path()).unwrap();
+        put(
+            &index,
+            "/d/a.md",
+            &["alpha one", "alpha two", "alpha three"],
+        );
+        put(&index, "/d/b#1.md", &["beta"]);
+        put(&index, "/d/a.md", &["alpha only"]);
+    }
+    let index = MemIndex::open(dir.path()).unwrap();
+    let a = index.chunks("/d/a.md", 0..=100).unwrap();
+    assert_eq!(
+        a.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+        ["alpha only"]
+    );
+    assert_eq!(
+        index.source("/d/a.md").unwrap().unwrap().file_hash,
+        "hash-of-/d/a.md"
+    );
+    assert_eq!(index.stats().unwrap().chunk_count, 2);
+    let hits = index.keyword_search("alpha", 10, &Scope::all()).unwrap();
+    assert_eq!(hits.len(), 1, "old chunks are gone from the postings");
+    let near = index
+        .vector_search(&vector("beta"), 1, &Scope::all())
+        .unwrap();
+    assert_eq!(near[0].key.source, "/d/b#1.md");
+    assert!(near[0].value < 1e-5);
+}
+
+#[test]
+fn compaction_keeps_every_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    for i in 0..20 {
+        put(
+            &index,
+            &format!("/d/{i}.md"),
+            &[&format!("doc {i} apple"), &format!("doc {i} pear")],
+        );
+    }
+    index.delete_source("/d/3.md").unwrap();
+    index.move_source("/d/4.md", "/d/moved.md", 9.0).unwrap();
+    let before_kw = index.keyword_search("apple 7", 50, &Scope::all()).unwrap();
+    let before_vec = index
+        .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
+        .unwrap();
+    index.compact().unwrap();
+    assert!(dir.path().join("snapshot.meta").is_file());
+    assert_eq!(
+        index.keyword_search("apple 7", 50, &Scope::all()).unwrap(),
+        before_kw
+    );
+    assert_eq!(
+        index
+            .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
+            .unwrap(),
+        before_vec
+    );
+    drop(index);
+    let reopened = MemIndex::open(dir.path()).unwrap();
+    assert_eq!(
+        reopened
+            .keyword_search("apple 7", 50, &Scope::all())
+            .unwrap(),
+        before_kw
+    );
+    assert_eq!(
+        reopened
+            .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
+            .unwrap(),
+        before_vec
+    );
+    assert_eq!(reopened.source("/d/moved.md").unwrap().unwrap().mtime, 9.0);
+    assert!(reopened.source("/d/3.md").unwrap().is_none());
+    // Writes after a compaction land in the new log.
+    put(&reopened, "/d/new.md", &["fresh kiwi"]);
+    drop(reopened);
+    let again = MemIndex::open(dir.path()).unwrap();
+    assert_eq!(
+        again.keyword_search("kiwi", 5, &Scope::all()).unwrap()[0]
+            .key
+            .source,
+        "/d/new.md"
+    );
+}
+
+#[test]
+fn another_handle_sees_writes_on_its_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = MemIndex::open(dir.path()).unwrap();
+    let writer = MemIndex::open(dir.path()).unwrap();
+    assert!(reader
+        .keyword_search("mango", 5, &Scope::all())
+        .unwrap()
+        .is_empty());
+    put(&writer, "/d/m.md", &["mango season"]);
+    assert_eq!(
+        reader
+            .keyword_search("mango", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        1
+    );
+    writer.compact().unwrap();
+    put(&writer, "/d/n.md", &["mango again"]);
+    assert_eq!(
+        reader
+            .keyword_search("mango", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        2,
+        "picks up a newer snapshot and its log"
+    );
+    writer.delete_source("/d/m.md").unwrap();
+    assert_eq!(
+        reader
+            .keyword_search("mango", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_torn_log_tail_is_cut_and_acknowledged_writes_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let index = MemIndex::open(dir.path()).unwrap();
+        put(&index, "/d/a.md", &["acknowledged write"]);
+    }
+    let wal = dir.path().join("wal.log");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&wal).unwrap();
+    f.write_all(&[200, 0, 0, 0, 1, 2, 3, 4, 9, 9]).unwrap();
+    drop(f);
+    let index = MemIndex::open(dir.path()).unwrap();
+    assert_eq!(
+        index.chunks("/d/a.md", 0..=0).unwrap()[0].text,
+        "acknowledged write"
+    );
+    put(&index, "/d/b.md", &["after the tear"]);
+    drop(index);
+    let index = MemIndex::open(dir.path()).unwrap();
+    assert_eq!(index.stats().unwrap().source_count, 2);
+}
+
+#[test]
+fn a_corrupt_snapshot_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let index = MemIndex::open(dir.path()).unwrap();
+        put(&index, "/d/a.md", &["x"]);
+        index.compact().unwrap();
+    }
+    let meta = dir.path().join("snapshot.meta");
+    let mut bytes = std::fs::read(&meta).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xFF;
+    std::fs::write(&meta, bytes).unwrap();
+    let err = MemIndex::open(dir.path()).err().unwrap().to_string();
+    assert!(
+        err.contains("snapshot.meta") && err.contains("corrupt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn mixing_widths_or_models_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    put(&index, "/d/a.md", &["x"]);
+    let mut wide = minirag_core::ports::Embeddings::new(16);
+    wide.push(&[0.25; 16]);
+    let err = index
+        .replace_source(record("/d/b.md", "T", 1), vec![chunk(0, "y")], Some(wide))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        IndexError::DimensionMismatch {
+            stored: 8,
+            model: 16
+        }
+    );
+    assert!(
+        err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional")
+    );
+    let mut other = record("/d/c.md", "T", 1);
+    other.embedded_with = Some("other-model".into());
+    let err = index
+        .replace_source(other, vec![chunk(0, "z")], Some(vectors(&["z".into()])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("test-model") && err.contains("other-model"),
+        "{err}"
+    );
+    assert_eq!(
+        index.stats().unwrap().source_count,
+        1,
+        "nothing half-written"
+    );
+}
+
+#[test]
+fn db_path_that_is_a_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let err = MemIndex::open(&file).err().unwrap().to_string();
+    assert!(
+        err.contains("DB_PATH") && err.contains("not-a-dir"),
+        "{err}"
+    );
+}
+
+#[test]
+fn scope_applies_before_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    for i in 0..60 {
+        put(
+            &index,
+            &format!("/d/other/{i}.md"),
+            &["common words galore common"],
+        );
+    }
+    put(&index, "/d/proj/x.md", &["common"]);
+    put(&index, "/d/project-secret/y.md", &["common"]);
+    let scope = Scope::new(["/d/proj"]);
+    let kw = index.keyword_search("common", 5, &scope).unwrap();
+    assert_eq!(kw.len(), 1);
+    assert_eq!(kw[0].key.source, "/d/proj/x.md");
+    let vec = index
+        .vector_search(&vector("common words galore common"), 5, &scope)
+        .unwrap();
+    assert_eq!(vec.len(), 1);
+    assert_eq!(vec[0].key.source, "/d/proj/x.md");
+}
+
+#[test]
+fn vectorless_sources_are_counted_and_get_vectors_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let mut rec = record("/d/a.md", "T", 1);
+    rec.embedded_with = None;
+    index
+        .replace_source(rec, vec![chunk(0, "no vector yet")], None)
+        .unwrap();
+    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 1);
+    assert_eq!(
+        index
+            .keyword_search("vector", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(index
+        .vector_search(&vector("no vector yet"), 5, &Scope::all())
+        .unwrap()
+        .is_empty());
+    put(&index, "/d/a.md", &["no vector yet"]);
+    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
+    assert_eq!(
+        index.cached_vectors("test-model", &["no vector yet", "unknown"]),
+        vec![Some(vector("no vector yet")), None]
+    );
+    assert_eq!(
+        index.cached_vectors("another-model", &["no vector yet"]),
+        vec![None]
+    );
+}
