@@ -38,7 +38,7 @@ pub fn chunk(index: u32, text: &str) -> Chunk {
 
 /// A deterministic unit vector for a text.
 pub fn vector(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; DIM];
+    let mut v = [0f32; DIM];
     for (i, b) in text.bytes().enumerate() {
         v[(b as usize + i) % DIM] += 1.0 + (b % 7) as f32;
     }
