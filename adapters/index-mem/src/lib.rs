@@ -35,7 +35,8 @@ use crate::records::{DiskChunk, DiskSource, Op};
 use crate::state::{text_hash, SourceEntry, State};
 use crate::vectors::Matrix;
 
-/// Fold the log into a new snapshot once it grows past this many bytes.
+/// Fold the log into a new snapshot once it grows past this many bytes (or
+/// past the snapshot's own size, whichever is larger).
 pub const COMPACT_AFTER_BYTES: u64 = 64 << 20;
 
 struct Inner {
@@ -44,6 +45,9 @@ struct Inner {
     /// End of the last applied WAL record; 0 when the WAL does not follow
     /// our snapshot (missing, stale or torn header).
     wal_end: u64,
+    /// Size of the current snapshot: the log may grow to this before it is
+    /// folded, so compaction work stays linear in the data written.
+    snapshot_bytes: u64,
 }
 
 pub struct MemIndex {
@@ -123,7 +127,7 @@ impl MemIndex {
         }
         inner.wal_end = disk::append_wal(&self.paths, inner.wal_end, &op)?;
         let n = inner.state.apply(op);
-        if inner.wal_end > self.compact_after {
+        if inner.wal_end > self.compact_after.max(inner.snapshot_bytes) {
             compact(&self.paths, &mut inner)?;
         }
         Ok(n)
@@ -139,14 +143,19 @@ impl MemIndex {
 }
 
 fn load(paths: &Paths) -> Result<Inner, IndexError> {
-    let (generation, state) = match disk::read_snapshot(paths)? {
-        Some((generation, snap)) => (generation, from_snapshot(paths, snap)?),
-        None => (0, State::new()),
+    let (generation, state, snapshot_bytes) = match disk::read_snapshot(paths)? {
+        Some((generation, snap)) => {
+            let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
+            let bytes = meta + snap.vector_bytes;
+            (generation, from_snapshot(paths, snap)?, bytes)
+        }
+        None => (0, State::new(), 0),
     };
     let mut inner = Inner {
         state,
         generation,
         wal_end: 0,
+        snapshot_bytes,
     };
     catch_up(paths, &mut inner)?;
     Ok(inner)

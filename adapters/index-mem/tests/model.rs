@@ -13,12 +13,35 @@ use minirag_index_mem::bm25::{B, K1, TITLE_WEIGHT};
 use minirag_index_mem::MemIndex;
 use proptest::prelude::*;
 
-const SOURCES: [&str; 6] = ["/a/one.md", "/a/two.md", "/b/three.md", "/b/four.md", "note-1", "note-10"];
-const WORDS: [&str; 10] = ["alpha", "beta", "gamma", "delta", "индекс", "документы", "ERR_CONN_RESET", "3.4.2", "東京都", "indexing"];
+const SOURCES: [&str; 6] = [
+    "/a/one.md",
+    "/a/two.md",
+    "/b/three.md",
+    "/b/four.md",
+    "note-1",
+    "note-10",
+];
+const WORDS: [&str; 10] = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "индекс",
+    "документы",
+    "ERR_CONN_RESET",
+    "3.4.2",
+    "東京都",
+    "indexing",
+];
 
 #[derive(Debug, Clone)]
 enum Step {
-    Replace { source: usize, title: usize, texts: Vec<Vec<usize>>, with_vectors: bool },
+    Replace {
+        source: usize,
+        title: usize,
+        texts: Vec<Vec<usize>>,
+        with_vectors: bool,
+    },
     Delete(usize),
     Move(usize, usize),
     Compact,
@@ -41,6 +64,9 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// ((source, chunk index or `None` for the title field), analysed terms)
+type FieldDocs = Vec<((String, Option<u32>), Vec<String>)>;
+
 const SCOPES: [&str; 3] = ["/a", "/b/", "note-1"];
 
 #[derive(Clone)]
@@ -61,7 +87,7 @@ fn bm25(model: &BTreeMap<String, Doc>, query: &str, scope: &Scope) -> HashMap<(S
     q.sort();
     q.dedup();
     let mut out: HashMap<(String, u32), f32> = HashMap::new();
-    let field = |docs: Vec<((String, Option<u32>), Vec<String>)>, weight: f32, out: &mut HashMap<(String, u32), f32>| {
+    let field = |docs: FieldDocs, weight: f32, out: &mut HashMap<(String, u32), f32>| {
         let n = docs.len() as f32;
         if n == 0.0 {
             return;
@@ -93,11 +119,19 @@ fn bm25(model: &BTreeMap<String, Doc>, query: &str, scope: &Scope) -> HashMap<(S
     };
     let texts = model
         .iter()
-        .flat_map(|(s, d)| d.texts.iter().enumerate().map(move |(i, t)| ((s.clone(), Some(i as u32)), t)))
+        .flat_map(|(s, d)| {
+            d.texts
+                .iter()
+                .enumerate()
+                .map(move |(i, t)| ((s.clone(), Some(i as u32)), t))
+        })
         .map(|(k, t)| (k, a.terms(t)))
         .collect();
     field(texts, 1.0, &mut out);
-    let titles = model.iter().map(|(s, d)| ((s.clone(), None), a.terms(&d.title))).collect();
+    let titles = model
+        .iter()
+        .map(|(s, d)| ((s.clone(), None), a.terms(&d.title)))
+        .collect();
     field(titles, TITLE_WEIGHT, &mut out);
     out
 }
@@ -114,14 +148,22 @@ fn nearest(model: &BTreeMap<String, Doc>, q: &[f32], scope: &Scope) -> HashMap<(
     out
 }
 
-fn same(got: HashMap<(String, u32), f32>, want: HashMap<(String, u32), f32>) -> Result<(), TestCaseError> {
+fn same(
+    got: HashMap<(String, u32), f32>,
+    want: HashMap<(String, u32), f32>,
+) -> Result<(), TestCaseError> {
     let mut g: Vec<_> = got.keys().cloned().collect();
     let mut w: Vec<_> = want.keys().cloned().collect();
     g.sort();
     w.sort();
     prop_assert_eq!(&g, &w);
     for k in g {
-        prop_assert!((got[&k] - want[&k]).abs() <= 1e-3 * want[&k].abs().max(1.0), "{k:?}: {} vs {}", got[&k], want[&k]);
+        prop_assert!(
+            (got[&k] - want[&k]).abs() <= 1e-3 * want[&k].abs().max(1.0),
+            "{k:?}: {} vs {}",
+            got[&k],
+            want[&k]
+        );
     }
     Ok(())
 }

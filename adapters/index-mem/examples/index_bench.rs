@@ -1,0 +1,242 @@
+//! Index benchmark on synthetic 384-d chunks (random text from a fixed
+//! vocabulary): build time, snapshot bytes, open time, RSS, vector top-50,
+//! BM25 and hybrid latency. With `--hnsw N` it also measures instant-distance
+//! (build time and recall@10 against the exact scan) on the first N vectors.
+//!
+//! cargo run -p minirag-index-mem --example index_bench -- [--sizes 10000,100000] [--hnsw 20000]
+
+use std::time::Instant;
+
+use minirag_core::chunk::{Chunk, Layout, UnitKind};
+use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
+use minirag_core::search::{fuse, Scope};
+use minirag_index_mem::MemIndex;
+
+const DIM: usize = 384;
+const PER_SOURCE: usize = 100;
+const QUERIES: usize = 200;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+    fn zipf(&mut self, n: usize) -> usize {
+        // Roughly Zipfian: squares concentrate mass on small ids.
+        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        ((u * u * u) * n as f64) as usize
+    }
+}
+
+fn vocabulary() -> Vec<String> {
+    let syl = [
+        "ka", "ri", "to", "me", "su", "la", "no", "pe", "zu", "vi", "do", "ga", "xe", "mo", "tu",
+        "ne",
+    ];
+    (0..5000)
+        .map(|i| {
+            format!(
+                "{}{}{}",
+                syl[i % 16],
+                syl[(i / 16) % 16],
+                syl[(i / 256) % 16]
+            ) + &(i / 4096).to_string()
+        })
+        .collect()
+}
+
+fn unit_vector(rng: &mut Rng) -> Vec<f32> {
+    let v: Vec<f32> = (0..DIM).map(|_| rng.unit()).collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / n).collect()
+}
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn rss_mb(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum()
+}
+
+fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
+    ms.sort_by(f64::total_cmp);
+    (ms[ms.len() / 2], ms[ms.len() * 95 / 100])
+}
+
+fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x9E3779B97F4A7C15 ^ n as u64);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let mut all_vectors = Vec::with_capacity(n);
+    let started = Instant::now();
+    for s in 0..n.div_ceil(PER_SOURCE) {
+        let count = PER_SOURCE.min(n - s * PER_SOURCE);
+        let mut chunks = Vec::with_capacity(count);
+        let mut vectors = Embeddings::new(DIM);
+        for i in 0..count {
+            let words: Vec<&str> = (0..60)
+                .map(|_| vocab[rng.zipf(vocab.len())].as_str())
+                .collect();
+            chunks.push(Chunk {
+                index: i as u32,
+                parent: i as u32 / 4,
+                text: words.join(" "),
+                layout: Layout {
+                    prefix_len: 0,
+                    kind: UnitKind::Text,
+                    headings: vec![],
+                    heading_is_body: false,
+                    continues_section: false,
+                },
+            });
+            let v = unit_vector(&mut rng);
+            vectors.push(&v);
+            all_vectors.push(v);
+        }
+        let record = SourceRecord {
+            source: format!("/corpus/dir{}/doc{s}.md", s % 17),
+            source_type: SourceType::File,
+            title: format!(
+                "{} {}",
+                vocab[s % vocab.len()],
+                vocab[(s * 7) % vocab.len()]
+            ),
+            title_seeded: false,
+            file_hash: String::new(),
+            mtime: 0.0,
+            ingested_at: String::new(),
+            chunk_count: count as u32,
+            scheme_version: minirag_core::CHUNK_SCHEME,
+            embedded_with: Some("bench".into()),
+        };
+        index.replace_source(record, chunks, Some(vectors)).unwrap();
+    }
+    index.compact().unwrap();
+    let build_s = started.elapsed().as_secs_f64();
+    let bytes = dir_bytes(dir.path());
+    drop(index);
+
+    let t = Instant::now();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let open_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let scope = Scope::all();
+    let (mut vec_ms, mut kw_ms, mut hy_ms) = (Vec::new(), Vec::new(), Vec::new());
+    for q in 0..QUERIES {
+        let qv = unit_vector(&mut rng);
+        let words: Vec<&str> = (0..3)
+            .map(|_| vocab[rng.zipf(vocab.len()) + q % 3].as_str())
+            .collect();
+        let text = words.join(" ");
+        let t = Instant::now();
+        let v = index.vector_search(&qv, 50, &scope).unwrap();
+        vec_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let k = index.keyword_search(&text, 50, &scope).unwrap();
+        kw_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let v2 = index.vector_search(&qv, 50, &scope).unwrap();
+        let k2 = index.keyword_search(&text, 50, &scope).unwrap();
+        let fused = fuse(&v2, &k2, 0.6);
+        hy_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(!v.is_empty() && !fused.is_empty() && k.len() <= 50);
+    }
+    let (v50, v95) = percentiles(vec_ms);
+    let (k50, k95) = percentiles(kw_ms);
+    let (h50, h95) = percentiles(hy_ms);
+    println!(
+        "| {n} | {build_s:.1} s | {:.0} MB | {open_ms:.0} ms | {:.0} MB | {v50:.2} / {v95:.2} | {k50:.2} / {k95:.2} | {h50:.2} / {h95:.2} | 1.00 (exact) |",
+        bytes as f64 / 1e6,
+        rss_mb("VmRSS:"),
+    );
+    all_vectors
+}
+
+#[derive(Clone)]
+struct P(Vec<f32>);
+
+impl instant_distance::Point for P {
+    fn distance(&self, other: &Self) -> f32 {
+        let dot: f32 = self.0.iter().zip(&other.0).map(|(a, b)| a * b).sum();
+        (2.0 - 2.0 * dot).max(0.0)
+    }
+}
+
+fn hnsw(vectors: &[Vec<f32>], n: usize) {
+    let n = n.min(vectors.len());
+    let points: Vec<P> = vectors[..n].iter().cloned().map(P).collect();
+    let values: Vec<usize> = (0..n).collect();
+    let t = Instant::now();
+    let map = instant_distance::Builder::default().build(points.clone(), values);
+    let build_s = t.elapsed().as_secs_f64();
+    let mut rng = Rng(42);
+    let mut recall = 0.0;
+    let mut search = instant_distance::Search::default();
+    let mut ms = Vec::new();
+    for _ in 0..QUERIES {
+        let q = P(unit_vector(&mut rng));
+        let mut exact: Vec<(f32, usize)> = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (instant_distance::Point::distance(&q, p), i))
+            .collect();
+        exact.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let truth: Vec<usize> = exact[..10].iter().map(|e| e.1).collect();
+        let t = Instant::now();
+        let got: Vec<usize> = map
+            .search(&q, &mut search)
+            .take(10)
+            .map(|i| *i.value)
+            .collect();
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        recall += got.iter().filter(|g| truth.contains(g)).count() as f64 / 10.0;
+    }
+    let (p50, _) = percentiles(ms);
+    println!("instant-distance HNSW over {n} vectors: build {build_s:.1} s, recall@10 {:.3}, search p50 {p50:.2} ms", recall / QUERIES as f64);
+}
+
+fn main() {
+    let sizes: Vec<usize> = arg("--sizes")
+        .unwrap_or("10000,100000".into())
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let vocab = vocabulary();
+    println!(
+        "cores: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!("| chunks | build | on disk | open | RSS | vector top-50 p50/p95 ms | BM25 p50/p95 ms | hybrid p50/p95 ms | recall@10 |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut last = Vec::new();
+    for n in sizes {
+        last = bench(n, &vocab);
+    }
+    if let Some(h) = arg("--hnsw").and_then(|h| h.parse::<usize>().ok()) {
+        hnsw(&last, h);
+    }
+}

@@ -1,0 +1,388 @@
+//! The CLI: the same payloads as the MCP tools, printed as JSON (`--json`)
+//! or for people. Errors go to stderr as `error: …` with exit code 1.
+
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{bail, Result};
+use clap::{Args, Parser, Subcommand};
+use minirag_core::config::CliOverrides;
+use serde_json::{json, Value};
+
+use crate::app::App;
+use crate::sync;
+
+#[derive(Parser)]
+#[command(
+    name = "minirag-mcp",
+    version,
+    about = "Hybrid search over your documents. No arguments: MCP server on stdio."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Clone, Default)]
+pub struct Common {
+    /// Document root (repeatable); replaces BASE_DIRS / BASE_DIR.
+    #[arg(long = "base-dir", global = true)]
+    pub base_dir: Vec<String>,
+    /// Index folder (default: <first root>/.minirag/index).
+    #[arg(long = "db-path", global = true)]
+    pub db_path: Option<String>,
+    /// Where downloaded models are kept.
+    #[arg(long = "cache-dir", global = true)]
+    pub cache_dir: Option<String>,
+    /// Hugging Face model id or local model folder.
+    #[arg(long = "model-name", global = true)]
+    pub model_name: Option<String>,
+    /// Print the JSON payload the MCP tool returns.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Index files or folders (folders are scanned like sync).
+    Ingest {
+        paths: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Fetch and index a URL.
+    IngestUrl {
+        url: String,
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long)]
+        title: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Bring the index in line with the roots (or one folder or file under them).
+    Sync {
+        path: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Search the index.
+    Query {
+        text: String,
+        #[arg(long)]
+        scope: Vec<String>,
+        #[arg(long = "top-k", default_value_t = 8, allow_negative_numbers = true)]
+        top_k: i64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Chunks around one chunk of a document.
+    ReadNeighbors {
+        #[arg(long = "chunk-index")]
+        chunk_index: u32,
+        #[arg(long = "file-path")]
+        file_path: Option<String>,
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long, default_value_t = 1)]
+        before: u32,
+        #[arg(long, default_value_t = 1)]
+        after: u32,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A whole document rebuilt from the index.
+    Read {
+        path: Option<String>,
+        #[arg(long)]
+        source: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Files under the roots and their index state.
+    List {
+        #[arg(long)]
+        scope: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Configuration and index counts.
+    Status {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Remove a document from the index.
+    Delete {
+        path: Option<String>,
+        #[arg(long)]
+        source: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+impl Command {
+    fn common(&self) -> &Common {
+        match self {
+            Self::Ingest { common, .. }
+            | Self::IngestUrl { common, .. }
+            | Self::Sync { common, .. }
+            | Self::Query { common, .. }
+            | Self::ReadNeighbors { common, .. }
+            | Self::Read { common, .. }
+            | Self::List { common, .. }
+            | Self::Status { common }
+            | Self::Delete { common, .. } => common,
+        }
+    }
+}
+
+fn print(json_out: bool, payload: &Value, human: impl FnOnce(&Value) -> String) {
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(payload).unwrap_or_default()
+        );
+    } else {
+        println!("{}", human(payload));
+    }
+}
+
+/// Runs one subcommand; returns the process exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let common = cli.command.common().clone();
+    let flags = CliOverrides {
+        base_dirs: common.base_dir.clone(),
+        db_path: common.db_path.clone(),
+        cache_dir: common.cache_dir.clone(),
+        model_name: common.model_name.clone(),
+    };
+    let app = App::load(&flags);
+    let j = common.json;
+    match cli.command {
+        Command::Status { .. } => {
+            let v = app.status();
+            print(j, &v, |v| {
+                v.as_object().map_or(String::new(), |o| {
+                    o.iter()
+                        .map(|(k, v)| format!("{k}: {}", plain(v)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+            });
+            Ok(0)
+        }
+        Command::Query {
+            text, scope, top_k, ..
+        } => {
+            if top_k < 1 {
+                bail!("--top-k must be at least 1, got {top_k}");
+            }
+            let v = app.query(&text, top_k, &scope)?;
+            print(j, &v, human_query);
+            Ok(0)
+        }
+        Command::Read { path, source, .. } => {
+            let key = key(&app, path, source)?;
+            let v = app.read_file(&key)?;
+            print(j, &v, |v| v["text"].as_str().unwrap_or("").to_string());
+            Ok(0)
+        }
+        Command::ReadNeighbors {
+            chunk_index,
+            file_path,
+            source,
+            before,
+            after,
+            ..
+        } => {
+            let key = key(&app, file_path, source)?;
+            let v = app.neighbors(&key, chunk_index, before, after)?;
+            print(j, &v, |v| {
+                let chunks = v["chunks"].as_array().cloned().unwrap_or_default();
+                if chunks.is_empty() {
+                    return "no chunks".into();
+                }
+                chunks
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "[{}] {} — {}\n{}",
+                            c["chunkIndex"],
+                            plain(&c["source"]),
+                            plain(&c["title"]),
+                            plain(&c["text"])
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            });
+            Ok(0)
+        }
+        Command::Delete { path, source, .. } => {
+            let key = key(&app, path, source)?;
+            let v = app.delete(&key)?;
+            print(j, &v, |v| {
+                format!(
+                    "deleted {} chunk(s) of {}",
+                    v["deletedChunks"],
+                    plain(&v["source"])
+                )
+            });
+            Ok(0)
+        }
+        Command::List { scope, .. } => {
+            let v = app.list_files(&scope)?;
+            for u in v["unlistedFolders"].as_array().into_iter().flatten() {
+                eprintln!("warn: {}: {}", plain(&u["path"]), plain(&u["message"]));
+            }
+            print(j, &v, |v| {
+                let files = v["files"].as_array().cloned().unwrap_or_default();
+                if files.is_empty() {
+                    return "no files found".into();
+                }
+                files
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "[{}] {} ({} chunks)",
+                            plain(&f["state"]),
+                            plain(&f["source"]),
+                            f["chunkCount"]
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            Ok(0)
+        }
+        Command::IngestUrl {
+            url, source, title, ..
+        } => {
+            let out = app
+                .engine()?
+                .ingest_url(&url, source.as_deref(), title.as_deref())?;
+            let v =
+                json!({"source": out.source, "chunkCount": out.chunk_count, "title": out.title});
+            print(j, &v, |v| {
+                format!(
+                    "ingested {} ({} chunks)",
+                    plain(&v["source"]),
+                    v["chunkCount"]
+                )
+            });
+            Ok(0)
+        }
+        Command::Ingest { paths, .. } => ingest(&app, &paths, j),
+        Command::Sync { path, .. } => {
+            let scope = path.map(|p| app.contain(&p, false)).transpose()?;
+            let config = app.config()?;
+            let _lock = sync::SyncLock::take(std::path::Path::new(&config.db_path))?;
+            let progress = |_d: u64, _t: u64, line: &str| eprintln!("{line}");
+            let report = sync::run(&app, scope.as_deref(), &progress, &AtomicBool::new(false))?;
+            for (s, e) in &report.errors {
+                eprintln!("warn: {s}: {e}");
+            }
+            let v = json!({"counts": report.counts.json(), "errors": report.errors_json()});
+            print(j, &v, |v| {
+                let c = &v["counts"];
+                format!(
+                    "scanned: {}, ingested: {}, skipped: {}, moved: {}, deleted: {}, unreadable: {}, failed: {}",
+                    c["scanned"], c["ingested"], c["skipped"], c["moved"], c["deleted"], c["unreadable"], c["failed"]
+                )
+            });
+            Ok(if report.counts.failed > 0 { 1 } else { 0 })
+        }
+    }
+}
+
+fn key(app: &App, path: Option<String>, source: Option<String>) -> Result<String> {
+    match (path, source) {
+        (Some(p), _) => Ok(app.contain(&p, false)?.display().to_string()),
+        (None, Some(s)) => Ok(s),
+        (None, None) => bail!("provide a path or --source"),
+    }
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn human_query(v: &Value) -> String {
+    let results = v["results"].as_array().cloned().unwrap_or_default();
+    if results.is_empty() {
+        return match v.get("notice") {
+            Some(n) => format!("no results — {}", plain(n)),
+            None => "no results".into(),
+        };
+    }
+    let mut out: Vec<String> = results
+        .iter()
+        .map(|r| {
+            let text: String = plain(&r["text"]).chars().take(160).collect();
+            format!(
+                "[{:.3}] {}#{} — {}\n    {}",
+                r["score"].as_f64().unwrap_or(0.0),
+                plain(&r["source"]),
+                r["chunkIndex"],
+                plain(&r["title"]),
+                text.replace('\n', " ")
+            )
+        })
+        .collect();
+    out.push(String::new());
+    out.push("Sources:".into());
+    for s in v["sources"].as_array().into_iter().flatten() {
+        let n = s["hits"].as_u64().unwrap_or(0);
+        out.push(format!(
+            "  {} ({n} {})",
+            plain(&s["source"]),
+            if n == 1 { "hit" } else { "hits" }
+        ));
+    }
+    if let Some(n) = v.get("notice") {
+        out.push(format!("note: {}", plain(n)));
+    }
+    out.join("\n")
+}
+
+fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
+    let mut files = Vec::new();
+    let mut failed: Vec<Value> = Vec::new();
+    for p in paths {
+        let path = app.contain(p, false)?;
+        if path.is_dir() {
+            let scan = crate::scan::scan(&app.roots, &[path])?;
+            for b in &scan.blind {
+                eprintln!("warn: {}: {}", b.path.display(), b.message());
+                failed.push(json!({"source": b.path.display().to_string(), "error": b.message()}));
+            }
+            files.extend(scan.files.into_iter().map(|f| f.path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut ingested = Vec::new();
+    for f in &files {
+        match app.ingest_file(f) {
+            Ok(v) => ingested.push(json!({"source": v["source"], "chunkCount": v["chunkCount"]})),
+            Err(e) => {
+                eprintln!("warn: {}: {e}", f.display());
+                failed.push(json!({"source": f.display().to_string(), "error": e.to_string()}));
+            }
+        }
+    }
+    let v = json!({"ingested": ingested, "failed": failed});
+    print(j, &v, |v| {
+        let list = v["ingested"].as_array().cloned().unwrap_or_default();
+        let mut out = vec![format!("ingested {} file(s):", list.len())];
+        out.extend(list.iter().map(|i| format!("  {}", plain(&i["source"]))));
+        out.join("\n")
+    });
+    Ok(if failed.is_empty() { 0 } else { 1 })
+}

@@ -1,0 +1,156 @@
+//! Walking the roots (§6.1): supported files only, no hidden or tool
+//! folders, no symlinked folders, nothing whose real path leaves the roots,
+//! each real file once. Folders that cannot be listed, and roots that are
+//! empty, are reported ("blind"), so sync never mistakes them for deletions.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use minirag_core::title::SUPPORTED_EXTENSIONS;
+
+use crate::app::mtime_of;
+
+const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv", "venv"];
+
+#[derive(Debug, Clone)]
+pub struct ScannedFile {
+    /// As found on disk (a symlink keeps its own name).
+    pub path: PathBuf,
+    pub size: u64,
+    pub mtime: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Blind {
+    pub path: PathBuf,
+    /// The OS error, or `None` for a root that is an empty folder.
+    pub error: Option<String>,
+}
+
+impl Blind {
+    pub fn message(&self) -> String {
+        match &self.error {
+            Some(e) => format!(
+                "could not list this folder ({e}); indexed files under it were kept. Make it readable, or reconnect the drive, then sync again."
+            ),
+            None => "this root is an empty folder; indexed files under it were kept in case it is an unmounted volume. Mount it, or remove the root from BASE_DIRS.".into(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub files: Vec<ScannedFile>,
+    pub blind: Vec<Blind>,
+}
+
+pub fn is_supported(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| SUPPORTED_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+fn skipped_name(name: &str, is_dir: bool) -> bool {
+    name.starts_with('.')
+        || (is_dir && SKIPPED_DIRS.contains(&name))
+        || (!is_dir && name.starts_with("~$"))
+}
+
+/// Scans `roots` (already resolved), or only `limit` paths under them when given.
+pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Result<Scan> {
+    let mut out = Scan::default();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let starts: Vec<PathBuf> = if limit.is_empty() {
+        roots.to_vec()
+    } else {
+        limit.to_vec()
+    };
+    for start in &starts {
+        if start.is_file() {
+            add_file(start, roots, &mut seen, &mut out);
+            continue;
+        }
+        let is_root = roots.contains(start);
+        match std::fs::read_dir(start) {
+            Ok(mut entries) => {
+                if is_root && entries.next().is_none() {
+                    out.blind.push(Blind {
+                        path: start.clone(),
+                        error: None,
+                    });
+                    continue;
+                }
+                walk(start, roots, &mut seen, &mut out);
+            }
+            Err(e) => out.blind.push(Blind {
+                path: start.clone(),
+                error: Some(e.to_string()),
+            }),
+        }
+    }
+    out.files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+fn add_file(path: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Scan) {
+    if !is_supported(path) {
+        return;
+    }
+    let Ok(real) = std::fs::canonicalize(path) else {
+        return;
+    };
+    if !roots.iter().any(|r| real.starts_with(r)) || !seen.insert(real.clone()) {
+        return;
+    }
+    let Ok(meta) = std::fs::metadata(&real) else {
+        return;
+    };
+    if meta.is_file() {
+        out.files.push(ScannedFile {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            mtime: mtime_of(&meta),
+        });
+    }
+}
+
+fn walk(dir: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Scan) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            out.blind.push(Blind {
+                path: dir.to_path_buf(),
+                error: Some(e.to_string()),
+            });
+            return;
+        }
+    };
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if !skipped_name(&name, true) {
+                dirs.push(entry.path());
+            }
+        } else if (kind.is_file() || kind.is_symlink()) && !skipped_name(&name, false) {
+            // A symlink to a folder is not followed; to a file it is checked like any file.
+            if kind.is_symlink() && entry.path().is_dir() {
+                continue;
+            }
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    dirs.sort();
+    for f in files {
+        add_file(&f, roots, seen, out);
+    }
+    for d in dirs {
+        walk(&d, roots, seen, out);
+    }
+}

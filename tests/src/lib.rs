@@ -1,0 +1,101 @@
+//! Helpers for black-box tests of the `minirag-mcp` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The binary cargo built beside this test executable.
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let bin = dir.join("minirag-mcp");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo build -p minirag-mcp` (cargo test --workspace does)",
+        bin.display()
+    );
+    bin
+}
+
+/// Real MiniLM weights beside the checkout (CI lays ../shared there).
+pub fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("MINIRAG_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/models"))
+        .join("all-MiniLM-L6-v2");
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "real weights expected at {}",
+        dir.display()
+    );
+    dir
+}
+
+/// A folder of documents plus the environment that points the binary at it.
+pub struct Corpus {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl Corpus {
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("docs");
+        for (name, text) in files {
+            let path = root.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        std::fs::create_dir_all(&root).unwrap();
+        let env = vec![
+            ("BASE_DIR".to_string(), root.display().to_string()),
+            (
+                "DB_PATH".to_string(),
+                dir.path().join("index").display().to_string(),
+            ),
+            ("MODEL_PATH".to_string(), model_dir().display().to_string()),
+            (
+                "CACHE_DIR".to_string(),
+                dir.path().join("cache").display().to_string(),
+            ),
+        ];
+        Self { dir, root, env }
+    }
+
+    pub fn path(&self, name: &str) -> String {
+        self.root.join(name).display().to_string()
+    }
+
+    /// Runs a CLI command with this corpus' environment.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.cli_env(args, &[])
+    }
+
+    pub fn cli_env(&self, args: &[&str], extra: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(binary());
+        cmd.args(args)
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("binary runs")
+    }
+
+    /// Runs with `--json` and parses stdout.
+    pub fn json(&self, args: &[&str]) -> (i32, Value, String) {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.cli(&all);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+        (out.status.code().unwrap_or(-1), value, stderr)
+    }
+}

@@ -1,0 +1,266 @@
+//! The CLI with `--json`, on the real binary and the real model.
+
+use minirag_blackbox::Corpus;
+use serde_json::Value;
+
+const GUIDE: &str = "# Network Guide\n\nThis guide explains connections.\n\n## Errors\n\n\
+    The error ERR_CONN_RESET means the peer closed the socket. Retry after a pause.\n\n\
+    ## Tuning\n\n| setting | default |\n| --- | --- |\n| timeout | 30 s |\n| retries | 3 |\n";
+const RECIPES: &str = "# Soup\n\nBoil water, add vegetables and salt. Simmer for twenty minutes.\n";
+const RU: &str = "# Хранение\n\nДокументы хранятся на складе в сухом помещении.\n";
+
+fn corpus() -> Corpus {
+    Corpus::new(&[
+        ("guide.md", GUIDE),
+        ("food/soup.md", RECIPES),
+        ("ru/store.txt", RU),
+    ])
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn ingest_query_read_list_delete() {
+    let c = corpus();
+    let root = c.root.display().to_string();
+    let (code, v, err) = c.json(&["ingest", &root]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["ingested"].as_array().unwrap().len(), 3);
+    assert_eq!(v["failed"].as_array().unwrap().len(), 0);
+
+    let (code, q, err) = c.json(&["query", "ERR_CONN_RESET"]);
+    assert_eq!(code, 0, "{err}");
+    let top = &q["results"][0];
+    assert_eq!(top["source"], c.path("guide.md"));
+    assert!(top["text"].as_str().unwrap().contains("ERR_CONN_RESET"));
+    assert_eq!(
+        keys(top),
+        [
+            "chunkIndex",
+            "distance",
+            "parentId",
+            "score",
+            "source",
+            "text",
+            "title"
+        ]
+    );
+    assert_eq!(
+        keys(&q["sources"][0]),
+        ["displayPath", "hits", "source", "title"]
+    );
+    assert_eq!(q["sources"][0]["displayPath"], "guide.md");
+    assert_eq!(keys(&q), ["parents", "results", "sources"]);
+    let hits: u64 = q["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["hits"].as_u64().unwrap())
+        .sum();
+    assert_eq!(hits as usize, q["results"].as_array().unwrap().len());
+
+    // A paraphrase finds the soup by meaning.
+    let (_, q, _) = c.json(&["query", "how do I cook a vegetable broth"]);
+    assert_eq!(q["results"][0]["source"], c.path("food/soup.md"));
+
+    // Russian morphology meets across forms.
+    let (_, q, _) = c.json(&["query", "документов", "--scope", &c.path("ru")]);
+    assert_eq!(q["results"][0]["source"], c.path("ru/store.txt"));
+    assert_eq!(
+        q["results"].as_array().unwrap().len(),
+        1,
+        "scope keeps only ru/"
+    );
+
+    let (code, r, _) = c.json(&["read", &c.path("guide.md")]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        keys(&r),
+        ["chunkCount", "source", "sourceType", "text", "title"]
+    );
+    let text = r["text"].as_str().unwrap();
+    for line in [
+        "# Network Guide",
+        "## Errors",
+        "## Tuning",
+        "| setting | default |",
+        "| retries | 3 |",
+    ] {
+        assert_eq!(
+            text.lines().filter(|l| *l == line).count(),
+            1,
+            "{line} in\n{text}"
+        );
+    }
+
+    let (code, l, _) = c.json(&["list"]);
+    assert_eq!(code, 0);
+    let files = l["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    assert!(files.iter().all(|f| f["state"] == "ingested"));
+    assert_eq!(
+        keys(&files[0]),
+        [
+            "chunkCount",
+            "ocrEngine",
+            "source",
+            "sourceType",
+            "state",
+            "title"
+        ]
+    );
+
+    let (code, d, _) = c.json(&["delete", &c.path("food/soup.md")]);
+    assert_eq!(code, 0);
+    assert!(d["deletedChunks"].as_u64().unwrap() >= 1);
+    let (code, _, err) = c.json(&["read", &c.path("food/soup.md")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not found"), "{err}");
+    let (_, l, _) = c.json(&["list"]);
+    let soup = l["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["source"] == c.path("food/soup.md"))
+        .unwrap()
+        .clone();
+    assert_eq!(soup["state"], "not_ingested");
+}
+
+#[test]
+fn sync_ingests_skips_moves_and_deletes() {
+    let c = corpus();
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["counts"]["ingested"], 3);
+    let (_, v, _) = c.json(&["sync"]);
+    assert_eq!(
+        (
+            v["counts"]["skipped"].as_u64(),
+            v["counts"]["ingested"].as_u64()
+        ),
+        (Some(3), Some(0))
+    );
+
+    std::fs::create_dir_all(c.root.join("archive")).unwrap();
+    std::fs::rename(c.root.join("food/soup.md"), c.root.join("archive/soup.md")).unwrap();
+    std::fs::remove_file(c.root.join("ru/store.txt")).unwrap();
+    std::fs::write(
+        c.root.join("new.md"),
+        "# New\n\nA brand new note about kites.",
+    )
+    .unwrap();
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let counts = &v["counts"];
+    assert_eq!(
+        (
+            counts["moved"].as_u64(),
+            counts["deleted"].as_u64(),
+            counts["ingested"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{v}"
+    );
+    let (_, q, _) = c.json(&["query", "vegetable soup"]);
+    assert_eq!(q["results"][0]["source"], c.path("archive/soup.md"));
+}
+
+#[test]
+fn status_and_configuration_errors() {
+    let c = corpus();
+    let (code, s, _) = c.json(&["status"]);
+    assert_eq!(code, 0);
+    assert_eq!(s["chunkScheme"], 3);
+    assert_eq!(s["chunkCount"], 0);
+    assert_eq!(s["roots"][0], c.root.display().to_string());
+
+    let out = c.cli_env(&["status", "--json"], &[("BASE_DIRS", "/a:/b")]);
+    assert_eq!(out.status.code(), Some(0));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(keys(&s), ["configError", "version"]);
+    assert!(s["configError"].as_str().unwrap().contains("BASE_DIRS"));
+
+    let out = c.cli_env(&["list", "--json"], &[("BASE_DIRS", "/a:/b")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ") && err.contains("BASE_DIRS"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_arguments_are_refused_with_the_reason() {
+    let c = corpus();
+    let (code, _, err) = c.json(&["query", "x", "--top-k", "0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--top-k must be at least 1, got 0"), "{err}");
+    let (code, _, err) = c.json(&["query", "   "]);
+    assert_eq!(code, 1);
+    assert!(err.contains("query must not be empty"), "{err}");
+    let (code, _, err) = c.json(&["ingest", "/etc/hostname"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("outside") && err.contains("BASE_DIRS"),
+        "{err}"
+    );
+    let (code, _, err) = c.json(&["ingest", "../escape.md"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("outside"), "{err}");
+    let (code, _, err) = c.json(&["read", "--source", "nothing-here"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not found"), "{err}");
+}
+
+#[test]
+fn sync_skips_symlinks_that_leave_the_roots() {
+    let c = corpus();
+    let outside = c.dir.path().join("secret.md");
+    std::fs::write(&outside, "# Secret\n\nTOP-SECRET-TOKEN").unwrap();
+    std::os::unix::fs::symlink(&outside, c.root.join("notes.md")).unwrap();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, q, _) = c.json(&["query", "TOP-SECRET-TOKEN"]);
+    assert!(q["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| !r["text"].as_str().unwrap().contains("TOP-SECRET")));
+}
+
+#[test]
+fn a_held_sync_lock_refuses_a_second_sync() {
+    let c = corpus();
+    let db = c.dir.path().join("index");
+    std::fs::create_dir_all(&db).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(db.join(".sync.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    std::fs::write(
+        db.join(".sync.lock"),
+        format!("{{\"pid\": 4242, \"started\": {}}}", 0),
+    )
+    .unwrap();
+    let out = c.cli(&["sync", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("syncing this index") && err.contains("DB_PATH") && err.contains("4242"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    drop(lock);
+    let (code, v, _) = c.json(&["sync"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["counts"]["ingested"], 3);
+}

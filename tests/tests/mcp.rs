@@ -1,0 +1,267 @@
+//! The server over MCP stdio, driven by rmcp's client against the real binary.
+
+use std::time::Instant;
+
+use minirag_blackbox::{binary, Corpus};
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
+    let env: Vec<(String, String)> = c
+        .env
+        .iter()
+        .cloned()
+        .chain(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    let root = c.root.clone();
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|cmd| {
+            cmd.env_clear().current_dir(&root);
+            for (k, v) in &env {
+                cmd.env(k, v);
+            }
+        }))
+        .unwrap();
+    ().serve(transport).await.expect("initialize")
+}
+
+/// (is_error, text)
+async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    match client.call_tool(params).await {
+        Ok(r) => {
+            let text = r
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect::<Vec<_>>()
+                .join("");
+            (r.is_error.unwrap_or(false), text)
+        }
+        Err(e) => (true, e.to_string()),
+    }
+}
+
+async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
+    let (err, text) = call(client, tool, args).await;
+    assert!(!err, "{tool} failed: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn corpus() -> Corpus {
+    Corpus::new(&[
+        ("a.md", "# Alpha\n\nThe alpha service listens on port 8080.\n\n## Limits\n\nAt most 64 connections."),
+        ("b/b.md", "# Beta\n\nBeta stores invoices for the accounting team."),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_instructions_and_round_trips() {
+    let c = corpus();
+    let started = Instant::now();
+    let client = connect(&c, &[]).await;
+    let init_ms = started.elapsed().as_millis();
+    let info = client.peer_info().expect("server info");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("Sources list")
+            && instructions.contains("`displayPath` copied verbatim")
+    );
+    assert!(instructions.chars().count() <= 1700);
+    eprintln!("spawn → initialize: {init_ms} ms");
+
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "delete_file",
+            "ingest_data",
+            "ingest_file",
+            "ingest_url",
+            "list_files",
+            "query_documents",
+            "read_chunk_neighbors",
+            "read_file",
+            "status",
+            "sync_start",
+            "sync_status"
+        ]
+    );
+    for t in client.list_all_tools().await.unwrap() {
+        assert!(
+            t.description.as_deref().unwrap_or("").len() > 40,
+            "{} description too short",
+            t.name
+        );
+    }
+
+    // sync in the background, then poll to a terminal state.
+    let job = call_json(&client, "sync_start", json!({})).await;
+    let id = job["jobId"].as_str().unwrap().to_string();
+    let status = loop {
+        let s = call_json(&client, "sync_status", json!({"jobId": id})).await;
+        if s["state"] == "succeeded" || s["state"] == "failed" {
+            break s;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(status["state"], "succeeded", "{status}");
+    assert_eq!(status["counts"]["ingested"], 2);
+    let (err, text) = call(&client, "sync_status", json!({"jobId": "nope"})).await;
+    assert!(err && text.contains("Unknown sync job 'nope'"));
+
+    let q = call_json(
+        &client,
+        "query_documents",
+        json!({"query": "which port does alpha use", "topK": 3}),
+    )
+    .await;
+    assert_eq!(q["results"][0]["source"], c.path("a.md"));
+    let pid = q["results"][0]["parentId"].as_str().unwrap();
+    assert!(pid.starts_with(&format!("{}#p", c.path("a.md"))));
+    assert!(q["parents"][pid].as_str().unwrap().contains("8080"));
+
+    // Same payload from the CLI (parity).
+    let (code, cli_q, _) = c.json(&["query", "which port does alpha use", "--top-k", "3"]);
+    assert_eq!(code, 0);
+    assert_eq!(cli_q, q);
+
+    let r = call_json(&client, "read_file", json!({"filePath": c.path("a.md")})).await;
+    assert!(r["text"].as_str().unwrap().starts_with("# Alpha"));
+    let n = call_json(
+        &client,
+        "read_chunk_neighbors",
+        json!({"source": c.path("a.md"), "chunkIndex": 0, "after": 5}),
+    )
+    .await;
+    assert!(!n["chunks"].as_array().unwrap().is_empty());
+
+    let d = call_json(&client, "ingest_data", json!({"data": "# Gamma\n\nGamma notes about kites.", "source": "note-1", "format": "markdown"})).await;
+    assert_eq!(
+        (d["source"].as_str(), d["title"].as_str()),
+        (Some("note-1"), Some("Gamma"))
+    );
+    let l = call_json(&client, "list_files", json!({})).await;
+    assert_eq!(l["files"].as_array().unwrap().len(), 3);
+    let del = call_json(&client, "delete_file", json!({"source": "note-1"})).await;
+    assert!(del["deletedChunks"].as_u64().unwrap() >= 1);
+    let s = call_json(&client, "status", json!({})).await;
+    assert_eq!(s["sourceCount"], 2);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn documented_errors() {
+    let c = corpus();
+    let client = connect(&c, &[]).await;
+    let cases = [
+        (
+            "query_documents",
+            json!({"query": " "}),
+            "query must not be empty",
+        ),
+        (
+            "query_documents",
+            json!({"query": "x", "topK": 0}),
+            "topK must be at least 1, got 0",
+        ),
+        (
+            "query_documents",
+            json!({"query": "x", "bogus": 1}),
+            "bogus",
+        ),
+        (
+            "ingest_file",
+            json!({"filePath": "relative.md"}),
+            "Path must be absolute",
+        ),
+        (
+            "ingest_file",
+            json!({"filePath": "/etc/hostname"}),
+            "outside",
+        ),
+        (
+            "ingest_file",
+            json!({"filePath": c.root.display().to_string()}),
+            "is a folder",
+        ),
+        (
+            "ingest_file",
+            json!({"filePath": c.path("x.py")}),
+            "Unsupported file extension '.py'",
+        ),
+        (
+            "read_file",
+            json!({"filePath": c.path("missing.md")}),
+            "File does not exist",
+        ),
+        ("read_file", json!({"filePath": c.path("b")}), "Not a file"),
+        (
+            "read_file",
+            json!({"filePath": c.path("a.md")}),
+            "Source not found in index",
+        ),
+        ("read_file", json!({}), "Provide filePath or source"),
+        (
+            "ingest_data",
+            json!({"data": "x", "source": "s", "format": "pdf"}),
+            "format must be one of",
+        ),
+        ("ingest_url", json!({"url": "file:///etc/passwd"}), "http"),
+        (
+            "delete_file",
+            json!({"source": "nothing"}),
+            "Source not found in index",
+        ),
+    ];
+    std::fs::write(c.root.join("x.py"), "print()").unwrap();
+    for (tool, args, want) in cases {
+        let (err, text) = call(&client, tool, args.clone()).await;
+        assert!(err, "{tool} {args} should fail");
+        assert!(text.contains(want), "{tool} {args}: {text}");
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_configuration_keeps_status_answering() {
+    let c = corpus();
+    let client = connect(&c, &[("RAG_HYBRID_WEIGHT", "1.5")]).await;
+    let s = call_json(&client, "status", json!({})).await;
+    assert!(s["configError"]
+        .as_str()
+        .unwrap()
+        .contains("RAG_HYBRID_WEIGHT"));
+    let (err, text) = call(&client, "list_files", json!({})).await;
+    assert!(
+        err && text.starts_with("Configuration error") && text.contains("RAG_HYBRID_WEIGHT"),
+        "{text}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_model_the_server_stays_useful() {
+    let c = corpus();
+    let client = connect(&c, &[("MODEL_PATH", "/nonexistent/model")]).await;
+    let out = call_json(&client, "ingest_file", json!({"filePath": c.path("a.md")})).await;
+    assert!(out["notice"].as_str().unwrap().contains("without vectors"));
+    let q = call_json(&client, "query_documents", json!({"query": "alpha port"})).await;
+    assert_eq!(q["results"][0]["source"], c.path("a.md"));
+    assert!(q["notice"].as_str().unwrap().contains("keyword-only"));
+    let s = call_json(&client, "status", json!({})).await;
+    assert!(s["vectorlessChunkCount"].as_u64().unwrap() > 0);
+    client.cancel().await.unwrap();
+}
