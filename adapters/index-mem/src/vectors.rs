@@ -141,17 +141,36 @@ impl Matrix {
 
     /// The `k` nearest rows to a unit `query` among rows `allowed` accepts,
     /// as (slot, squared L2 distance on unit vectors = 2 − 2·dot), nearest first.
-    pub fn nearest(
-        &self,
-        query: &[f32],
-        k: usize,
-        allowed: impl Fn(u32) -> bool,
-    ) -> Vec<(u32, f32)> {
+    /// Large matrices are scanned by all cores, each over its own row range.
+    pub fn nearest(&self, query: &[f32], k: usize, allowed: impl Fn(u32) -> bool + Sync) -> Vec<(u32, f32)> {
         if k == 0 || query.len() != self.dim {
             return Vec::new();
         }
+        let rows = self.rows() as u32;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let mut out: Vec<(u32, f32)> = if rows < PARALLEL_ROWS || threads == 1 {
+            self.scan(query, k, &allowed, 0..rows)
+        } else {
+            let step = rows.div_ceil(threads as u32);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads as u32)
+                    .map(|t| {
+                        let range = t * step..((t + 1) * step).min(rows);
+                        let allowed = &allowed;
+                        s.spawn(move || self.scan(query, k, allowed, range))
+                    })
+                    .collect();
+                handles.into_iter().flat_map(|h| h.join().expect("scan thread")).collect()
+            })
+        };
+        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        out
+    }
+
+    fn scan(&self, query: &[f32], k: usize, allowed: &impl Fn(u32) -> bool, range: std::ops::Range<u32>) -> Vec<(u32, f32)> {
         let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
-        for slot in 0..self.rows() as u32 {
+        for slot in range {
             if !self.present[slot as usize] || !allowed(slot) {
                 continue;
             }
@@ -163,11 +182,12 @@ impl Matrix {
                 heap.push(Scored(d, slot));
             }
         }
-        let mut out: Vec<(u32, f32)> = heap.into_iter().map(|s| (s.1, s.0)).collect();
-        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        out
+        heap.into_iter().map(|s| (s.1, s.0)).collect()
     }
 }
+
+/// Below this many rows one thread scans faster than several start.
+const PARALLEL_ROWS: u32 = 20_000;
 
 #[cfg(test)]
 mod tests {
@@ -179,6 +199,31 @@ mod tests {
         let b: Vec<f32> = (0..37).map(|i| 1.0 - i as f32 * 0.01).collect();
         let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         assert!((dot(&a, &b) - naive).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_parallel_scan_equals_one_sequential_scan() {
+        let dim = 8;
+        let mut m = Matrix::new(dim);
+        let mut x = 12345u64;
+        for _ in 0..(PARALLEL_ROWS as usize * 2 + 7) {
+            let row: Vec<f32> = (0..dim)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 1000) as f32 / 500.0 - 1.0
+                })
+                .collect();
+            let n = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-6);
+            m.push(Some(&row.iter().map(|v| v / n).collect::<Vec<_>>()));
+        }
+        let q = m.row(3).to_vec();
+        let allowed = |s: u32| s % 3 != 0;
+        let mut sequential = m.scan(&q, 50, &allowed, 0..m.rows() as u32);
+        sequential.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        assert_eq!(m.nearest(&q, 50, allowed), sequential);
+        assert_eq!(m.nearest(&q, 50, |_| true)[0].0, 3);
     }
 
     #[test]
