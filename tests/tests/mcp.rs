@@ -265,3 +265,55 @@ async fn without_a_model_the_server_stays_useful() {
     assert!(s["vectorlessChunkCount"].as_u64().unwrap() > 0);
     client.cancel().await.unwrap();
 }
+
+/// A loopback HTTP server that answers every request with one HTML page and
+/// counts the connections it accepted.
+fn serve_page(html: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/page", listener.local_addr().unwrap());
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}", html.len());
+        }
+    });
+    (url, hits)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ingest_url_refuses_loopback_unless_allowed() {
+    let (url, hits) = serve_page("<html><head><title>Local Page</title></head><body><h1>Kites</h1><p>LOOPBACK-BODY about kites.</p></body></html>");
+    let c = corpus();
+    let client = connect(&c, &[]).await;
+    let (err, text) = call(&client, "ingest_url", json!({"url": url})).await;
+    assert!(
+        err && text.contains("loopback") && text.contains("ALLOW_PRIVATE_URLS"),
+        "{text}"
+    );
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no request reached the server"
+    );
+    client.cancel().await.unwrap();
+
+    let client = connect(&c, &[("ALLOW_PRIVATE_URLS", "1")]).await;
+    let out = call_json(&client, "ingest_url", json!({"url": url})).await;
+    assert_eq!(
+        (out["source"].as_str(), out["title"].as_str()),
+        (Some(url.as_str()), Some("Local Page"))
+    );
+    let q = call_json(
+        &client,
+        "query_documents",
+        json!({"query": "LOOPBACK-BODY"}),
+    )
+    .await;
+    assert_eq!(q["results"][0]["source"], url);
+    client.cancel().await.unwrap();
+}

@@ -62,7 +62,9 @@ fn main() {
     let model_dir = arg("--model")
         .map(PathBuf::from)
         .unwrap_or(root.join("shared/models/all-MiniLM-L6-v2"));
-    let batch: usize = arg("--batch").and_then(|b| b.parse().ok()).unwrap_or(16);
+    let batch: usize = arg("--batch")
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(minirag_embed_candle::model::DEFAULT_BATCH);
     let runs: usize = arg("--runs").and_then(|b| b.parse().ok()).unwrap_or(3);
 
     let texts: Vec<String> =

@@ -1,12 +1,14 @@
 //! The `Fetcher` port, first slice: http(s) only (the reference's scheme
-//! rule), redirects followed by hand with the scheme re-checked on every
-//! hop, a body cap, timeouts. Host and DNS-rebinding rules are the hardened
-//! adapter's job (its own issue).
+//! rule), redirects followed by hand with scheme and host re-checked on every
+//! hop, private/loopback/link-local hosts refused unless ALLOW_PRIVATE_URLS,
+//! a body cap, timeouts. Closing the DNS-rebinding gap (connect only to the
+//! validated address) is the hardened adapter's job (its own issue).
 //!
 //! ureq (blocking, rustls) is used because hf-hub already brings it: the
 //! interim fetcher adds no new dependency tree.
 
 use std::io::Read;
+use std::net::{IpAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use minirag_core::ports::{FetchError, Fetched, Fetcher};
@@ -17,11 +19,108 @@ pub const DEFAULT_BODY_CAP: u64 = 20 << 20;
 pub struct HttpFetcher {
     agent: ureq::Agent,
     body_cap: u64,
+    allow_private: bool,
 }
 
 impl Default for HttpFetcher {
     fn default() -> Self {
-        Self::new(DEFAULT_BODY_CAP)
+        Self::new(DEFAULT_BODY_CAP, false)
+    }
+}
+
+/// The kind of a non-public address, or `None` for a public one.
+pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(a) => {
+            let o = a.octets();
+            if a.is_loopback() {
+                Some("loopback")
+            } else if a.is_link_local() {
+                Some("link-local")
+            } else if a.is_unspecified() {
+                Some("unspecified")
+            } else if a.is_private() {
+                Some("private")
+            } else if o[0] == 100 && (64..128).contains(&o[1]) {
+                Some("shared (carrier-grade NAT)")
+            } else if a.is_multicast()
+                || a.is_broadcast()
+                || a.is_documentation()
+                || o[0] == 0
+                || o[0] >= 240
+            {
+                Some("reserved")
+            } else {
+                None
+            }
+        }
+        IpAddr::V6(a) => {
+            let s = a.segments();
+            if a.is_loopback() {
+                Some("loopback")
+            } else if a.is_unspecified() {
+                Some("unspecified")
+            } else if (s[0] & 0xffc0) == 0xfe80 {
+                Some("link-local")
+            } else if (s[0] & 0xfe00) == 0xfc00 {
+                Some("private")
+            } else if a.is_multicast() || (s[0] == 0x2001 && s[1] == 0x0db8) {
+                Some("reserved")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Refuses a URL whose host is, or resolves to, a non-public address.
+pub fn check_host(url: &str) -> Result<(), FetchError> {
+    let parsed = url::Url::parse(url).map_err(|e| FetchError::Refused {
+        reason: format!("Malformed URL {url}: {e}"),
+    })?;
+    let refuse = |host: &str, ip: IpAddr, kind: &str, via: bool| {
+        FetchError::Refused {
+        reason: format!(
+            "Refusing to fetch from host '{host}': it {}{ip}, a {kind} address. Set ALLOW_PRIVATE_URLS=1 if this server should read your private network.",
+            if via { "resolves to " } else { "is " }
+        ),
+    }
+    };
+    match parsed.host() {
+        None => Err(FetchError::Refused {
+            reason: format!("URL has no host to check: {url}"),
+        }),
+        Some(url::Host::Ipv4(ip)) => blocked_kind(IpAddr::V4(ip)).map_or(Ok(()), |k| {
+            Err(refuse(&ip.to_string(), IpAddr::V4(ip), k, false))
+        }),
+        Some(url::Host::Ipv6(ip)) => blocked_kind(IpAddr::V6(ip)).map_or(Ok(()), |k| {
+            Err(refuse(&ip.to_string(), IpAddr::V6(ip), k, false))
+        }),
+        Some(url::Host::Domain(name)) => {
+            let port = parsed.port_or_known_default().unwrap_or(80);
+            let addrs: Vec<IpAddr> = (name, port)
+                .to_socket_addrs()
+                .map_err(|e| FetchError::Failed {
+                    reason: format!("Could not resolve host '{name}': {e}"),
+                })?
+                .map(|a| a.ip())
+                .collect();
+            if addrs.is_empty() {
+                return Err(FetchError::Failed {
+                    reason: format!("Host '{name}' resolved to no addresses"),
+                });
+            }
+            for ip in addrs {
+                if let Some(kind) = blocked_kind(ip) {
+                    return Err(refuse(name, ip, kind, true));
+                }
+            }
+            Ok(())
+        }
     }
 }
 
@@ -43,21 +142,33 @@ pub fn check_scheme(url: &str) -> Result<(), FetchError> {
 }
 
 impl HttpFetcher {
-    pub fn new(body_cap: u64) -> Self {
+    pub fn new(body_cap: u64, allow_private: bool) -> Self {
         let agent = ureq::AgentBuilder::new()
             .redirects(0)
             .timeout_connect(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
             .build();
-        Self { agent, body_cap }
+        Self {
+            agent,
+            body_cap,
+            allow_private,
+        }
     }
 }
 
 impl Fetcher for HttpFetcher {
     fn fetch(&self, url: &str) -> Result<Fetched, FetchError> {
         let mut current = url.to_string();
-        for _ in 0..=MAX_REDIRECTS {
+        for hop in 0..=MAX_REDIRECTS {
             check_scheme(&current)?;
+            if !self.allow_private {
+                check_host(&current).map_err(|e| match (e, hop) {
+                    (FetchError::Refused { reason }, h) if h > 0 => FetchError::Refused {
+                        reason: format!("Refused to fetch {url}: it redirected to {current}, which this server must not fetch. {reason}"),
+                    },
+                    (e, _) => e,
+                })?;
+            }
             let resp = match self
                 .agent
                 .get(&current)
@@ -132,6 +243,41 @@ impl Fetcher for HttpFetcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_hosts_are_refused_by_kind() {
+        for (url, kind) in [
+            ("http://127.0.0.1/", "loopback"),
+            ("http://localhost:8080/x", "loopback"),
+            ("http://169.254.169.254/latest/meta-data/", "link-local"),
+            ("http://10.0.0.1/", "private"),
+            ("http://192.168.1.1/", "private"),
+            ("http://[::1]/", "loopback"),
+            ("http://[::ffff:127.0.0.1]/", "loopback"),
+            ("http://[::ffff:10.0.0.1]/", "private"),
+            ("http://0.0.0.0/", "unspecified"),
+            ("http://100.64.0.1/", "shared"),
+        ] {
+            let e = check_host(url).unwrap_err().to_string();
+            assert!(
+                e.contains(kind) && e.contains("ALLOW_PRIVATE_URLS"),
+                "{url}: {e}"
+            );
+        }
+        assert!(check_host("http://93.184.216.34/").is_ok());
+        assert!(check_host("http://[::ffff:93.184.216.34]/").is_ok());
+    }
+
+    #[test]
+    fn a_refused_host_is_never_contacted() {
+        // A loopback listener that records connections: the default fetcher must not connect.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let e = HttpFetcher::default().fetch(&url).unwrap_err().to_string();
+        assert!(e.contains("loopback"), "{e}");
+        assert!(listener.accept().is_err(), "no connection was made");
+    }
 
     #[test]
     fn only_http_and_https() {

@@ -142,12 +142,19 @@ impl Matrix {
     /// The `k` nearest rows to a unit `query` among rows `allowed` accepts,
     /// as (slot, squared L2 distance on unit vectors = 2 − 2·dot), nearest first.
     /// Large matrices are scanned by all cores, each over its own row range.
-    pub fn nearest(&self, query: &[f32], k: usize, allowed: impl Fn(u32) -> bool + Sync) -> Vec<(u32, f32)> {
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: impl Fn(u32) -> bool + Sync,
+    ) -> Vec<(u32, f32)> {
         if k == 0 || query.len() != self.dim {
             return Vec::new();
         }
         let rows = self.rows() as u32;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
         let mut out: Vec<(u32, f32)> = if rows < PARALLEL_ROWS || threads == 1 {
             self.scan(query, k, &allowed, 0..rows)
         } else {
@@ -160,7 +167,10 @@ impl Matrix {
                         s.spawn(move || self.scan(query, k, allowed, range))
                     })
                     .collect();
-                handles.into_iter().flat_map(|h| h.join().expect("scan thread")).collect()
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("scan thread"))
+                    .collect()
             })
         };
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
@@ -168,7 +178,13 @@ impl Matrix {
         out
     }
 
-    fn scan(&self, query: &[f32], k: usize, allowed: &impl Fn(u32) -> bool, range: std::ops::Range<u32>) -> Vec<(u32, f32)> {
+    fn scan(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: &impl Fn(u32) -> bool,
+        range: std::ops::Range<u32>,
+    ) -> Vec<(u32, f32)> {
         let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
         for slot in range {
             if !self.present[slot as usize] || !allowed(slot) {
@@ -219,7 +235,7 @@ mod tests {
             m.push(Some(&row.iter().map(|v| v / n).collect::<Vec<_>>()));
         }
         let q = m.row(3).to_vec();
-        let allowed = |s: u32| s % 3 != 0;
+        let allowed = |s: u32| !s.is_multiple_of(3);
         let mut sequential = m.scan(&q, 50, &allowed, 0..m.rows() as u32);
         sequential.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         assert_eq!(m.nearest(&q, 50, allowed), sequential);

@@ -113,7 +113,10 @@ impl App {
             embedder: embedder.clone(),
             tokens: embedder,
             index: Arc::new(index),
-            fetcher: Arc::new(HttpFetcher::default()),
+            fetcher: Arc::new(HttpFetcher::new(
+                minirag_fetch_http::DEFAULT_BODY_CAP,
+                config.allow_private_urls,
+            )),
             clock: Arc::new(SystemClock),
         };
         let mut settings = Settings::from(config);
