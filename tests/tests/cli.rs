@@ -264,3 +264,56 @@ fn a_held_sync_lock_refuses_a_second_sync() {
     assert_eq!(code, 0);
     assert_eq!(v["counts"]["ingested"], 3);
 }
+
+#[test]
+fn a_sync_killed_mid_way_is_completed_by_the_next_sync() {
+    use std::io::{BufRead, BufReader};
+    let files: Vec<(String, String)> = (0..12)
+        .map(|i| {
+            (
+                format!("notes/n{i:02}.md"),
+                format!("# Note {i}\n\nNote number {i} talks about topic {i} and its details."),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let c = Corpus::new(&refs);
+    let mut cmd = std::process::Command::new(minirag_blackbox::binary());
+    cmd.arg("sync")
+        .current_dir(&c.root)
+        .env_clear()
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null());
+    for (k, v) in &c.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut acked = 0;
+    while acked < 3 {
+        let line = lines.next().expect("sync is running").unwrap();
+        if line.starts_with("ingested ") {
+            acked += 1;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL mid-sync
+    child.wait().unwrap();
+
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "the lock died with the killed process: {err}");
+    assert!(
+        v["counts"]["skipped"].as_u64().unwrap() >= 3,
+        "acknowledged files were kept: {v}"
+    );
+    let (_, l, _) = c.json(&["list"]);
+    let rows = l["files"].as_array().unwrap();
+    assert_eq!(rows.len(), 12);
+    assert!(rows.iter().all(|r| r["state"] == "ingested"), "{l}");
+    let (_, s, _) = c.json(&["status"]);
+    assert_eq!(s["sourceCount"], 12, "every file once");
+    let chunks: u64 = rows.iter().map(|r| r["chunkCount"].as_u64().unwrap()).sum();
+    assert_eq!(s["chunkCount"].as_u64().unwrap(), chunks);
+}
