@@ -512,8 +512,9 @@ pub fn file_extension(path: &str) -> String {
     }
 }
 
-/// Converter format for a fetched body: by media type, else by the URL's extension, else HTML.
-fn format_for_content_type<'a>(content_type: Option<&str>, url: &'a str) -> &'a str {
+/// Converter format for a fetched body: by media type, else by the URL's
+/// extension (lower-case, as converters expect), else HTML.
+fn format_for_content_type(content_type: Option<&str>, url: &str) -> &'static str {
     match content_type.unwrap_or("") {
         "text/html" | "application/xhtml+xml" => "html",
         "text/markdown" | "text/x-markdown" => "md",
@@ -527,16 +528,13 @@ fn format_for_content_type<'a>(content_type: Option<&str>, url: &'a str) -> &'a 
                 .next()
                 .and_then(|n| n.rsplit_once('.'))
                 .map(|(_, e)| e);
-            match ext {
-                Some(e)
-                    if SUPPORTED_EXTENSIONS
-                        .iter()
-                        .any(|s| s.eq_ignore_ascii_case(e)) =>
-                {
-                    e
-                }
-                _ => "html",
-            }
+            ext.and_then(|e| {
+                SUPPORTED_EXTENSIONS
+                    .iter()
+                    .find(|s| s.eq_ignore_ascii_case(e))
+                    .copied()
+            })
+            .unwrap_or("html")
         }
     }
 }

@@ -23,9 +23,7 @@ struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_unix_seconds(&self) -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64)
+        crate::sync::now_unix()
     }
 }
 

@@ -858,6 +858,7 @@ fn extensions_and_fetched_formats() {
         "html"
     );
     assert_eq!(format_for_content_type(None, "https://x/a.pdf?x=1"), "pdf");
+    assert_eq!(format_for_content_type(None, "https://x/REPORT.PDF"), "pdf");
     assert_eq!(
         format_for_content_type(Some("application/octet-stream"), "https://x/"),
         "html"
