@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use minirag_core::chunk::{Chunk, Layout, UnitKind};
+use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
 use minirag_core::search::{fuse, Scope};
 use minirag_index_mem::MemIndex;
@@ -105,13 +105,7 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
                 index: i as u32,
                 parent: i as u32 / 4,
                 text: words.join(" "),
-                layout: Layout {
-                    prefix_len: 0,
-                    kind: UnitKind::Text,
-                    headings: vec![],
-                    heading_is_body: false,
-                    continues_section: false,
-                },
+                layout: Layout::default(),
             });
             let v = unit_vector(&mut rng);
             vectors.push(&v);

@@ -34,8 +34,9 @@ pub struct Heading {
 }
 
 /// What a unit is made of; reconstruction glues code pieces differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum UnitKind {
+    #[default]
     Text,
     Rows,
     Code,
@@ -46,7 +47,8 @@ pub enum UnitKind {
 
 /// How a unit's text is laid out, so reconstruction can undo the chunker's
 /// additions (breadcrumb prefix, split note) and restore real headings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The default is a plain text unit with no prefix and no headings.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Layout {
     /// Bytes of the `<breadcrumb>\n\n` prefix at the start of the text.
     pub prefix_len: u32,

@@ -4,7 +4,7 @@
 //! forever (compacting often) and prints `SOURCE N` after each write returns.
 //! `minirag-index-child DIR once SOURCE TEXT` writes one source and exits.
 
-use minirag_core::chunk::{Chunk, Layout, UnitKind};
+use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
 use minirag_index_mem::MemIndex;
 use std::io::Write;
@@ -17,13 +17,7 @@ fn write(index: &MemIndex, source: &str, texts: &[String]) {
             index: i as u32,
             parent: 0,
             text: t.clone(),
-            layout: Layout {
-                prefix_len: 0,
-                kind: UnitKind::Text,
-                headings: vec![],
-                heading_is_body: false,
-                continues_section: false,
-            },
+            layout: Layout::default(),
         })
         .collect();
     let mut vectors = Embeddings::new(4);

@@ -1,7 +1,7 @@
 //! Helpers shared by the index tests.
 #![allow(dead_code)]
 
-use minirag_core::chunk::{Chunk, Layout, UnitKind};
+use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, SourceRecord, SourceType};
 
 pub const DIM: usize = 8;
@@ -26,13 +26,7 @@ pub fn chunk(index: u32, text: &str) -> Chunk {
         index,
         parent: index / 2,
         text: text.into(),
-        layout: Layout {
-            prefix_len: 0,
-            kind: UnitKind::Text,
-            headings: vec![],
-            heading_is_body: false,
-            continues_section: false,
-        },
+        layout: Layout::default(),
     }
 }
 
