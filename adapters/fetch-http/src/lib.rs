@@ -1,14 +1,18 @@
 //! The `Fetcher` port, first slice: http(s) only (the reference's scheme
 //! rule), redirects followed by hand with scheme and host re-checked on every
-//! hop, private/loopback/link-local hosts refused unless ALLOW_PRIVATE_URLS,
-//! a body cap, timeouts. Closing the DNS-rebinding gap (connect only to the
-//! validated address) is the hardened adapter's job (its own issue).
+//! hop. Each hop resolves its host once (with a timeout), refuses it if any
+//! address is loopback, private, link-local, shared, unspecified or reserved
+//! (unless ALLOW_PRIVATE_URLS), and then connects only to those validated
+//! addresses through a pinned resolver: check and connection cannot disagree,
+//! so DNS rebinding cannot slip in between. Body size, content type and time
+//! are capped.
 //!
 //! ureq (blocking, rustls) is used because hf-hub already brings it: the
 //! interim fetcher adds no new dependency tree.
 
 use std::io::Read;
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 use minirag_core::ports::{FetchError, Fetched, Fetcher};
@@ -16,15 +20,58 @@ use minirag_core::ports::{FetchError, Fetched, Fetcher};
 pub const MAX_REDIRECTS: usize = 5;
 pub const DEFAULT_BODY_CAP: u64 = 20 << 20;
 
+/// Name → addresses, injectable so tests can map names to loopback servers.
+pub trait Lookup: Send + Sync {
+    fn lookup(&self, host: &str, port: u16) -> std::io::Result<Vec<IpAddr>>;
+}
+
+/// The system resolver (getaddrinfo).
+pub struct SystemLookup;
+
+impl Lookup for SystemLookup {
+    fn lookup(&self, host: &str, port: u16) -> std::io::Result<Vec<IpAddr>> {
+        Ok((host, port).to_socket_addrs()?.map(|a| a.ip()).collect())
+    }
+}
+
+/// Which addresses are refused, and as what kind.
+pub type Policy = fn(IpAddr) -> Option<&'static str>;
+
+pub const DNS_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub struct HttpFetcher {
-    agent: ureq::Agent,
     body_cap: u64,
     allow_private: bool,
+    lookup: Arc<dyn Lookup>,
+    policy: Policy,
+    connect_timeout: Duration,
+    total_timeout: Duration,
 }
 
 impl Default for HttpFetcher {
     fn default() -> Self {
         Self::new(DEFAULT_BODY_CAP, false)
+    }
+}
+
+/// Media types the converters read.
+pub const READABLE_TYPES: &[&str] = &[
+    "text/html",
+    "application/xhtml+xml",
+    "text/plain",
+    "text/markdown",
+    "text/x-markdown",
+    "text/csv",
+    "application/pdf",
+];
+
+/// Resolves only to the addresses validated for this hop: the connection
+/// cannot go anywhere the check did not see (no DNS-rebinding gap).
+struct Pinned(Vec<SocketAddr>);
+
+impl ureq::Resolver for Pinned {
+    fn resolve(&self, _netloc: &str) -> std::io::Result<Vec<SocketAddr>> {
+        Ok(self.0.clone())
     }
 }
 
@@ -77,53 +124,6 @@ pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
-/// Refuses a URL whose host is, or resolves to, a non-public address.
-pub fn check_host(url: &str) -> Result<(), FetchError> {
-    let parsed = url::Url::parse(url).map_err(|e| FetchError::Refused {
-        reason: format!("Malformed URL {url}: {e}"),
-    })?;
-    let refuse = |host: &str, ip: IpAddr, kind: &str, via: bool| {
-        FetchError::Refused {
-        reason: format!(
-            "Refusing to fetch from host '{host}': it {}{ip}, a {kind} address. Set ALLOW_PRIVATE_URLS=1 if this server should read your private network.",
-            if via { "resolves to " } else { "is " }
-        ),
-    }
-    };
-    match parsed.host() {
-        None => Err(FetchError::Refused {
-            reason: format!("URL has no host to check: {url}"),
-        }),
-        Some(url::Host::Ipv4(ip)) => blocked_kind(IpAddr::V4(ip)).map_or(Ok(()), |k| {
-            Err(refuse(&ip.to_string(), IpAddr::V4(ip), k, false))
-        }),
-        Some(url::Host::Ipv6(ip)) => blocked_kind(IpAddr::V6(ip)).map_or(Ok(()), |k| {
-            Err(refuse(&ip.to_string(), IpAddr::V6(ip), k, false))
-        }),
-        Some(url::Host::Domain(name)) => {
-            let port = parsed.port_or_known_default().unwrap_or(80);
-            let addrs: Vec<IpAddr> = (name, port)
-                .to_socket_addrs()
-                .map_err(|e| FetchError::Failed {
-                    reason: format!("Could not resolve host '{name}': {e}"),
-                })?
-                .map(|a| a.ip())
-                .collect();
-            if addrs.is_empty() {
-                return Err(FetchError::Failed {
-                    reason: format!("Host '{name}' resolved to no addresses"),
-                });
-            }
-            for ip in addrs {
-                if let Some(kind) = blocked_kind(ip) {
-                    return Err(refuse(name, ip, kind, true));
-                }
-            }
-            Ok(())
-        }
-    }
-}
-
 /// The scheme rule: only http and https, named when refused.
 pub fn check_scheme(url: &str) -> Result<(), FetchError> {
     let scheme = match url.split_once("://") {
@@ -143,16 +143,95 @@ pub fn check_scheme(url: &str) -> Result<(), FetchError> {
 
 impl HttpFetcher {
     pub fn new(body_cap: u64, allow_private: bool) -> Self {
-        let agent = ureq::AgentBuilder::new()
-            .redirects(0)
-            .timeout_connect(Duration::from_secs(10))
-            .timeout(Duration::from_secs(60))
-            .build();
         Self {
-            agent,
             body_cap,
             allow_private,
+            lookup: Arc::new(SystemLookup),
+            policy: blocked_kind,
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(60),
         }
+    }
+
+    /// Replaces the resolver (tests map names to loopback servers).
+    pub fn with_lookup(mut self, lookup: Arc<dyn Lookup>) -> Self {
+        self.lookup = lookup;
+        self
+    }
+
+    /// Replaces the address policy (tests treat one loopback address as public).
+    pub fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    pub fn with_timeouts(mut self, connect: Duration, total: Duration) -> Self {
+        self.connect_timeout = connect;
+        self.total_timeout = total;
+        self
+    }
+
+    /// Resolves a host once (with a timeout) and validates every address.
+    fn resolve(&self, url: &url::Url) -> Result<Vec<SocketAddr>, FetchError> {
+        let port = url.port_or_known_default().unwrap_or(80);
+        let refuse = |host: &str, ip: IpAddr, kind: &str, literal: bool| {
+            FetchError::Refused {
+            reason: format!(
+                "Refusing to fetch from host '{host}': it {}{ip}, a {kind} address. Set ALLOW_PRIVATE_URLS=1 if this server should read your private network.",
+                if literal { "is " } else { "resolves to " }
+            ),
+        }
+        };
+        let (host, ips, literal) = match url.host() {
+            None => {
+                return Err(FetchError::Refused {
+                    reason: format!("URL has no host to check: {url}"),
+                })
+            }
+            Some(url::Host::Ipv4(ip)) => (ip.to_string(), vec![IpAddr::V4(ip)], true),
+            Some(url::Host::Ipv6(ip)) => (ip.to_string(), vec![IpAddr::V6(ip)], true),
+            Some(url::Host::Domain(name)) => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let lookup = self.lookup.clone();
+                let (n, p) = (name.to_string(), port);
+                std::thread::spawn(move || {
+                    let _ = tx.send(lookup.lookup(&n, p));
+                });
+                let ips = match rx.recv_timeout(DNS_TIMEOUT) {
+                    Ok(Ok(ips)) => ips,
+                    Ok(Err(e)) => {
+                        return Err(FetchError::Failed {
+                            reason: format!("Could not resolve host '{name}': {e}"),
+                        })
+                    }
+                    Err(_) => {
+                        return Err(FetchError::Failed {
+                            reason: format!(
+                                "Timed out after {}s resolving host '{name}'",
+                                DNS_TIMEOUT.as_secs()
+                            ),
+                        })
+                    }
+                };
+                if ips.is_empty() {
+                    return Err(FetchError::Failed {
+                        reason: format!("Host '{name}' resolved to no addresses"),
+                    });
+                }
+                (name.to_string(), ips, false)
+            }
+        };
+        if !self.allow_private {
+            for ip in &ips {
+                if let Some(kind) = (self.policy)(*ip) {
+                    return Err(refuse(&host, *ip, kind, literal));
+                }
+            }
+        }
+        Ok(ips
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect())
     }
 }
 
@@ -161,16 +240,22 @@ impl Fetcher for HttpFetcher {
         let mut current = url.to_string();
         for hop in 0..=MAX_REDIRECTS {
             check_scheme(&current)?;
-            if !self.allow_private {
-                check_host(&current).map_err(|e| match (e, hop) {
-                    (FetchError::Refused { reason }, h) if h > 0 => FetchError::Refused {
-                        reason: format!("Refused to fetch {url}: it redirected to {current}, which this server must not fetch. {reason}"),
-                    },
-                    (e, _) => e,
-                })?;
-            }
-            let resp = match self
-                .agent
+            let parsed = url::Url::parse(&current).map_err(|e| FetchError::Refused {
+                reason: format!("Malformed URL {current}: {e}"),
+            })?;
+            let addrs = self.resolve(&parsed).map_err(|e| match (e, hop) {
+                (FetchError::Refused { reason }, h) if h > 0 => FetchError::Refused {
+                    reason: format!("Refused to fetch {url}: it redirected to {current}, which this server must not fetch. {reason}"),
+                },
+                (e, _) => e,
+            })?;
+            let agent = ureq::AgentBuilder::new()
+                .redirects(0)
+                .timeout_connect(self.connect_timeout)
+                .timeout(self.total_timeout)
+                .resolver(Pinned(addrs))
+                .build();
+            let resp = match agent
                 .get(&current)
                 .set(
                     "Accept",
@@ -200,10 +285,7 @@ impl Fetcher for HttpFetcher {
                 let bad = |e: url::ParseError| FetchError::Failed {
                     reason: format!("{current} redirected to a malformed URL: {e}"),
                 };
-                current = url::Url::parse(&current)
-                    .and_then(|b| b.join(location))
-                    .map_err(bad)?
-                    .to_string();
+                current = parsed.join(location).map_err(bad)?.to_string();
                 continue;
             }
             let content_type = resp.header("content-type").map(|c| {
@@ -213,6 +295,17 @@ impl Fetcher for HttpFetcher {
                     .trim()
                     .to_ascii_lowercase()
             });
+            if let Some(ct) = content_type
+                .as_deref()
+                .filter(|ct| !ct.is_empty() && !READABLE_TYPES.contains(ct))
+            {
+                return Err(FetchError::Failed {
+                    reason: format!(
+                        "{current} is of type '{ct}', which minirag cannot read; readable: {}",
+                        READABLE_TYPES.join(", ")
+                    ),
+                });
+            }
             let mut bytes = Vec::new();
             resp.into_reader()
                 .take(self.body_cap + 1)
@@ -258,14 +351,14 @@ mod tests {
             ("http://0.0.0.0/", "unspecified"),
             ("http://100.64.0.1/", "shared"),
         ] {
-            let e = check_host(url).unwrap_err().to_string();
+            let e = HttpFetcher::default().fetch(url).unwrap_err().to_string();
             assert!(
                 e.contains(kind) && e.contains("ALLOW_PRIVATE_URLS"),
                 "{url}: {e}"
             );
         }
-        assert!(check_host("http://93.184.216.34/").is_ok());
-        assert!(check_host("http://[::ffff:93.184.216.34]/").is_ok());
+        assert_eq!(blocked_kind("93.184.216.34".parse().unwrap()), None);
+        assert_eq!(blocked_kind("::ffff:93.184.216.34".parse().unwrap()), None);
     }
 
     #[test]
