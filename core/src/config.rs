@@ -12,6 +12,7 @@ use crate::search::Grouping;
 pub const DEFAULT_MODEL: &str = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2";
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 104_857_600;
 pub const DEFAULT_HYBRID_WEIGHT: f64 = 0.6;
+pub const DEFAULT_URL_MAX_BYTES: u64 = 20 << 20;
 
 /// What the environment cannot tell: supplied by the binary.
 #[derive(Debug, Clone)]
@@ -44,6 +45,8 @@ pub struct Config {
     /// A local model directory (MODEL_PATH); no network is used when set.
     pub model_path: Option<String>,
     pub max_file_size: u64,
+    /// Largest body `ingest_url` accepts (URL_MAX_BYTES).
+    pub url_max_bytes: u64,
     pub chunk_token_budget: usize,
     pub hybrid_weight: f64,
     pub grouping: Option<Grouping>,
@@ -149,6 +152,19 @@ impl Config {
             },
             None => DEFAULT_MAX_FILE_SIZE,
         };
+        let url_max_bytes = match get("URL_MAX_BYTES") {
+            Some(raw) => match raw.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    return Err(err(
+                        "URL_MAX_BYTES",
+                        raw,
+                        "a whole number of bytes, at least 1 (default 20971520)",
+                    ))
+                }
+            },
+            None => DEFAULT_URL_MAX_BYTES,
+        };
         let chunk_token_budget = match get("CHUNK_TOKEN_BUDGET") {
             Some(raw) => match raw.trim().parse::<usize>() {
                 Ok(n) if (MIN_BUDGET..=MAX_BUDGET).contains(&n) => n,
@@ -239,6 +255,7 @@ impl Config {
             model_name,
             model_path,
             max_file_size,
+            url_max_bytes,
             chunk_token_budget,
             hybrid_weight,
             grouping,

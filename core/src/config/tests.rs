@@ -29,6 +29,7 @@ fn defaults() {
     assert_eq!(c.db_path, "/work/t/.minirag/index");
     assert_eq!(c.model_name, DEFAULT_MODEL);
     assert_eq!(c.max_file_size, 104_857_600);
+    assert_eq!(c.url_max_bytes, 20 * 1024 * 1024);
     assert_eq!(c.chunk_token_budget, 110);
     assert_eq!(c.hybrid_weight, 0.6);
     assert_eq!(
@@ -100,6 +101,8 @@ fn invalid_values_are_refused_with_the_variable_value_and_range() {
     for (var, bad) in [
         ("MAX_FILE_SIZE", "abc"),
         ("MAX_FILE_SIZE", "0"),
+        ("URL_MAX_BYTES", "0"),
+        ("URL_MAX_BYTES", "20MB"),
         ("CHUNK_TOKEN_BUDGET", "0"),
         ("CHUNK_TOKEN_BUDGET", "15"),
         ("CHUNK_TOKEN_BUDGET", "129"),
@@ -152,6 +155,7 @@ fn valid_values_parse() {
         ("RAG_MAX_DISTANCE", "0.5"),
         ("RAG_MAX_FILES", "2"),
         ("CHUNK_TOKEN_BUDGET", "16"),
+        ("URL_MAX_BYTES", "1000"),
         ("MODEL_PATH", "~/models/minilm"),
         ("RAG_INSTRUCTIONS_APPEND", "  extra rule  "),
     ])
@@ -161,6 +165,7 @@ fn valid_values_parse() {
     assert_eq!(c.max_distance, Some(0.5));
     assert_eq!(c.max_files, Some(2));
     assert_eq!(c.chunk_token_budget, 16);
+    assert_eq!(c.url_max_bytes, 1000);
     assert_eq!(c.model_path.as_deref(), Some("/home/u/models/minilm"));
     assert_eq!(c.instructions_append.as_deref(), Some("extra rule"));
     assert_eq!(
