@@ -1,8 +1,13 @@
-//! The `Converter` port. This first slice reads the text formats (`md`,
-//! `markdown`, `txt`) and HTML; the binary office and PDF formats answer
-//! `Unsupported` until their converters land.
+//! The `Converter` port: text formats, HTML, CSV, XLSX, DOCX and Jupyter
+//! notebooks so far; PDF, PPTX, EPUB and VTT answer `Unsupported` until their
+//! converters land. A panic inside a converter is caught at this boundary
+//! and reported as a malformed file, never as success.
 
+pub mod docx;
 pub mod html;
+pub mod notebook;
+pub mod office;
+pub mod sheets;
 pub mod text;
 
 use minirag_core::ports::{ConvertError, ConvertRequest, Converted, Converter};
@@ -12,7 +17,22 @@ pub struct Converters;
 
 impl Converter for Converters {
     fn convert(&self, r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
+        std::panic::catch_unwind(|| convert(r)).unwrap_or_else(|_| {
+            Err(ConvertError::Malformed {
+                name: r.name.into(),
+                reason: "the converter crashed on this file".into(),
+            })
+        })
+    }
+}
+
+fn convert(r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
+    {
         match r.format {
+            "csv" => sheets::csv(r.name, &text::decode(r.name, r.bytes)?),
+            "xlsx" => sheets::xlsx(r.name, r.bytes),
+            "docx" => docx::convert(r.name, r.bytes),
+            "ipynb" => notebook::convert(r.name, &text::decode(r.name, r.bytes)?),
             "md" | "markdown" | "txt" | "text" => Ok(Converted {
                 markdown: text::decode(r.name, r.bytes)?,
                 metadata_title: None,

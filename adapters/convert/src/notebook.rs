@@ -1,0 +1,43 @@
+//! Jupyter notebooks → Markdown: markdown cells as they are, code cells as
+//! fenced code in the notebook's language; outputs are left out.
+
+use minirag_core::ports::{ConvertError, Converted};
+use serde_json::Value;
+
+use crate::office::malformed;
+
+fn source(cell: &Value) -> String {
+    match &cell["source"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(Value::as_str).collect(),
+        _ => String::new(),
+    }
+}
+
+pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
+    let nb: Value = serde_json::from_str(text)
+        .map_err(|e| malformed(name, format!("not a notebook (invalid JSON: {e})")))?;
+    let cells = nb["cells"]
+        .as_array()
+        .ok_or_else(|| malformed(name, "not a notebook (no cells)"))?;
+    let lang = nb["metadata"]["language_info"]["name"]
+        .as_str()
+        .or(nb["metadata"]["kernelspec"]["language"].as_str())
+        .unwrap_or("")
+        .to_string();
+    let mut blocks = Vec::new();
+    for cell in cells {
+        let src = source(cell).trim_end().to_string();
+        if src.trim().is_empty() {
+            continue;
+        }
+        match cell["cell_type"].as_str() {
+            Some("code") => blocks.push(format!("```{lang}\n{src}\n```")),
+            _ => blocks.push(src),
+        }
+    }
+    Ok(Converted {
+        markdown: blocks.join("\n\n"),
+        metadata_title: None,
+    })
+}

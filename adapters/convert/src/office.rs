@@ -1,0 +1,179 @@
+//! Office files are zip archives: reading them is guarded against zip bombs
+//! (entry count and total uncompressed size), path-traversal entry names and
+//! runaway XML nesting.
+
+use std::io::{Cursor, Read};
+
+use minirag_core::ports::ConvertError;
+use quick_xml::events::Event;
+use quick_xml::Reader;
+
+pub const MAX_ENTRIES: usize = 10_000;
+pub const MAX_UNCOMPRESSED: u64 = 512 << 20;
+pub const MAX_DEPTH: usize = 256;
+
+pub fn malformed(name: &str, reason: impl std::fmt::Display) -> ConvertError {
+    ConvertError::Malformed {
+        name: name.into(),
+        reason: reason.to_string(),
+    }
+}
+
+pub struct Archive<'a> {
+    name: &'a str,
+    zip: zip::ZipArchive<Cursor<&'a [u8]>>,
+}
+
+impl<'a> Archive<'a> {
+    pub fn open(name: &'a str, bytes: &'a [u8]) -> Result<Self, ConvertError> {
+        let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
+            .map_err(|e| malformed(name, format!("not a readable zip archive ({e})")))?;
+        if zip.len() > MAX_ENTRIES {
+            return Err(malformed(
+                name,
+                format!("{} entries in the archive (limit {MAX_ENTRIES})", zip.len()),
+            ));
+        }
+        let mut total = 0u64;
+        for i in 0..zip.len() {
+            let f = zip.by_index_raw(i).map_err(|e| malformed(name, e))?;
+            let entry = f.name().map_err(|e| malformed(name, e))?;
+            if entry.starts_with('/') || entry.split(['/', '\\']).any(|p| p == "..") {
+                return Err(malformed(
+                    name,
+                    format!("unsafe entry name '{entry}' in the archive"),
+                ));
+            }
+            total = total.saturating_add(f.size());
+        }
+        if total > MAX_UNCOMPRESSED {
+            return Err(malformed(name, format!("expands to {total} bytes (limit {MAX_UNCOMPRESSED}): refusing a possible zip bomb")));
+        }
+        Ok(Self { name, zip })
+    }
+
+    /// One entry as text; `None` when absent.
+    pub fn text(&mut self, entry: &str) -> Result<Option<String>, ConvertError> {
+        let mut file = match self.zip.by_name(entry) {
+            Ok(f) => f,
+            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+            Err(e) => return Err(malformed(self.name, e)),
+        };
+        let mut out = String::new();
+        file.by_ref()
+            .take(MAX_UNCOMPRESSED)
+            .read_to_string(&mut out)
+            .map_err(|e| malformed(self.name, format!("{entry}: {e}")))?;
+        Ok(Some(out))
+    }
+}
+
+/// A flattened XML event stream with entity references resolved.
+pub enum Node {
+    Open(String, Vec<(String, String)>),
+    Close(String),
+    Text(String),
+}
+
+pub fn nodes(name: &str, xml: &str) -> Result<Vec<Node>, ConvertError> {
+    let mut reader = Reader::from_str(xml);
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    loop {
+        match reader
+            .read_event()
+            .map_err(|e| malformed(name, format!("broken XML: {e}")))?
+        {
+            Event::Start(e) => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(malformed(
+                        name,
+                        format!("XML nested deeper than {MAX_DEPTH}"),
+                    ));
+                }
+                out.push(Node::Open(e.name().as_ref().to_string(), attrs(&e)));
+            }
+            Event::Empty(e) => {
+                let tag = e.name().as_ref().to_string();
+                out.push(Node::Open(tag.clone(), attrs(&e)));
+                out.push(Node::Close(tag));
+            }
+            Event::End(e) => {
+                depth = depth.saturating_sub(1);
+                out.push(Node::Close(e.name().as_ref().to_string()));
+            }
+            Event::Text(t) => out.push(Node::Text(t.into_inner().into_owned())),
+            Event::CData(t) => out.push(Node::Text(t.into_inner().into_owned())),
+            Event::GeneralRef(r) => {
+                let text = match r.resolve_char_ref() {
+                    Ok(Some(c)) => c.to_string(),
+                    _ => match r.into_inner().as_ref() {
+                        "amp" => "&".into(),
+                        "lt" => "<".into(),
+                        "gt" => ">".into(),
+                        "quot" => "\"".into(),
+                        "apos" => "'".into(),
+                        _ => String::new(),
+                    },
+                };
+                out.push(Node::Text(text));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn attrs(e: &quick_xml::events::BytesStart<'_>) -> Vec<(String, String)> {
+    e.attributes()
+        .flatten()
+        .map(|a| (a.key.as_ref().to_string(), a.value.to_string()))
+        .collect()
+}
+
+/// `dc:title` of `docProps/core.xml`.
+pub fn core_title(archive: &mut Archive<'_>, name: &str) -> Result<Option<String>, ConvertError> {
+    let Some(xml) = archive.text("docProps/core.xml")? else {
+        return Ok(None);
+    };
+    let mut in_title = false;
+    let mut title = String::new();
+    for n in nodes(name, &xml)? {
+        match n {
+            Node::Open(t, _) if t == "dc:title" => in_title = true,
+            Node::Close(t) if t == "dc:title" => in_title = false,
+            Node::Text(s) if in_title => title.push_str(&s),
+            _ => {}
+        }
+    }
+    let title = title.trim().to_string();
+    Ok((!title.is_empty()).then_some(title))
+}
+
+/// A GitHub pipe table; the first row is the header.
+pub fn pipe_table(rows: &[Vec<String>]) -> String {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    if width == 0 {
+        return String::new();
+    }
+    let cell = |s: &str| {
+        s.replace('|', "\\|")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let line = |r: &Vec<String>| {
+        let cells: Vec<String> = (0..width)
+            .map(|i| cell(r.get(i).map_or("", String::as_str)))
+            .collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let mut out = vec![
+        line(&rows[0]),
+        format!("|{}|", vec![" --- "; width].join("|")),
+    ];
+    out.extend(rows[1..].iter().map(line));
+    out.join("\n")
+}

@@ -1,0 +1,176 @@
+//! Converters on small files built in the test, and on hostile ones.
+
+use std::io::Write;
+
+use minirag_convert::Converters;
+use minirag_core::ports::{ConvertError, ConvertRequest, Converter};
+
+fn zip(entries: &[(&str, &str)]) -> Vec<u8> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut w = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in entries {
+            w.start_file(*name, opts).unwrap();
+            w.write_all(body.as_bytes()).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    buf.into_inner()
+}
+
+fn convert(format: &str, bytes: &[u8]) -> Result<minirag_core::ports::Converted, ConvertError> {
+    Converters.convert(ConvertRequest {
+        name: "/d/file",
+        format,
+        bytes,
+    })
+}
+
+const W: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main""#;
+
+fn para(style: Option<&str>, text: &str) -> String {
+    let ppr = style.map_or(String::new(), |s| {
+        format!(r#"<w:pPr><w:pStyle w:val="{s}"/></w:pPr>"#)
+    });
+    format!("<w:p>{ppr}<w:r><w:t>{text}</w:t></w:r></w:p>")
+}
+
+#[test]
+fn docx_headings_tables_and_title() {
+    let cell = |t: &str| format!("<w:tc>{}</w:tc>", para(None, t));
+    let body = format!(
+        "<w:document {W}><w:body>{}{}{}{}<w:tbl><w:tr>{}{}</w:tr><w:tr>{}{}</w:tr></w:tbl>{}</w:body></w:document>",
+        para(Some("Title"), "Storage Policy"),
+        para(Some("Heading1"), "1 Scope"),
+        para(None, "Applies to R&amp;D warehouses."),
+        para(Some("Heading2"), "1.1 Forms"),
+        cell("form"),
+        cell("due"),
+        cell("F-1 | monthly"),
+        cell("5th"),
+        para(None, "End."),
+    );
+    let core = r#"<cp:coreProperties xmlns:cp="x" xmlns:dc="y"><dc:title>Policy on Storage</dc:title></cp:coreProperties>"#;
+    let c = convert(
+        "docx",
+        &zip(&[("word/document.xml", &body), ("docProps/core.xml", core)]),
+    )
+    .unwrap();
+    assert_eq!(c.metadata_title.as_deref(), Some("Policy on Storage"));
+    assert_eq!(
+        c.markdown,
+        "# Storage Policy\n\n# 1 Scope\n\nApplies to R&D warehouses.\n\n## 1.1 Forms\n\n| form | due |\n| --- | --- |\n| F-1 \\| monthly | 5th |\n\nEnd."
+    );
+}
+
+#[test]
+fn csv_delimiters_are_sniffed() {
+    let c = convert("csv", "name;qty\nbolts;10\nnuts;20\n".as_bytes()).unwrap();
+    assert_eq!(
+        c.markdown,
+        "| name | qty |\n| --- | --- |\n| bolts | 10 |\n| nuts | 20 |"
+    );
+    let c = convert("csv", "a\tb\n1\t2\n".as_bytes()).unwrap();
+    assert_eq!(c.markdown, "| a | b |\n| --- | --- |\n| 1 | 2 |");
+}
+
+#[test]
+fn notebooks_keep_markdown_and_fence_code() {
+    let nb = r##"{"cells":[{"cell_type":"markdown","source":["# Analysis\n","Load data."]},
+        {"cell_type":"code","source":"import pandas as pd\ndf = pd.read_csv('x')","outputs":[]}],
+        "metadata":{"language_info":{"name":"python"}}}"##;
+    let c = convert("ipynb", nb.as_bytes()).unwrap();
+    assert_eq!(
+        c.markdown,
+        "# Analysis\nLoad data.\n\n```python\nimport pandas as pd\ndf = pd.read_csv('x')\n```"
+    );
+}
+
+#[test]
+fn xlsx_sheets_become_headed_tables() {
+    let ct = r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#;
+    let rels = r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#;
+    let wb = r#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Stock" sheetId="1" r:id="rId1"/></sheets></workbook>"#;
+    let wbrels = r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#;
+    let sheet = r#"<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>
+        <row r="1"><c r="A1" t="inlineStr"><is><t>item</t></is></c><c r="B1" t="inlineStr"><is><t>count</t></is></c></row>
+        <row r="2"><c r="A2" t="inlineStr"><is><t>bolt</t></is></c><c r="B2"><v>12</v></c></row></sheetData></worksheet>"#;
+    let bytes = zip(&[
+        ("[Content_Types].xml", ct),
+        ("_rels/.rels", rels),
+        ("xl/workbook.xml", wb),
+        ("xl/_rels/workbook.xml.rels", wbrels),
+        ("xl/worksheets/sheet1.xml", sheet),
+    ]);
+    let c = convert("xlsx", &bytes).unwrap();
+    assert_eq!(
+        c.markdown,
+        "## Stock\n\n| item | count |\n| --- | --- |\n| bolt | 12 |"
+    );
+}
+
+#[test]
+fn hostile_archives_are_refused_with_the_reason() {
+    let e = convert(
+        "docx",
+        &zip(&[
+            ("../../etc/passwd", "x"),
+            ("word/document.xml", "<w:document/>"),
+        ]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("/d/file") && e.contains("unsafe entry name"),
+        "{e}"
+    );
+    let e = convert("docx", b"not a zip at all")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a readable zip archive"), "{e}");
+    let deep = format!(
+        "<w:document {W}>{}{}</w:document>",
+        "<a>".repeat(300),
+        "</a>".repeat(300)
+    );
+    let e = convert("docx", &zip(&[("word/document.xml", &deep)]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nested deeper"), "{e}");
+    let e = convert("docx", &zip(&[("other.xml", "x")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a Word document"), "{e}");
+    let e = convert("ipynb", b"{\"nope\": 1}").unwrap_err().to_string();
+    assert!(e.contains("not a notebook"), "{e}");
+}
+
+#[test]
+fn truncated_files_never_panic() {
+    let docx = zip(&[(
+        "word/document.xml",
+        &format!(
+            "<w:document {W}><w:body>{}</w:body></w:document>",
+            para(None, "hello")
+        ),
+    )]);
+    for cut in 0..16 {
+        let end = docx.len() * cut / 16;
+        match convert("docx", &docx[..end]) {
+            Ok(c) => assert!(c.markdown.len() <= 5, "cut at {end}"),
+            Err(e) => assert!(
+                !e.to_string().contains("crashed"),
+                "cut at {end} panicked inside the converter"
+            ),
+        }
+    }
+}
+
+#[test]
+fn unsupported_formats_say_so() {
+    assert!(matches!(
+        convert("pdf", b"%PDF-1.7"),
+        Err(ConvertError::Unsupported { .. })
+    ));
+}
