@@ -52,6 +52,14 @@ impl<'a> Archive<'a> {
         Ok(Self { name, zip })
     }
 
+    /// Entry names in archive order.
+    pub fn names(&self) -> Vec<String> {
+        self.zip
+            .file_names()
+            .filter_map(|n| n.ok().map(|n| n.into_owned()))
+            .collect()
+    }
+
     /// One entry as text; `None` when absent.
     pub fn text(&mut self, entry: &str) -> Result<Option<String>, ConvertError> {
         let mut file = match self.zip.by_name(entry) {

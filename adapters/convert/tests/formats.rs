@@ -174,3 +174,29 @@ fn unsupported_formats_say_so() {
         Err(ConvertError::Unsupported { .. })
     ));
 }
+
+#[test]
+fn pptx_slides_in_numeric_order_with_titles_tables_and_notes() {
+    let slide = |title: &str, body: &str| {
+        format!(
+            r#"<p:sld xmlns:p="p" xmlns:a="a"><p:cSld><p:spTree>
+            <p:sp><p:nvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>{title}</a:t></a:r></a:p></p:txBody></p:sp>
+            <p:sp><p:txBody><a:p><a:r><a:t>{body}</a:t></a:r></a:p></p:txBody></p:sp>
+            </p:spTree></p:cSld></p:sld>"#
+        )
+    };
+    let table = r#"<p:sld xmlns:p="p" xmlns:a="a"><p:graphicFrame><a:tbl><a:tr><a:tc><a:txBody><a:p><a:r><a:t>k</a:t></a:r></a:p></a:txBody></a:tc><a:tc><a:txBody><a:p><a:r><a:t>v</a:t></a:r></a:p></a:txBody></a:tc></a:tr><a:tr><a:tc><a:txBody><a:p><a:r><a:t>a</a:t></a:r></a:p></a:txBody></a:tc><a:tc><a:txBody><a:p><a:r><a:t>1</a:t></a:r></a:p></a:txBody></a:tc></a:tr></a:tbl></p:graphicFrame></p:sld>"#;
+    let notes = r#"<p:notes xmlns:p="p" xmlns:a="a"><p:sp><p:txBody><a:p><a:r><a:t>Say hello first.</a:t></a:r></a:p></p:txBody></p:sp></p:notes>"#;
+    let (s2, s10) = (slide("Second", "Body two"), slide("Tenth", "Body ten"));
+    let bytes = zip(&[
+        ("ppt/slides/slide10.xml", s10.as_str()),
+        ("ppt/slides/slide2.xml", s2.as_str()),
+        ("ppt/slides/slide9.xml", table),
+        ("ppt/notesSlides/notesSlide2.xml", notes),
+    ]);
+    let c = convert("pptx", &bytes).unwrap();
+    assert_eq!(
+        c.markdown,
+        "<!-- Slide number: 2 -->\n\n# Second\n\nBody two\n\n### Notes:\nSay hello first.\n\n<!-- Slide number: 9 -->\n\n| k | v |\n| --- | --- |\n| a | 1 |\n\n<!-- Slide number: 10 -->\n\n# Tenth\n\nBody ten"
+    );
+}
