@@ -1,5 +1,5 @@
 //! The `Converter` port: text formats, HTML, CSV, XLSX, DOCX, PPTX and Jupyter
-//! notebooks so far; PDF, EPUB and VTT answer `Unsupported` until their
+//! notebooks and PDF (text layer) so far; EPUB and VTT answer `Unsupported` until their
 //! converters land. A panic inside a converter is caught at this boundary
 //! and reported as a malformed file, never as success.
 
@@ -7,6 +7,7 @@ pub mod docx;
 pub mod html;
 pub mod notebook;
 pub mod office;
+pub mod pdf;
 pub mod pptx;
 pub mod sheets;
 pub mod text;
@@ -34,6 +35,7 @@ fn convert(r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
             "xlsx" => sheets::xlsx(r.name, r.bytes),
             "docx" => docx::convert(r.name, r.bytes),
             "pptx" => pptx::convert(r.name, r.bytes),
+            "pdf" => pdf::convert(r.name, r.bytes),
             "ipynb" => notebook::convert(r.name, &text::decode(r.name, r.bytes)?),
             "md" | "markdown" | "txt" | "text" => Ok(Converted {
                 markdown: text::decode(r.name, r.bytes)?,

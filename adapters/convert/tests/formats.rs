@@ -170,9 +170,79 @@ fn truncated_files_never_panic() {
 #[test]
 fn unsupported_formats_say_so() {
     assert!(matches!(
-        convert("pdf", b"%PDF-1.7"),
+        convert("epub", b"PK"),
         Err(ConvertError::Unsupported { .. })
     ));
+}
+
+/// A PDF with one page per entry (an empty entry is a page without text).
+fn pdf(pages: &[&str]) -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{dictionary, Document, Object, Stream};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(
+        dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier" },
+    );
+    let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
+    let mut kids: Vec<Object> = Vec::new();
+    for text in pages {
+        let mut ops = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 12.into()]),
+        ];
+        for (i, line) in text.lines().enumerate() {
+            ops.push(Operation::new(
+                "Td",
+                vec![0.into(), if i == 0 { 700.into() } else { (-14).into() }],
+            ));
+            ops.push(Operation::new("Tj", vec![Object::string_literal(line)]));
+        }
+        ops.push(Operation::new("ET", vec![]));
+        let content_id = doc.add_object(Stream::new(
+            dictionary! {},
+            Content { operations: ops }.encode().unwrap(),
+        ));
+        let page_id = doc.add_object(
+            dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => content_id },
+        );
+        kids.push(page_id.into());
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids, "Count" => count, "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn pdf_text_pages_in_order_and_scans_need_ocr() {
+    let c = convert(
+        "pdf",
+        &pdf(&["Storage policy first page", "", "Second page text"]),
+    )
+    .unwrap();
+    let first = c.markdown.find("Storage policy").expect("page 1 text");
+    let second = c.markdown.find("Second page").expect("page 3 text");
+    assert!(first < second);
+    assert!(
+        c.markdown[first..second].contains("\n\n"),
+        "pages are paragraphs: {:?}",
+        c.markdown
+    );
+    let e = convert("pdf", &pdf(&["", ""])).unwrap_err();
+    assert!(matches!(e, ConvertError::NeedsOcr { .. }));
+    assert!(e.to_string().contains("scanned") && e.to_string().contains("OCR"));
+    let e = convert("pdf", b"%PDF-1.7 garbage").unwrap_err().to_string();
+    assert!(e.contains("not a readable PDF"), "{e}");
 }
 
 #[test]

@@ -1,0 +1,73 @@
+//! PDF → text with lopdf: pages in order, each page a paragraph boundary,
+//! hyphenated line ends rejoined. A PDF without a text layer is a clear
+//! "scanned, needs OCR" error, never an empty document.
+
+use minirag_core::ports::{ConvertError, Converted};
+
+use crate::office::malformed;
+
+/// Decompressed bytes one page's streams may expand to (a stream bomb guard).
+const MAX_PAGE_STREAM: usize = 64 << 20;
+
+pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
+    let doc = lopdf::Document::load_mem(bytes)
+        .map_err(|e| malformed(name, format!("not a readable PDF ({e})")))?;
+    if doc.is_encrypted() {
+        return Err(malformed(
+            name,
+            "the PDF is encrypted; save an unprotected copy to index it",
+        ));
+    }
+    let mut pages = Vec::new();
+    for number in doc.get_pages().keys() {
+        let text = doc
+            .extract_text_with_limit(&[*number], MAX_PAGE_STREAM)
+            .unwrap_or_default();
+        let text = rejoin(&text);
+        if !text.trim().is_empty() {
+            pages.push(text.trim().to_string());
+        }
+    }
+    if pages.is_empty() {
+        return Err(ConvertError::NeedsOcr { name: name.into() });
+    }
+    Ok(Converted {
+        markdown: pages.join("\n\n"),
+        metadata_title: None,
+    })
+}
+
+/// Joins `exam-\nple` into `example` and collapses runs of spaces per line.
+fn rejoin(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .peekable();
+    while let Some(line) = lines.next() {
+        let next_starts_lower = lines
+            .peek()
+            .and_then(|n| n.chars().next())
+            .is_some_and(char::is_lowercase);
+        if line.ends_with('-') && line.len() > 1 && next_starts_lower {
+            out.push_str(&line[..line.len() - 1]);
+        } else {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hyphenated_line_ends_rejoin() {
+        assert_eq!(
+            rejoin("an exam-\nple of  text\nA-\nB"),
+            "an example of text\nA-\nB\n"
+        );
+    }
+}
