@@ -1,9 +1,10 @@
 //! The `Converter` port: text formats, HTML, CSV, XLSX, DOCX, PPTX and Jupyter
-//! notebooks and PDF (text layer) so far; EPUB and VTT answer `Unsupported` until their
+//! notebooks, PDF (text layer) and EPUB so far; VTT answers `Unsupported` until its
 //! converters land. A panic inside a converter is caught at this boundary
 //! and reported as a malformed file, never as success.
 
 pub mod docx;
+pub mod epub;
 pub mod html;
 pub mod notebook;
 pub mod office;
@@ -36,6 +37,7 @@ fn convert(r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
             "docx" => docx::convert(r.name, r.bytes),
             "pptx" => pptx::convert(r.name, r.bytes),
             "pdf" => pdf::convert(r.name, r.bytes),
+            "epub" => epub::convert(r.name, r.bytes),
             "ipynb" => notebook::convert(r.name, &text::decode(r.name, r.bytes)?),
             "md" | "markdown" | "txt" | "text" => Ok(Converted {
                 markdown: text::decode(r.name, r.bytes)?,

@@ -170,7 +170,7 @@ fn truncated_files_never_panic() {
 #[test]
 fn unsupported_formats_say_so() {
     assert!(matches!(
-        convert("epub", b"PK"),
+        convert("vtt", b"WEBVTT"),
         Err(ConvertError::Unsupported { .. })
     ));
 }
@@ -268,5 +268,27 @@ fn pptx_slides_in_numeric_order_with_titles_tables_and_notes() {
     assert_eq!(
         c.markdown,
         "<!-- Slide number: 2 -->\n\n# Second\n\nBody two\n\n### Notes:\nSay hello first.\n\n<!-- Slide number: 9 -->\n\n| k | v |\n| --- | --- |\n| a | 1 |\n\n<!-- Slide number: 10 -->\n\n# Tenth\n\nBody ten"
+    );
+}
+
+#[test]
+fn epub_chapters_in_spine_order_with_title() {
+    let container = r#"<container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>"#;
+    let opf = r#"<package xmlns:dc="dc"><metadata><dc:title>The Manual</dc:title></metadata>
+        <manifest><item id="c2" href="text/ch2.xhtml"/><item id="c1" href="text/ch1.xhtml"/></manifest>
+        <spine><itemref idref="c1"/><itemref idref="c2"/></spine></package>"#;
+    let ch1 = "<html><body><h1>Chapter One</h1><p>First words.</p></body></html>";
+    let ch2 = "<html><body><h2>Chapter Two</h2><p>Second words.</p></body></html>";
+    let bytes = zip(&[
+        ("META-INF/container.xml", container),
+        ("OEBPS/content.opf", opf),
+        ("OEBPS/text/ch2.xhtml", ch2),
+        ("OEBPS/text/ch1.xhtml", ch1),
+    ]);
+    let c = convert("epub", &bytes).unwrap();
+    assert_eq!(c.metadata_title.as_deref(), Some("The Manual"));
+    assert_eq!(
+        c.markdown,
+        "# Chapter One\n\nFirst words.\n\n## Chapter Two\n\nSecond words."
     );
 }
