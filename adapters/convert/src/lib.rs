@@ -1,6 +1,5 @@
 //! The `Converter` port: text formats, HTML, CSV, XLSX, DOCX, PPTX and Jupyter
-//! notebooks, PDF (text layer) and EPUB so far; VTT answers `Unsupported` until its
-//! converters land. A panic inside a converter is caught at this boundary
+//! notebooks, PDF (text layer), EPUB and WebVTT transcripts. A panic inside a converter is caught at this boundary
 //! and reported as a malformed file, never as success.
 
 pub mod docx;
@@ -12,6 +11,7 @@ pub mod pdf;
 pub mod pptx;
 pub mod sheets;
 pub mod text;
+pub mod vtt;
 
 use minirag_core::ports::{ConvertError, ConvertRequest, Converted, Converter};
 
@@ -38,6 +38,7 @@ fn convert(r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
             "pptx" => pptx::convert(r.name, r.bytes),
             "pdf" => pdf::convert(r.name, r.bytes),
             "epub" => epub::convert(r.name, r.bytes),
+            "vtt" => vtt::convert(r.name, &text::decode(r.name, r.bytes)?),
             "ipynb" => notebook::convert(r.name, &text::decode(r.name, r.bytes)?),
             "md" | "markdown" | "txt" | "text" => Ok(Converted {
                 markdown: text::decode(r.name, r.bytes)?,

@@ -170,7 +170,7 @@ fn truncated_files_never_panic() {
 #[test]
 fn unsupported_formats_say_so() {
     assert!(matches!(
-        convert("vtt", b"WEBVTT"),
+        convert("rtf", b"{rtf1}"),
         Err(ConvertError::Unsupported { .. })
     ));
 }
