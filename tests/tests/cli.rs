@@ -317,3 +317,41 @@ fn a_sync_killed_mid_way_is_completed_by_the_next_sync() {
     let chunks: u64 = rows.iter().map(|r| r["chunkCount"].as_u64().unwrap()).sum();
     assert_eq!(s["chunkCount"].as_u64().unwrap(), chunks);
 }
+
+#[test]
+fn an_emptied_root_holds_its_files_as_unlisted() {
+    let c = corpus();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    // The volume "unmounts": the root is still there but empty.
+    for entry in std::fs::read_dir(&c.root).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap()
+        } else {
+            std::fs::remove_file(p).unwrap()
+        }
+    }
+    let (code, v, _) = c.json(&["sync"]);
+    assert_eq!(code, 1, "a held root counts as failed: {v}");
+    assert_eq!(
+        v["counts"]["deleted"], 0,
+        "nothing deleted under an empty root"
+    );
+    let (_, l, err) = c.json(&["list"]);
+    let files = l["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    assert!(files.iter().all(|f| f["state"] == "unlisted"), "{l}");
+    let folders = l["unlistedFolders"].as_array().unwrap();
+    assert_eq!(folders.len(), 1);
+    assert_eq!(folders[0]["indexedCount"], 3);
+    assert!(folders[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("unmounted"));
+    assert!(err.contains("warn: "), "{err}");
+    // Nothing hidden: no unlisted folders.
+    let fresh = corpus();
+    let (_, l, _) = fresh.json(&["list"]);
+    assert_eq!(l["unlistedFolders"], serde_json::json!([]));
+}

@@ -374,11 +374,31 @@ impl App {
             };
             rows.push(row);
         }
-        for r in index
-            .sources(&scope_filter)?
-            .into_iter()
-            .filter(|r| r.source_type != SourceType::File)
-        {
+        let seen: std::collections::HashSet<String> = scan
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let mut held: Vec<usize> = vec![0; scan.blind.len()];
+        for r in index.sources(&scope_filter)? {
+            if r.source_type == SourceType::File {
+                // An indexed file the scan could not see because its folder is
+                // unlistable (or its root empty) is kept and shown as `unlisted`;
+                // one that simply vanished is not listed (sync deletes it).
+                if seen.contains(&r.source) {
+                    continue;
+                }
+                let Some(b) = scan
+                    .blind
+                    .iter()
+                    .position(|b| Path::new(&r.source).starts_with(&b.path))
+                else {
+                    continue;
+                };
+                held[b] += 1;
+                rows.push(json!({"source": r.source, "sourceType": "file", "title": r.title, "state": "unlisted", "chunkCount": r.chunk_count, "ocrEngine": ""}));
+                continue;
+            }
             let state = if r.scheme_version < CHUNK_SCHEME {
                 "stale_scheme"
             } else {
@@ -387,11 +407,20 @@ impl App {
             rows.push(json!({"source": r.source, "sourceType": r.source_type.as_str(), "title": r.title, "state": state, "chunkCount": r.chunk_count, "ocrEngine": ""}));
         }
         rows.sort_by(|a, b| a["source"].as_str().cmp(&b["source"].as_str()));
+        let related = |p: &str| {
+            scope.is_empty()
+                || scope.iter().any(|s| {
+                    minirag_core::search::is_under(p, s) || minirag_core::search::is_under(s, p)
+                })
+        };
         let unlisted: Vec<Value> = scan
             .blind
             .iter()
-            .filter(|b| scope.is_empty() || scope.iter().any(|s| minirag_core::search::is_under(&b.path.display().to_string(), s) || minirag_core::search::is_under(s, &b.path.display().to_string())))
-            .map(|b| json!({"path": b.path.display().to_string(), "error": b.error, "indexedCount": 0, "message": b.message()}))
+            .zip(&held)
+            // An empty root with nothing indexed under it is just empty.
+            .filter(|(b, n)| b.error.is_some() || **n > 0)
+            .filter(|(b, _)| related(&b.path.display().to_string()))
+            .map(|(b, n)| json!({"path": b.path.display().to_string(), "error": b.error, "indexedCount": n, "message": b.message()}))
             .collect();
         Ok(json!({ "files": rows, "unlistedFolders": unlisted }))
     }
