@@ -317,3 +317,65 @@ async fn ingest_url_refuses_loopback_unless_allowed() {
     assert_eq!(q["results"][0]["source"], url);
     client.cancel().await.unwrap();
 }
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Recorder {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(params.message.unwrap_or_default());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sync_with_a_progress_token_reports_each_file() {
+    use rmcp::model::{ClientRequest, Request, ServerResult};
+    use rmcp::service::PeerRequestOptions;
+    let c = corpus();
+    let recorder = Recorder::default();
+    let root = c.root.clone();
+    let env = c.env.clone();
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|cmd| {
+            cmd.env_clear().current_dir(&root);
+            for (k, v) in &env {
+                cmd.env(k, v);
+            }
+        }))
+        .unwrap();
+    let client = recorder.clone().serve(transport).await.unwrap();
+    let request =
+        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
+    let handle = client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let ServerResult::CallToolResult(result) = handle.await_response().await.unwrap() else {
+        panic!("not a tool result")
+    };
+    let text = result.content[0].as_text().unwrap().text.clone();
+    let job: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(job["state"], "succeeded", "{job}");
+    assert_eq!(job["counts"]["ingested"], 2);
+    // Notifications precede the response on the wire; let the handler run.
+    for _ in 0..10_000 {
+        if recorder.0.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let seen = recorder.0.lock().unwrap().clone();
+    assert!(
+        seen.iter().filter(|m| m.starts_with("ingested ")).count() == 2,
+        "{seen:?}"
+    );
+    client.cancel().await.unwrap();
+}

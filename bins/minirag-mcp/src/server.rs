@@ -8,9 +8,14 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
 use rmcp::{
-    schemars, tool, tool_handler, tool_router, ErrorData as McpError, ServerHandler, ServiceExt,
+    schemars, tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler,
+    ServiceExt,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -330,15 +335,46 @@ impl Server {
     }
 
     #[tool(
-        description = "Start a background sync of the roots (or of one folder or file under them): new and changed files are indexed, moved files re-pathed, deleted files removed. Returns a jobId for sync_status."
+        description = "Start a background sync of the roots (or of one folder or file under them): new and changed files are indexed, moved files re-pathed, deleted files removed. Returns a jobId for sync_status. When the request carries a progress token, the sync runs to the end inside the call, reports progress per file, honours cancellation, and returns the finished job."
     )]
     async fn sync_start(
         &self,
         Parameters(a): Parameters<SyncArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
         let jobs = self.jobs.clone();
-        blocking(move || start_job(app, jobs, a.path)).await
+        let Some(token) = ctx.meta.get_progress_token() else {
+            return blocking(move || start_job(app, jobs, a.path, None)).await;
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64, String)>();
+        let peer = ctx.peer.clone();
+        let forward = tokio::spawn(async move {
+            while let Some((done, total, line)) = rx.recv().await {
+                let mut p =
+                    ProgressNotificationParam::new(token.clone(), done as f64).with_message(line);
+                if total > 0 {
+                    p = p.with_total(total as f64);
+                }
+                let _ = peer.notify_progress(p).await;
+            }
+        });
+        let watcher = {
+            let cancel = cancel.clone();
+            let ct = ctx.ct.clone();
+            tokio::spawn(async move {
+                ct.cancelled().await;
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        let notify: Notify = Box::new(move |done, total, line: &str| {
+            let _ = tx.send((done, total, line.to_string()));
+        });
+        let result = blocking(move || start_job(app, jobs, a.path, Some((notify, cancel)))).await;
+        let _ = forward.await;
+        watcher.abort();
+        result
     }
 
     #[tool(
@@ -364,7 +400,19 @@ impl Server {
     }
 }
 
-fn start_job(app: Arc<App>, jobs: Arc<Jobs>, path: Option<String>) -> Result<Value> {
+/// Progress sink of a sync: (files done, files total, line for humans).
+type Notify = Box<dyn Fn(u64, u64, &str) + Send + Sync>;
+
+/// Checks and starts a sync job. Without `notify` it runs on a background
+/// thread and the caller gets its jobId at once; with `notify` (the client
+/// asked for progress) it runs to the end on this thread, reporting each
+/// file, and stops between files once `cancel` is set.
+fn start_job(
+    app: Arc<App>,
+    jobs: Arc<Jobs>,
+    path: Option<String>,
+    notify: Option<(Notify, Arc<AtomicBool>)>,
+) -> Result<Value> {
     let scope = match &path {
         Some(p) => Some(app.contain(p, true)?),
         None => None,
@@ -389,10 +437,8 @@ fn start_job(app: Arc<App>, jobs: Arc<Jobs>, path: Option<String>) -> Result<Val
         "counts": sync::Counts::default().json(), "errors": [], "error": null, "progress": {"done": 0, "total": 0},
     });
     *jobs.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
-    let out = json!({"jobId": id});
-    std::thread::spawn(move || {
-        let cancel = AtomicBool::new(false);
-        let progress = |done: u64, total: u64, _line: &str| {
+    let run = move |notify: Option<Notify>, cancel: Arc<AtomicBool>| {
+        let progress = |done: u64, total: u64, line: &str| {
             if let Some(j) = jobs
                 .current
                 .lock()
@@ -403,26 +449,35 @@ fn start_job(app: Arc<App>, jobs: Arc<Jobs>, path: Option<String>) -> Result<Val
                     j["progress"] = json!({"done": done, "total": total});
                 }
             }
+            if let Some(n) = &notify {
+                n(done, total, line);
+            }
         };
         let result = sync::run(&app, scope.as_deref(), &progress, &cancel);
         drop(lock); // released before the terminal state is published
         let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(j) = current.as_mut() {
-            j["finishedAt"] = json!(minirag_core::time::iso_utc(sync::now_unix()));
-            match result {
-                Ok(r) => {
-                    j["counts"] = r.counts.json();
-                    j["errors"] = r.errors_json();
-                    j["state"] = json!("succeeded");
-                }
-                Err(e) => {
-                    j["error"] = json!(e.to_string());
-                    j["state"] = json!("failed");
-                }
+        let j = current.as_mut().expect("job record");
+        j["finishedAt"] = json!(minirag_core::time::iso_utc(sync::now_unix()));
+        match result {
+            Ok(r) => {
+                j["counts"] = r.counts.json();
+                j["errors"] = r.errors_json();
+                j["state"] = json!("succeeded");
+            }
+            Err(e) => {
+                j["error"] = json!(e.to_string());
+                j["state"] = json!("failed");
             }
         }
-    });
-    Ok(out)
+        j.clone()
+    };
+    match notify {
+        Some((n, cancel)) => Ok(run(Some(n), cancel)),
+        None => {
+            std::thread::spawn(move || run(None, Arc::new(AtomicBool::new(false))));
+            Ok(json!({"jobId": id}))
+        }
+    }
 }
 
 fn rand_bits() -> u128 {
