@@ -1,6 +1,7 @@
 //! The CLI: the same payloads as the MCP tools, printed as JSON (`--json`)
 //! or for people. Errors go to stderr as `error: …` with exit code 1.
 
+use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
@@ -277,8 +278,31 @@ pub fn run(cli: Cli) -> Result<i32> {
             let scope = path.map(|p| app.contain(&p, false)).transpose()?;
             let config = app.config()?;
             let _lock = sync::SyncLock::take(std::path::Path::new(&config.db_path))?;
-            let progress = |_d: u64, _t: u64, line: &str| eprintln!("{line}");
+            // A bar for people at a terminal; plain lines for logs and pipes.
+            let bar = std::io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new(0);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{bar:30} {pos}/{len} files  {wide_msg}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                bar
+            });
+            let progress = |done: u64, total: u64, line: &str| match &bar {
+                Some(bar) => {
+                    if total > 0 {
+                        bar.set_length(total);
+                        bar.set_position(done);
+                    }
+                    bar.set_message(line.to_string());
+                }
+                None => eprintln!("{line}"),
+            };
             let report = sync::run(&app, scope.as_deref(), &progress, &AtomicBool::new(false))?;
+            if let Some(bar) = &bar {
+                bar.finish_and_clear();
+            }
             for (s, e) in &report.errors {
                 eprintln!("warn: {s}: {e}");
             }
