@@ -278,27 +278,9 @@ pub fn run(cli: Cli) -> Result<i32> {
             let scope = path.map(|p| app.contain(&p, false)).transpose()?;
             let config = app.config()?;
             let _lock = sync::SyncLock::take(std::path::Path::new(&config.db_path))?;
-            // A bar for people at a terminal; plain lines for logs and pipes.
-            let bar = std::io::stderr().is_terminal().then(|| {
-                let bar = indicatif::ProgressBar::new(0);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{bar:30} {pos}/{len} files  {wide_msg}",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-                );
-                bar
-            });
-            let progress = |done: u64, total: u64, line: &str| match &bar {
-                Some(bar) => {
-                    if total > 0 {
-                        bar.set_length(total);
-                        bar.set_position(done);
-                    }
-                    bar.set_message(line.to_string());
-                }
-                None => eprintln!("{line}"),
-            };
+            let bar = progress_bar();
+            let progress =
+                |done: u64, total: u64, line: &str| report_progress(&bar, done, total, line);
             let report = sync::run(&app, scope.as_deref(), &progress, &AtomicBool::new(false))?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
@@ -316,6 +298,31 @@ pub fn run(cli: Cli) -> Result<i32> {
             });
             Ok(if report.counts.failed > 0 { 1 } else { 0 })
         }
+    }
+}
+
+/// A bar for people at a terminal; `None` (plain lines) for logs and pipes.
+fn progress_bar() -> Option<indicatif::ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files  {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    })
+}
+
+fn report_progress(bar: &Option<indicatif::ProgressBar>, done: u64, total: u64, line: &str) {
+    match bar {
+        Some(bar) => {
+            if total > 0 {
+                bar.set_length(total);
+                bar.set_position(done);
+            }
+            bar.set_message(line.to_string());
+        }
+        None => eprintln!("{line}"),
     }
 }
 
@@ -392,14 +399,31 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
     files.sort();
     files.dedup();
     let mut ingested = Vec::new();
-    for f in &files {
+    let bar = progress_bar();
+    let total = files.len() as u64;
+    for (done, f) in files.iter().enumerate() {
         match app.ingest_file(f) {
-            Ok(v) => ingested.push(json!({"source": v["source"], "chunkCount": v["chunkCount"]})),
+            Ok(v) => {
+                report_progress(
+                    &bar,
+                    done as u64 + 1,
+                    total,
+                    &format!("ingested {}", f.display()),
+                );
+                ingested.push(json!({"source": v["source"], "chunkCount": v["chunkCount"]}))
+            }
             Err(e) => {
-                eprintln!("warn: {}: {e}", f.display());
+                if let Some(bar) = &bar {
+                    bar.suspend(|| eprintln!("warn: {}: {e}", f.display()));
+                } else {
+                    eprintln!("warn: {}: {e}", f.display());
+                }
                 failed.push(json!({"source": f.display().to_string(), "error": e.to_string()}));
             }
         }
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
     }
     let v = json!({"ingested": ingested, "failed": failed});
     print(j, &v, |v| {
