@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
+/// The real binary as a child process speaking MCP on stdio.
+fn transport(c: &Corpus, extra: &[(&str, &str)]) -> TokioChildProcess {
     let env: Vec<(String, String)> = c
         .env
         .iter()
@@ -18,15 +19,17 @@ async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
         .chain(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
         .collect();
     let root = c.root.clone();
-    let transport =
-        TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|cmd| {
-            cmd.env_clear().current_dir(&root);
-            for (k, v) in &env {
-                cmd.env(k, v);
-            }
-        }))
-        .unwrap();
-    ().serve(transport).await.expect("initialize")
+    TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|cmd| {
+        cmd.env_clear().current_dir(&root);
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+    }))
+    .unwrap()
+}
+
+async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
+    ().serve(transport(c, extra)).await.expect("initialize")
 }
 
 /// (is_error, text)
@@ -341,17 +344,7 @@ async fn sync_with_a_progress_token_reports_each_file() {
     use rmcp::service::PeerRequestOptions;
     let c = corpus();
     let recorder = Recorder::default();
-    let root = c.root.clone();
-    let env = c.env.clone();
-    let transport =
-        TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|cmd| {
-            cmd.env_clear().current_dir(&root);
-            for (k, v) in &env {
-                cmd.env(k, v);
-            }
-        }))
-        .unwrap();
-    let client = recorder.clone().serve(transport).await.unwrap();
+    let client = recorder.clone().serve(transport(&c, &[])).await.unwrap();
     let request =
         ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
     let handle = client
