@@ -76,21 +76,11 @@ impl Paths {
     }
 }
 
-/// Generation of the current snapshot (0 when there is none), from the header only.
-pub fn snapshot_generation(paths: &Paths) -> Result<u64, IndexError> {
-    let path = paths.meta();
-    let mut f = match File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(storage(&path, "cannot open", e)),
-    };
-    let mut head = [0u8; 16];
-    f.read_exact(&mut head)
-        .map_err(|e| storage(&path, "cannot read the header of", e))?;
-    if &head[..8] != SNAP_MAGIC {
-        return Err(storage(&path, "is not a minirag snapshot:", "bad magic"));
-    }
-    Ok(u64::from_le_bytes(head[8..16].try_into().unwrap()))
+/// (inode, length, mtime ns) of `snapshot.meta`, or `None` when there is none.
+pub fn snapshot_identity(paths: &Paths) -> Option<(u64, u64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(paths.meta()).ok()?;
+    Some((m.ino(), m.len(), m.mtime_nsec()))
 }
 
 pub fn read_snapshot(paths: &Paths) -> Result<Option<(u64, Snapshot)>, IndexError> {

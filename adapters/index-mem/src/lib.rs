@@ -48,6 +48,9 @@ struct Inner {
     /// Size of the current snapshot: the log may grow to this before it is
     /// folded, so compaction work stays linear in the data written.
     snapshot_bytes: u64,
+    /// Identity of the snapshot file we loaded, taken before reading it (a
+    /// replacement racing the read only causes one extra reload).
+    snapshot_identity: Option<(u64, u64, i64)>,
 }
 
 pub struct MemIndex {
@@ -96,20 +99,23 @@ impl MemIndex {
 
     /// Catches up with other processes: a newer snapshot, or new log records.
     pub fn refresh(&self) -> Result<(), IndexError> {
-        let generation = disk::snapshot_generation(&self.paths)?;
+        // Two stats per call, no reads: a compaction renames a new
+        // snapshot.meta into place (a new file identity), and appends only
+        // ever grow the WAL.
+        let snapshot = disk::snapshot_identity(&self.paths);
         let wal_len = std::fs::metadata(self.paths.wal())
             .map(|m| m.len())
             .unwrap_or(0);
         {
             let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
-            if generation == inner.generation
+            if snapshot == inner.snapshot_identity
                 && (inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
             {
                 return Ok(());
             }
         }
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        if generation != inner.generation {
+        if snapshot != inner.snapshot_identity {
             *inner = load(&self.paths)?;
             return Ok(());
         }
@@ -143,6 +149,7 @@ impl MemIndex {
 }
 
 fn load(paths: &Paths) -> Result<Inner, IndexError> {
+    let snapshot_identity = disk::snapshot_identity(paths);
     let (generation, state, snapshot_bytes) = match disk::read_snapshot(paths)? {
         Some((generation, snap)) => {
             let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
@@ -156,6 +163,7 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
         generation,
         wal_end: 0,
         snapshot_bytes,
+        snapshot_identity,
     };
     catch_up(paths, &mut inner)?;
     Ok(inner)
