@@ -779,32 +779,28 @@ fn a_scope_with_documents_but_no_match_has_no_notice() {
     assert_eq!(r.notice, None);
 }
 
+/// Three sources with the same text.
+fn three_alike(f: &Fixture) {
+    for i in 0..3 {
+        f.engine
+            .ingest_file(
+                &format!("/docs/{i}.md"),
+                b"shared words everywhere",
+                "h",
+                1.0,
+            )
+            .unwrap();
+    }
+}
+
 #[test]
 fn max_files_and_top_k_cut_results() {
     let f = fixture_with(HashEmbedder::new(), |s| s.max_files = Some(1));
-    for i in 0..3 {
-        f.engine
-            .ingest_file(
-                &format!("/docs/{i}.md"),
-                b"shared words everywhere",
-                "h",
-                1.0,
-            )
-            .unwrap();
-    }
+    three_alike(&f);
     let r = f.engine.query(query("shared words", 8, &[])).unwrap();
     assert_eq!(r.sources.len(), 1);
     let f = fixture();
-    for i in 0..3 {
-        f.engine
-            .ingest_file(
-                &format!("/docs/{i}.md"),
-                b"shared words everywhere",
-                "h",
-                1.0,
-            )
-            .unwrap();
-    }
+    three_alike(&f);
     assert_eq!(
         f.engine
             .query(query("shared words", 1, &[]))
