@@ -7,6 +7,10 @@ use minirag_core::ports::ConvertError;
 const MIN_EVIDENCE: usize = 16;
 
 pub fn decode(name: &str, bytes: &[u8]) -> Result<String, ConvertError> {
+    // UTF-32 first: its little-endian BOM begins like UTF-16's.
+    if let Some(text) = utf32(name, bytes) {
+        return text;
+    }
     if let Some((enc, bom_len)) = encoding_rs::Encoding::for_bom(bytes) {
         let (text, had_errors) = enc.decode_without_bom_handling(&bytes[bom_len..]);
         if had_errors {
@@ -30,6 +34,32 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<String, ConvertError> {
         ));
     }
     Ok(text.into_owned())
+}
+
+/// UTF-32 with a BOM (encoding_rs has no UTF-32 decoder).
+fn utf32(name: &str, bytes: &[u8]) -> Option<Result<String, ConvertError>> {
+    let little = bytes.starts_with(&[0xFF, 0xFE, 0, 0]);
+    if !little && !bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        return None;
+    }
+    let body = &bytes[4..];
+    if body.len() % 4 != 0 {
+        return Some(Err(malformed(name, "it is not valid UTF-32 (odd length)")));
+    }
+    Some(
+        body.chunks_exact(4)
+            .map(|b| {
+                let b = [b[0], b[1], b[2], b[3]];
+                let u = if little {
+                    u32::from_le_bytes(b)
+                } else {
+                    u32::from_be_bytes(b)
+                };
+                char::from_u32(u)
+            })
+            .collect::<Option<String>>()
+            .ok_or_else(|| malformed(name, "it is not valid UTF-32")),
+    )
 }
 
 fn malformed(name: &str, reason: &str) -> ConvertError {
@@ -56,6 +86,24 @@ mod tests {
             bytes.extend_from_slice(&u.to_le_bytes());
         }
         assert_eq!(decode("a", &bytes).unwrap(), "Привет");
+    }
+
+    #[test]
+    fn utf32_with_either_bom() {
+        let le: Vec<u8> = [0xFF, 0xFE, 0, 0]
+            .into_iter()
+            .chain("Привет".chars().flat_map(|c| (c as u32).to_le_bytes()))
+            .collect();
+        assert_eq!(decode("a", &le).unwrap(), "Привет");
+        let be: Vec<u8> = [0, 0, 0xFE, 0xFF]
+            .into_iter()
+            .chain("Да".chars().flat_map(|c| (c as u32).to_be_bytes()))
+            .collect();
+        assert_eq!(decode("a", &be).unwrap(), "Да");
+        let e = decode("u.vtt", &le[..le.len() - 1])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("u.vtt") && e.contains("UTF-32"), "{e}");
     }
 
     #[test]

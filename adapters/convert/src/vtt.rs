@@ -10,9 +10,42 @@ use crate::office::malformed;
 const MAX_NAME: usize = 80;
 
 struct Cue {
+    /// Teams cue ids `<meeting>/<n>-<segment>`: the utterance `<meeting>/<n>`.
+    utterance: Option<String>,
     start: u64,
     speaker: Option<String>,
-    text: String,
+    lines: Vec<String>,
+}
+
+/// One rendered unit: a speaker turn, or a NOTE kept where it stood.
+enum Item {
+    Turn(Cue),
+    Note(String),
+}
+
+/// A Markdown list line (`-`, `+`, `*`, `1.`, `1)`): turns holding one keep
+/// their line breaks and never merge.
+fn is_list_line(line: &str) -> bool {
+    let l = line.trim_start();
+    if l.starts_with("- ") || l.starts_with("+ ") || l.starts_with("* ") {
+        return true;
+    }
+    let digits = l.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && (l[digits..].starts_with(". ") || l[digits..].starts_with(") "))
+}
+
+impl Cue {
+    fn has_list(&self) -> bool {
+        self.lines.iter().any(|l| is_list_line(l))
+    }
+}
+
+/// `<meeting>/<n>-<segment>` → `<meeting>/<n>`.
+fn teams_utterance(id: &str) -> Option<String> {
+    let (meeting, tail) = id.rsplit_once('/')?;
+    let (n, seg) = tail.split_once('-')?;
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (!meeting.is_empty() && numeric(n) && numeric(seg)).then(|| format!("{meeting}/{n}"))
 }
 
 /// Seconds of `[H:]M:S[.fff]`.
@@ -124,67 +157,85 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
         }
     }
     // Zoom-style "Name: text" speakers, only when every early cue looks like that.
+    let first_line = |c: &Cue| c.lines.first().cloned().unwrap_or_default();
     let sample: Vec<&Cue> = cues.iter().take(50).collect();
     if sample.len() >= 2
         && sample
             .iter()
-            .all(|c| c.speaker.is_none() && zoom_speaker(&c.text).is_some())
+            .all(|c| c.speaker.is_none() && zoom_speaker(&first_line(c)).is_some())
     {
         for c in cues.iter_mut() {
-            if let Some((n, t)) = zoom_speaker(&c.text).map(|(n, t)| (n.to_string(), t.to_string()))
-            {
-                c.speaker = Some(n);
-                c.text = t;
+            let line = first_line(c);
+            if let Some((n, t)) = zoom_speaker(&line) {
+                c.speaker = Some(n.to_string());
+                c.lines[0] = t.to_string();
             }
         }
     }
-    // Merge adjacent cues of one named speaker within one window (a NOTE
-    // between them keeps them apart); notes stay where they stood.
-    let mut out: Vec<String> = Vec::new();
-    let mut turn: Option<Cue> = None;
-    let mut notes = notes.into_iter().peekable();
-    for (i, c) in cues.into_iter().enumerate() {
-        let mut note_here = false;
-        while notes.peek().is_some_and(|(at, _)| *at <= i) {
-            if let Some(t) = turn.take() {
-                out.push(render(&t));
-            }
-            out.push(notes.next().unwrap().1);
-            note_here = true;
-        }
-        match turn.as_mut() {
-            Some(t)
-                if !note_here
-                    && t.speaker.is_some()
-                    && t.speaker == c.speaker
-                    && t.start / WINDOW_SECONDS == c.start / WINDOW_SECONDS =>
-            {
-                t.text.push(' ');
-                t.text.push_str(&c.text);
-            }
-            _ => {
-                if let Some(t) = turn.replace(c) {
-                    out.push(render(&t));
-                }
-            }
-        }
-    }
-    if let Some(t) = turn {
-        out.push(render(&t));
-    }
-    out.extend(notes.map(|(_, n)| n));
     Ok(Converted {
-        markdown: format!("{}\n", out.join("\n\n")),
+        markdown: format!("{}\n", render_items(&merge(cues, notes)).join("\n\n")),
         metadata_title: None,
     })
 }
 
+/// Teams segments join their utterance's turn wherever it stands; otherwise
+/// adjacent cues of one named speaker in one window merge unless a NOTE
+/// stands between them or either holds a list line.
+fn merge(cues: Vec<Cue>, notes: Vec<(usize, String)>) -> Vec<Item> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut utterances: std::collections::HashMap<String, usize> = Default::default();
+    let mut notes = notes.into_iter().peekable();
+    for (i, c) in cues.into_iter().enumerate() {
+        while let Some((_, note)) = notes.next_if(|(at, _)| *at <= i) {
+            items.push(Item::Note(note));
+        }
+        if let Some(&at) = c.utterance.as_ref().and_then(|u| utterances.get(u)) {
+            if let Item::Turn(t) = &mut items[at] {
+                t.lines.extend(c.lines);
+                continue;
+            }
+        }
+        let last = items.len().wrapping_sub(1);
+        if let Some(Item::Turn(t)) = items.last_mut() {
+            if t.speaker.is_some()
+                && t.speaker == c.speaker
+                && t.start / WINDOW_SECONDS == c.start / WINDOW_SECONDS
+                && !t.has_list()
+                && !c.has_list()
+            {
+                if let Some(u) = c.utterance {
+                    utterances.insert(u, last);
+                }
+                t.lines.extend(c.lines);
+                continue;
+            }
+        }
+        if let Some(u) = c.utterance.clone() {
+            utterances.insert(u, items.len());
+        }
+        items.push(Item::Turn(c));
+    }
+    items.extend(notes.map(|(_, n)| Item::Note(n)));
+    items
+}
+
+fn render_items(items: &[Item]) -> Vec<String> {
+    items
+        .iter()
+        .map(|item| match item {
+            Item::Turn(t) => render(t),
+            Item::Note(n) => n.clone(),
+        })
+        .collect()
+}
+
 fn render(t: &Cue) -> String {
     let stamp = format_timestamp(t.start);
+    let text = t.lines.join(if t.has_list() { "\n" } else { " " });
     match t.speaker.as_deref().map(|s| s.replace('*', "")) {
-        Some(s) if s.chars().count() <= MAX_NAME => format!("**{s}** {stamp}\n{}", t.text),
-        Some(s) => format!("{stamp}\n{s}: {}", t.text),
-        None => format!("{stamp}\n{}", t.text),
+        Some(s) if s.chars().count() <= MAX_NAME => format!("**{s}** {stamp}\n{text}"),
+        Some(s) => format!("{stamp}\n{s}: {text}"),
+        None => format!("{stamp}\n{text}"),
     }
 }
 
@@ -200,11 +251,21 @@ fn cue(name: &str, lines: &[&str]) -> Result<Option<Cue>, ConvertError> {
         .next()
         .and_then(seconds)
         .ok_or_else(|| malformed(name, format!("bad cue timing {:?}", lines[t])))?;
-    let (speaker, text) = clean(&lines[t + 1..].join("\n"));
+    let mut speaker = None;
+    let mut text = Vec::new();
+    for line in &lines[t + 1..] {
+        let (voice, cleaned) = clean(line);
+        speaker = speaker.or(voice);
+        if !cleaned.is_empty() {
+            text.push(cleaned);
+        }
+    }
+    let utterance = (t == 1).then(|| teams_utterance(lines[0].trim())).flatten();
     Ok(Some(Cue {
+        utterance,
         start,
         speaker,
-        text,
+        lines: text,
     }))
 }
 
@@ -237,6 +298,28 @@ mod tests {
         assert_eq!(
             convert("c.vtt", captions).unwrap().markdown,
             "02:07\nplain words\n"
+        );
+    }
+
+    #[test]
+    fn teams_segments_join_their_utterance_even_across_another_cue() {
+        let vtt = "WEBVTT\n\nab12/18-0\n00:00:02.000 --> 00:00:04.000\n<v Marx, Dana>Коллеги,</v>\n\n\
+                   ab12/19-0\n00:00:04.100 --> 00:00:05.000\n<v Ivanova, Olga>Ага.</v>\n\n\
+                   ab12/18-1\n00:00:05.000 --> 00:00:07.000\n<v Marx, Dana>свежая выгрузка.</v>\n\n\
+                   ab12/20-0\n00:02:04.000 --> 00:02:06.000\n<v Marx, Dana>Тогда по срокам оплаты.</v>";
+        assert_eq!(
+            convert("teams.vtt", vtt).unwrap().markdown,
+            "**Marx, Dana** 00:02\nКоллеги, свежая выгрузка.\n\n**Ivanova, Olga** 00:04\nАга.\n\n**Marx, Dana** 02:04\nТогда по срокам оплаты.\n"
+        );
+    }
+
+    #[test]
+    fn list_lines_keep_breaks_and_stop_merging() {
+        let vtt = "WEBVTT\n\n00:01.000 --> 00:02.000\n<v Anna>Agenda:\n- budget\n- hiring\n\n\
+                   00:03.000 --> 00:04.000\n<v Anna>Let us start.";
+        assert_eq!(
+            convert("l.vtt", vtt).unwrap().markdown,
+            "**Anna** 00:01\nAgenda:\n- budget\n- hiring\n\n**Anna** 00:03\nLet us start.\n"
         );
     }
 
