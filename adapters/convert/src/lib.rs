@@ -20,7 +20,7 @@ pub struct Converters;
 
 impl Converter for Converters {
     fn convert(&self, r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
-        std::panic::catch_unwind(|| convert(r)).unwrap_or_else(|_| {
+        std::panic::catch_unwind(|| convert_unguarded(r)).unwrap_or_else(|_| {
             Err(ConvertError::Malformed {
                 name: r.name.into(),
                 reason: "the converter crashed on this file".into(),
@@ -29,7 +29,9 @@ impl Converter for Converters {
     }
 }
 
-fn convert(r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
+/// The conversion without the `catch_unwind` boundary, so fuzz targets and
+/// tests see a panic as a panic instead of a "crashed" error.
+pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
     {
         match r.format {
             "csv" => sheets::csv(r.name, &text::decode(r.name, r.bytes)?),

@@ -12,6 +12,8 @@ fn shapes(name: &str, xml: &str) -> Result<(Option<String>, Vec<String>), Conver
     let mut title: Option<String> = None;
     let mut blocks = Vec::new();
     let mut in_title_shape = false;
+    // Slide-number, date, header and footer placeholders: page furniture.
+    let mut in_chrome_shape = false;
     let mut shape_text: Vec<String> = Vec::new();
     let mut para = String::new();
     let mut in_text = false;
@@ -23,6 +25,7 @@ fn shapes(name: &str, xml: &str) -> Result<(Option<String>, Vec<String>), Conver
             Node::Open(t, attrs) => match t.as_str() {
                 "p:sp" => {
                     in_title_shape = false;
+                    in_chrome_shape = false;
                     shape_text.clear();
                 }
                 "p:ph" => {
@@ -31,6 +34,7 @@ fn shapes(name: &str, xml: &str) -> Result<(Option<String>, Vec<String>), Conver
                         .find(|(k, _)| k == "type")
                         .map(|(_, v)| v.as_str());
                     in_title_shape = matches!(kind, Some("title" | "ctrTitle"));
+                    in_chrome_shape = matches!(kind, Some("sldNum" | "dt" | "ftr" | "hdr"));
                 }
                 "a:tbl" => {
                     in_table = true;
@@ -67,7 +71,8 @@ fn shapes(name: &str, xml: &str) -> Result<(Option<String>, Vec<String>), Conver
                     }
                 }
                 "p:sp" => {
-                    if in_title_shape && title.is_none() {
+                    if in_chrome_shape {
+                    } else if in_title_shape && title.is_none() {
                         title = Some(shape_text.join(" "));
                     } else if !shape_text.is_empty() {
                         blocks.push(shape_text.join("\n"));
@@ -81,6 +86,31 @@ fn shapes(name: &str, xml: &str) -> Result<(Option<String>, Vec<String>), Conver
         }
     }
     Ok((title, blocks))
+}
+
+/// The notes part a slide's relationships name (saving programs need not
+/// number notes like slides), else `notesSlide<n>.xml`.
+fn notes_part(name: &str, archive: &mut Archive<'_>, n: u32) -> Result<String, ConvertError> {
+    let fallback = format!("ppt/notesSlides/notesSlide{n}.xml");
+    let Some(rels) = archive.text(&format!("ppt/slides/_rels/slide{n}.xml.rels"))? else {
+        return Ok(fallback);
+    };
+    let target = nodes(name, &rels)?.into_iter().find_map(|node| match node {
+        Node::Open(t, attrs) if t == "Relationship" => {
+            let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+            get("Type")
+                .filter(|ty| ty.ends_with("/notesSlide"))
+                .and(get("Target"))
+        }
+        _ => None,
+    });
+    Ok(match target {
+        Some(t) => match t.strip_prefix("../") {
+            Some(rest) => format!("ppt/{rest}"),
+            None => format!("ppt/slides/{}", t.trim_start_matches('/')),
+        },
+        None => fallback,
+    })
 }
 
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
@@ -108,7 +138,8 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             out.push(format!("# {t}"));
         }
         out.extend(blocks);
-        if let Some(notes) = archive.text(&format!("ppt/notesSlides/notesSlide{n}.xml"))? {
+        let notes_path = notes_part(name, &mut archive, n)?;
+        if let Some(notes) = archive.text(&notes_path)? {
             let (_, note_blocks) = shapes(name, &notes)?;
             let text: Vec<String> = note_blocks
                 .into_iter()

@@ -1,0 +1,260 @@
+//! Real files saved by LibreOffice (see `fixtures/make.sh`) and hand-written
+//! text formats: each converts with its structure, broken ones fail by name,
+//! and every binary fixture cut at each 1/16 of its length never panics.
+
+use std::path::Path;
+
+use minirag_convert::{convert_unguarded, Converters};
+use minirag_core::ports::{ConvertError, ConvertRequest, Converted, Converter};
+
+fn fixture(name: &str) -> (String, Vec<u8>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (path.display().to_string(), bytes)
+}
+
+fn convert(name: &str) -> Result<Converted, ConvertError> {
+    let (path, bytes) = fixture(name);
+    let format = name.rsplit('.').next().unwrap();
+    Converters.convert(ConvertRequest {
+        name: &path,
+        format,
+        bytes: &bytes,
+    })
+}
+
+fn markdown(name: &str) -> (String, Option<String>) {
+    let c = convert(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (c.markdown, c.metadata_title)
+}
+
+/// `needles` appear in this order.
+fn in_order(md: &str, needles: &[&str]) {
+    let mut from = 0;
+    for n in needles {
+        let at = md[from..]
+            .find(n)
+            .unwrap_or_else(|| panic!("{n:?} missing (or out of order) in:\n{md}"));
+        from += at + n.len();
+    }
+}
+
+#[test]
+fn docx_from_writer_keeps_title_headings_and_table() {
+    let (md, title) = markdown("policy-ru.docx");
+    assert_eq!(title.as_deref(), Some("Положение о хранении"));
+    in_order(
+        &md,
+        &[
+            "# Порядок хранения документов\n",
+            "\n# 1 Общие положения\n",
+            "складе И-112.",
+            "\n## 1.1 Сроки хранения\n",
+            "| Документ | Срок, лет |\n| --- | --- |\n| Накладная ТОРГ-12 | 5 |\n| Акт сверки | 3 |",
+            "\n# 2 Retention in English\n",
+            "SPEC-112",
+        ],
+    );
+}
+
+#[test]
+fn xlsx_from_calc_has_a_headed_table_per_sheet() {
+    let (md, _) = markdown("workbook.xlsx");
+    in_order(
+        &md,
+        &[
+            "## Stock\n\n| sku | qty | price |\n| --- | --- | --- |\n| BOLT-M8 | 120 | 0.35 |",
+            // The formula cell reads as the value Calc cached.
+            "| NUT-M8 | 300 | 600 |",
+            "## Поставщики\n\n| поставщик | город |\n| --- | --- |\n| ООО Крепёж | Казань |",
+        ],
+    );
+}
+
+#[test]
+fn pptx_from_impress_has_ordered_slides_titles_tables_and_notes() {
+    let (md, title) = markdown("deck.pptx");
+    assert_eq!(title.as_deref(), Some("Quarterly Review Deck"));
+    let markers: Vec<String> = (1..=11)
+        .map(|n| format!("<!-- Slide number: {n} -->"))
+        .collect();
+    let markers: Vec<&str> = markers.iter().map(String::as_str).collect();
+    in_order(&md, &markers);
+    in_order(
+        &md,
+        &[
+            "# Квартальный обзор\n\nВыручка выросла на 12 процентов\n\n### Notes:\nSpeaker note 1:",
+            "# Slide topic 3\n",
+            "| Region | Revenue |\n| --- | --- |\n| North | 1200 |",
+            "### Notes:\nSpeaker note 3:",
+            "<!-- Slide number: 10 -->\n\n# Slide topic 10\n",
+        ],
+    );
+    // The notes page's slide-number field is page furniture, not a note.
+    assert!(!md.contains("<number>"), "{md}");
+}
+
+#[test]
+fn epub_from_writer_has_chapter_headings_table_and_title() {
+    let (md, title) = markdown("policy-ru.epub");
+    assert_eq!(title.as_deref(), Some("Положение о хранении"));
+    in_order(
+        &md,
+        &[
+            "Порядок хранения документов",
+            "\n# 1 Общие положения\n",
+            "| Накладная ТОРГ-12 | 5 ",
+            "\n# 2 Retention in English\n",
+        ],
+    );
+}
+
+#[test]
+fn pdf_with_a_table_reads_in_order() {
+    let (md, _) = markdown("table.pdf");
+    in_order(
+        &md,
+        &[
+            "Порядок хранения документов",
+            "1.1 Сроки хранения",
+            "Накладная ТОРГ-12",
+            "Акт сверки",
+            "2 Retention in English",
+            "SPEC-112",
+        ],
+    );
+}
+
+#[test]
+fn two_column_pdf_reads_the_left_column_first() {
+    let (md, _) = markdown("two-column.pdf");
+    in_order(
+        &md,
+        &[
+            "Field Notes on Tidal Pools",
+            "LEFTCOLUMN",
+            "record the time of each",
+            "closing.",
+            "RIGHTCOLUMN",
+            "three mornings.",
+        ],
+    );
+}
+
+#[test]
+fn encrypted_pdf_and_truncated_docx_fail_by_name() {
+    let e = convert("encrypted.pdf").unwrap_err().to_string();
+    assert!(
+        e.contains("encrypted.pdf") && e.contains("encrypted;"),
+        "{e}"
+    );
+    let e = convert("truncated.docx").unwrap_err().to_string();
+    assert!(e.contains("truncated.docx") && e.contains("zip"), "{e}");
+}
+
+#[test]
+fn cp1251_text_reads_as_russian() {
+    let (md, _) = markdown("cp1251.txt");
+    assert!(
+        md.starts_with("Инструкция по приёмке товара\n\nКладовщик сверяет"),
+        "{md}"
+    );
+}
+
+#[test]
+fn notebook_keeps_markdown_cells_and_fences_code() {
+    let (md, _) = markdown("notebook.ipynb");
+    in_order(
+        &md,
+        &[
+            "# Анализ остатков\n",
+            "```python\nimport pandas as pd\n",
+            "print(len(df))\n```",
+            "## Result\n",
+        ],
+    );
+    assert!(!md.contains("\"outputs\""), "{md}");
+}
+
+#[test]
+fn html_page_keeps_structure_and_drops_chrome() {
+    let (md, title) = markdown("page.html");
+    assert_eq!(title.as_deref(), Some("Install Guide & FAQ"));
+    in_order(
+        &md,
+        &[
+            "# Install\n",
+            "download the archive",
+            "unpack it",
+            "```bash\ntar xf minirag.tar.gz\n./minirag-mcp status\n```",
+            "## Supported systems\n",
+            "| Debian 12 |",
+            "architecture diagram",
+        ],
+    );
+    for gone in ["track()", "Home", "font:12px", "© 2026", "diagram.png"] {
+        assert!(!md.contains(gone), "{gone:?} kept in:\n{md}");
+    }
+    let items = md
+        .lines()
+        .filter(|l| l.trim_start().starts_with("* "))
+        .count();
+    assert_eq!(items, 2, "{md}");
+}
+
+#[test]
+fn teams_transcript_merges_segments_into_turns() {
+    let (md, _) = markdown("meeting.vtt");
+    assert_eq!(
+        md,
+        "**Marx, Dana** 00:02\nКоллеги, добрый день. Смотрим свежую выгрузку.\n\n\
+         **Ivanova, Olga** 00:04\nАга.\n\n**Marx, Dana** 02:04\nТогда по срокам оплаты.\n"
+    );
+}
+
+#[test]
+fn semicolon_csv_is_one_table() {
+    let (md, _) = markdown("stock.csv");
+    assert_eq!(
+        md,
+        "| sku | qty | warehouse |\n| --- | --- | --- |\n| BOLT-M8 | 120 | И-112 |\n| NUT-M8 | 300 | SPEC-112 |"
+    );
+}
+
+#[test]
+fn every_binary_fixture_cut_at_each_sixteenth_never_panics() {
+    let binaries = [
+        "policy-ru.docx",
+        "deck.pptx",
+        "workbook.xlsx",
+        "policy-ru.epub",
+        "table.pdf",
+        "two-column.pdf",
+        "encrypted.pdf",
+    ];
+    let mut failures = Vec::new();
+    for name in binaries {
+        let (path, bytes) = fixture(name);
+        let format = name.rsplit('.').next().unwrap();
+        for k in 0..16 {
+            let cut = &bytes[..bytes.len() * k / 16];
+            let outcome = std::panic::catch_unwind(|| {
+                convert_unguarded(ConvertRequest {
+                    name: &path,
+                    format,
+                    bytes: cut,
+                })
+            });
+            match outcome {
+                Err(_) => failures.push(format!("{name} cut at {k}/16 panicked")),
+                Ok(Err(e)) if !e.to_string().contains(name) => failures.push(format!(
+                    "{name} cut at {k}/16: error does not name the file: {e}"
+                )),
+                Ok(_) => {}
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
