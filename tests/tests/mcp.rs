@@ -33,7 +33,7 @@ async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
 }
 
 /// (is_error, text)
-async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
+async fn call(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> (bool, String) {
     let params = CallToolRequestParams::new(tool.to_string())
         .with_arguments(args.as_object().cloned().unwrap_or_default());
     match client.call_tool(params).await {
@@ -50,7 +50,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> (bool, String) {
     }
 }
 
-async fn call_json(client: &Client, tool: &str, args: Value) -> Value {
+async fn call_json(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
     let (err, text) = call(client, tool, args).await;
     assert!(!err, "{tool} failed: {text}");
     serde_json::from_str(&text).unwrap()
@@ -370,5 +370,85 @@ async fn sync_with_a_progress_token_reports_each_file() {
         seen.iter().filter(|m| m.starts_with("ingested ")).count() == 2,
         "{seen:?}"
     );
+    client.cancel().await.unwrap();
+}
+
+/// A client that wakes the test at the first progress notification.
+#[derive(Clone)]
+struct FirstProgress(std::sync::Arc<tokio::sync::Notify>);
+
+impl rmcp::ClientHandler for FirstProgress {
+    async fn on_progress(
+        &self,
+        _params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.notify_one();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
+    use rmcp::model::{ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
+    const FILES: usize = 30;
+    let texts: Vec<(String, String)> = (0..FILES)
+        .map(|i| {
+            let para = format!("Paragraph about shipment {i} and the pallets it carried. ");
+            (
+                format!("f{i:02}.md"),
+                format!("# Note {i}\n\n{}", para.repeat(16)),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let c = Corpus::new(&files);
+    let woke = std::sync::Arc::new(tokio::sync::Notify::new());
+    let client = FirstProgress(woke.clone())
+        .serve(transport(&c, &[]))
+        .await
+        .unwrap();
+    let request =
+        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
+    let handle = client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    woke.notified().await;
+    handle
+        .cancel(Some("user pressed stop".into()))
+        .await
+        .unwrap();
+
+    // Once the server has let go of the sync lock, a new sync may start; it
+    // finds the files the cancelled one kept and indexes only the rest.
+    let job = loop {
+        let (err, text) = call(&client, "sync_start", json!({})).await;
+        if !err {
+            break serde_json::from_str::<Value>(&text).unwrap();
+        }
+        assert!(text.contains("already running"), "{text}");
+        tokio::task::yield_now().await;
+    };
+    let id = job["jobId"].as_str().unwrap().to_string();
+    let status = loop {
+        let s = call_json(&client, "sync_status", json!({"jobId": id})).await;
+        if s["state"] == "succeeded" || s["state"] == "failed" {
+            break s;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(status["state"], "succeeded", "{status}");
+    let kept = status["counts"]["skipped"].as_u64().unwrap() as usize;
+    let ingested = status["counts"]["ingested"].as_u64().unwrap() as usize;
+    eprintln!("cancelled sync kept {kept} of {FILES} files");
+    assert!(kept >= 1, "the cancelled sync kept nothing: {status}");
+    assert!(kept < FILES, "the cancelled sync ran to the end: {status}");
+    assert_eq!(kept + ingested, FILES, "{status}");
+    let list = call_json(&client, "list_files", json!({})).await;
+    assert_eq!(list["files"].as_array().unwrap().len(), FILES, "{list}");
     client.cancel().await.unwrap();
 }
