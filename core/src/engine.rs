@@ -71,6 +71,24 @@ pub struct IngestOutcome {
     pub notice: Option<String>,
 }
 
+/// A converted and chunked document waiting to be embedded and written.
+#[derive(Debug, Clone)]
+pub struct PreparedIngest {
+    source: String,
+    source_type: SourceType,
+    title: String,
+    title_seeded: bool,
+    chunks: Vec<Chunk>,
+    file_hash: String,
+    mtime: f64,
+}
+
+impl PreparedIngest {
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
 /// A query as the tools receive it.
 #[derive(Debug, Clone, Copy)]
 pub struct QueryRequest<'a> {
@@ -121,6 +139,18 @@ impl Engine {
         file_hash: &str,
         mtime: f64,
     ) -> Result<IngestOutcome, EngineError> {
+        self.commit(self.prepare_file(path, bytes, file_hash, mtime)?)
+    }
+
+    /// The CPU-light first half of a file ingest (checks, convert, title,
+    /// chunk), so a sync can prepare the next files while this one embeds.
+    pub fn prepare_file(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<PreparedIngest, EngineError> {
         let extension = file_extension(path);
         if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
             return Err(EngineError::Image { path: path.into() });
@@ -150,7 +180,7 @@ impl Engine {
             &converted.markdown,
         );
         let titled = Titled { title, seed: true };
-        self.store(
+        self.prepare(
             path,
             SourceType::File,
             &converted.markdown,
@@ -188,7 +218,7 @@ impl Engine {
             content_title(title, metadata_title.as_deref(), &markdown),
             source,
         );
-        self.store(source, SourceType::Data, &markdown, titled, "", 0.0)
+        self.commit(self.prepare(source, SourceType::Data, &markdown, titled, "", 0.0)?)
     }
 
     /// Fetches a URL through the [`Fetcher`] (which enforces the URL rules)
@@ -218,17 +248,17 @@ impl Engine {
             ),
             source,
         );
-        self.store(
+        self.commit(self.prepare(
             source,
             SourceType::Url,
             &converted.markdown,
             titled,
             "",
             0.0,
-        )
+        )?)
     }
 
-    fn store(
+    fn prepare(
         &self,
         source: &str,
         source_type: SourceType,
@@ -236,7 +266,7 @@ impl Engine {
         titled: Titled,
         file_hash: &str,
         mtime: f64,
-    ) -> Result<IngestOutcome, EngineError> {
+    ) -> Result<PreparedIngest, EngineError> {
         let markdown = strip_data_uri_images(markdown);
         if markdown.trim().is_empty() {
             return Err(EngineError::Empty {
@@ -254,7 +284,30 @@ impl Engine {
                 source: source.into(),
             });
         }
-        let texts: Vec<&str> = chunked.chunks.iter().map(|c| c.text.as_str()).collect();
+        Ok(PreparedIngest {
+            source: source.into(),
+            source_type,
+            title: titled.title,
+            title_seeded: chunked.title_seeded,
+            chunks: chunked.chunks,
+            file_hash: file_hash.into(),
+            mtime,
+        })
+    }
+
+    /// The second half of an ingest: embed (reusing unchanged chunks'
+    /// vectors) and replace the source's chunks in one index write.
+    pub fn commit(&self, prepared: PreparedIngest) -> Result<IngestOutcome, EngineError> {
+        let PreparedIngest {
+            source,
+            source_type,
+            title,
+            title_seeded,
+            chunks,
+            file_hash,
+            mtime,
+        } = prepared;
+        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         let (vectors, notice) = match self.embed_chunks(&texts) {
             Ok(v) => (Some(v), None),
             Err(EmbedError::Unavailable { reason }) => (
@@ -266,13 +319,13 @@ impl Engine {
             ),
             Err(e) => return Err(EngineError::Embed(e)),
         };
-        let chunk_count = chunked.chunks.len();
+        let chunk_count = chunks.len();
         let record = SourceRecord {
-            source: source.into(),
+            source: source.clone(),
             source_type,
-            title: titled.title.clone(),
-            title_seeded: chunked.title_seeded,
-            file_hash: file_hash.into(),
+            title: title.clone(),
+            title_seeded,
+            file_hash,
             mtime,
             ingested_at: iso_utc(self.ports.clock.now_unix_seconds()),
             chunk_count: chunk_count as u32,
@@ -281,13 +334,11 @@ impl Engine {
                 .as_ref()
                 .map(|_| self.ports.embedder.model_id().to_string()),
         };
-        self.ports
-            .index
-            .replace_source(record, chunked.chunks, vectors)?;
+        self.ports.index.replace_source(record, chunks, vectors)?;
         Ok(IngestOutcome {
-            source: source.into(),
+            source,
             chunk_count,
-            title: titled.title,
+            title,
             notice,
         })
     }

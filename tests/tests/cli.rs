@@ -355,3 +355,46 @@ fn an_emptied_root_holds_its_files_as_unlisted() {
     let (_, l, _) = fresh.json(&["list"]);
     assert_eq!(l["unlistedFolders"], serde_json::json!([]));
 }
+
+/// A one-page PDF with no text layer, as a scanner writes it (ASCII, so it
+/// fits the text-file corpus helper).
+fn scanned_pdf() -> String {
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        "<< /Length 0 >>\nstream\n\nendstream",
+    ];
+    let mut pdf = String::from("%PDF-1.4\n");
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.push_str(&format!("{} 0 obj\n{body}\nendobj\n", i + 1));
+    }
+    let xref = pdf.len();
+    pdf.push_str(&format!(
+        "xref\n0 {}\n0000000000 65535 f \n",
+        objects.len() + 1
+    ));
+    for o in offsets {
+        pdf.push_str(&format!("{o:010} 00000 n \n"));
+    }
+    pdf.push_str(&format!(
+        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+        objects.len() + 1
+    ));
+    pdf
+}
+
+#[test]
+fn a_scanned_pdf_is_unreadable_not_failed() {
+    let pdf = scanned_pdf();
+    let c = Corpus::new(&[("guide.md", GUIDE), ("scan.pdf", &pdf)]);
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}\n{v}");
+    assert_eq!(v["counts"]["ingested"], 1, "{v}");
+    assert_eq!(v["counts"]["unreadable"], 1, "{v}");
+    assert_eq!(v["counts"]["failed"], 0, "{v}");
+    let errors = v["errors"].to_string();
+    assert!(errors.contains("scan.pdf") && errors.contains("OCR"), "{v}");
+}

@@ -43,7 +43,7 @@ fn utf32(name: &str, bytes: &[u8]) -> Option<Result<String, ConvertError>> {
         return None;
     }
     let body = &bytes[4..];
-    if body.len() % 4 != 0 {
+    if !body.len().is_multiple_of(4) {
         return Some(Err(malformed(name, "it is not valid UTF-32 (odd length)")));
     }
     Some(

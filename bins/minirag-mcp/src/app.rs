@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, bail, Result};
 use minirag_convert::Converters;
 use minirag_core::config::{CliOverrides, Config, ConfigContext, ConfigError};
-use minirag_core::engine::{Engine, Ports, QueryRequest, Settings};
+use minirag_core::engine::{Engine, Ports, PreparedIngest, QueryRequest, Settings};
 use minirag_core::ports::{Clock, Embedder, SourceType};
 use minirag_core::search::{QueryResponse, ResultItem, Scope};
 use minirag_core::CHUNK_SCHEME;
@@ -278,6 +278,12 @@ impl App {
     }
 
     pub fn ingest_file(&self, path: &Path) -> Result<Value> {
+        self.commit(self.prepare_file(path)?)
+    }
+
+    /// Reads, converts and chunks a file: the part of an ingest a sync runs
+    /// ahead of the embedder.
+    pub fn prepare_file(&self, path: &Path) -> Result<PreparedIngest> {
         let engine = self.engine()?;
         let meta =
             std::fs::metadata(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
@@ -300,7 +306,12 @@ impl App {
             std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
         let hash = sha256_hex(&bytes);
         let mtime = mtime_of(&meta);
-        let out = engine.ingest_file(&path.display().to_string(), &bytes, &hash, mtime)?;
+        Ok(engine.prepare_file(&path.display().to_string(), &bytes, &hash, mtime)?)
+    }
+
+    /// Embeds and writes a prepared file; the payload `ingest_file` returns.
+    pub fn commit(&self, prepared: PreparedIngest) -> Result<Value> {
+        let out = self.engine()?.commit(prepared)?;
         let mut v =
             json!({ "source": out.source, "chunkCount": out.chunk_count, "title": out.title });
         if let Some(n) = out.notice {

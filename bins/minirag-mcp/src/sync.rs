@@ -153,6 +153,21 @@ impl Drop for SyncLock {
     }
 }
 
+/// Files converted and chunked ahead of the one being embedded.
+const PREPARED_AHEAD: usize = 2;
+
+/// A scanned PDF (no text layer) needs OCR, which this build does not have:
+/// such a file is `unreadable` (reported, kept, not a failure), as the
+/// reference reports files whose reader is a missing extra.
+fn needs_ocr(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<minirag_core::error::EngineError>(),
+        Some(minirag_core::error::EngineError::Convert(
+            minirag_core::ports::ConvertError::NeedsOcr { .. }
+        ))
+    )
+}
+
 /// Progress callback: (files done, files total, line for humans).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
 
@@ -275,22 +290,50 @@ pub fn run(
     to_delete.retain(|d| !moved_from.contains(d));
 
     let total = remaining.len() as u64;
-    for (done, path) in remaining.iter().enumerate() {
-        if cancel.load(Ordering::Relaxed) {
-            bail!("sync cancelled after {done} of {total} files; what was done is kept");
-        }
-        let source = path.display().to_string();
-        match app.ingest_file(path) {
-            Ok(_) => {
-                report.counts.ingested += 1;
-                progress(done as u64 + 1, total, &format!("ingested {source}"));
+    // A bounded pipeline: one thread reads, converts and chunks ahead while
+    // this one embeds and writes, with at most PREPARED_AHEAD files waiting
+    // between them, so memory stays flat whatever the corpus size; each file
+    // is committed (durable) before the next one is written.
+    let (tx, rx) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
+    let queue = &remaining;
+    let cancelled = std::thread::scope(|s| -> Result<Option<usize>> {
+        s.spawn(move || {
+            for path in queue {
+                if cancel.load(Ordering::Relaxed)
+                    || tx.send((path, app.prepare_file(path))).is_err()
+                {
+                    break;
+                }
             }
-            Err(e) => {
-                report.counts.failed += 1;
-                progress(done as u64 + 1, total, &format!("failed {source}: {e}"));
-                report.errors.push((source, e.to_string()));
+        });
+        let mut processed = 0;
+        for (done, (path, prepared)) in rx.iter().enumerate() {
+            if cancel.load(Ordering::Relaxed) {
+                return Ok(Some(done));
+            }
+            processed = done + 1;
+            let source = path.display().to_string();
+            match prepared.and_then(|p| app.commit(p)) {
+                Ok(_) => {
+                    report.counts.ingested += 1;
+                    progress(done as u64 + 1, total, &format!("ingested {source}"));
+                }
+                Err(e) if needs_ocr(&e) => {
+                    report.counts.unreadable += 1;
+                    progress(done as u64 + 1, total, &format!("unreadable {source}: {e}"));
+                    report.errors.push((source, e.to_string()));
+                }
+                Err(e) => {
+                    report.counts.failed += 1;
+                    progress(done as u64 + 1, total, &format!("failed {source}: {e}"));
+                    report.errors.push((source, e.to_string()));
+                }
             }
         }
+        Ok((processed < queue.len()).then_some(processed))
+    })?;
+    if let Some(done) = cancelled {
+        bail!("sync cancelled after {done} of {total} files; what was done is kept");
     }
     for source in to_delete {
         if index.delete_source(&source)? > 0 {
