@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Retrieval eval: Recall@10, MRR@10 and nDCG@10 per query category.
+
+usage: run.py [--system rust|python] [--modes hybrid,vector,keyword] [--out FILE]
+
+Builds an index of eval/corpus with the system's own `sync` (wall time and
+peak RSS measured), then for each mode starts the system's MCP server on stdio
+(RAG_HYBRID_WEIGHT: hybrid = the system's default, vector = 0, keyword = 1),
+asks every query in queries.tsv with topK 30, and scores the first 10 distinct
+documents against the judged ones. Standard library only.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODES = {"hybrid": None, "vector": "0", "keyword": "1"}
+
+
+def load_queries():
+    out = []
+    with open(os.path.join(HERE, "queries.tsv"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            cat, query, rel = line.rstrip("\n").split("\t")
+            out.append((cat, query, set(rel.split(","))))
+    return out
+
+
+def command(system):
+    if system == "rust":
+        binary = os.environ.get("MINIRAG_BIN", os.path.join(HERE, "..", "target", "debug", "minirag-mcp"))
+        return [os.path.abspath(binary)]
+    return [os.path.join(os.environ.get("PEER_VENV", "/tmp/python-peer-venv"), "bin", "minirag-mcp")]
+
+
+def environment(system, root, db, weight):
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "BASE_DIR": root, "DB_PATH": db}
+    if system == "rust":
+        env["MODEL_PATH"] = os.environ.get(
+            "MINIRAG_MODEL", os.path.join(HERE, "..", "..", "shared", "models", "all-MiniLM-L6-v2"))
+        env["CACHE_DIR"] = os.path.join(os.path.dirname(db), "cache")
+    else:
+        peer = os.environ.get("PEER_HOME", "/tmp/python-peer")
+        env.update({"MODEL_NAME": "sentence-transformers/all-MiniLM-L6-v2",
+                    "CACHE_DIR": os.path.join(peer, "models"), "HF_HUB_OFFLINE": "1"})
+    if weight is not None:
+        env["RAG_HYBRID_WEIGHT"] = weight
+    return env
+
+
+def sync(system, env):
+    """Runs `<system> sync`; returns (seconds, peak RSS in MB of the child)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(command(system) + ["sync"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - started
+    err = proc.stderr.read().decode(errors="replace")
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        sys.exit(f"sync failed: {err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+class Server:
+    def __init__(self, system, env):
+        self.p = subprocess.Popen(command(system), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "eval", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write(json.dumps(msg) + "\n")
+        self.p.stdin.flush()
+
+    def request(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                sys.exit("the server closed its stdout")
+            msg = json.loads(line)
+            if msg.get("id") == rid:
+                return msg
+
+    def query(self, q):
+        r = self.request("tools/call", {"name": "query_documents", "arguments": {"query": q, "topK": 30}})
+        result = r.get("result", {})
+        text = "".join(c.get("text", "") for c in result.get("content", []))
+        if result.get("isError") or "error" in r:
+            sys.exit(f"query {q!r} failed: {text or r}")
+        return json.loads(text)
+
+    def close(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def scores(ranked, relevant):
+    top = ranked[:10]
+    hits = [d in relevant for d in top]
+    recall = sum(hits) / len(relevant)
+    mrr = next((1 / (i + 1) for i, h in enumerate(hits) if h), 0.0)
+    dcg = sum(1 / math.log2(i + 2) for i, h in enumerate(hits) if h)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
+    return recall, mrr, dcg / ideal
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--system", default="rust", choices=["rust", "python"])
+    ap.add_argument("--modes", default="hybrid,vector,keyword")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--corpus", default=os.path.join(HERE, "corpus"))
+    a = ap.parse_args()
+    queries = load_queries()
+    corpus = os.path.realpath(a.corpus)
+    if not os.path.isdir(corpus):
+        sys.exit("eval/corpus is missing: run eval/corpus.sh first")
+    work = tempfile.mkdtemp(prefix=f"minirag-eval-{a.system}-")
+    db = os.path.join(work, "index")
+    wall, rss = sync(a.system, environment(a.system, corpus, db, None))
+    report = {"system": a.system, "ingest_seconds": round(wall, 1), "ingest_peak_rss_mb": round(rss),
+              "cores": os.cpu_count(), "modes": {}}
+    print(f"{a.system}: ingest {wall:.1f} s, peak RSS {rss:.0f} MB", file=sys.stderr)
+    for mode in a.modes.split(","):
+        server = Server(a.system, environment(a.system, corpus, db, MODES[mode]))
+        per_cat, latencies = {}, []
+        for cat, q, relevant in queries:
+            started = time.monotonic()
+            answer = server.query(q)
+            latencies.append((time.monotonic() - started) * 1000)
+            ranked = []
+            for r in answer.get("results", []):
+                doc = os.path.relpath(r["source"], corpus)
+                if doc not in ranked:
+                    ranked.append(doc)
+            per_cat.setdefault(cat, []).append(scores(ranked, relevant))
+        server.close()
+        latencies.sort()
+        table = {}
+        for cat, rows in list(per_cat.items()) + [("all", [s for v in per_cat.values() for s in v])]:
+            n = len(rows)
+            table[cat] = {"n": n, "recall@10": sum(r[0] for r in rows) / n,
+                          "mrr@10": sum(r[1] for r in rows) / n, "ndcg@10": sum(r[2] for r in rows) / n}
+        report["modes"][mode] = {"metrics": table, "query_ms_p50": latencies[len(latencies) // 2],
+                                 "query_ms_p95": latencies[int((len(latencies) - 1) * 0.95)]}
+        print(f"\n{a.system} / {mode}: query p50 {report['modes'][mode]['query_ms_p50']:.1f} ms")
+        print("| category | n | Recall@10 | MRR@10 | nDCG@10 |\n| --- | --- | --- | --- | --- |")
+        for cat, m in table.items():
+            print(f"| {cat} | {m['n']} | {m['recall@10']:.3f} | {m['mrr@10']:.3f} | {m['ndcg@10']:.3f} |")
+    out = a.out or os.path.join(HERE, "results", f"{a.system}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"\nwritten {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
