@@ -3,24 +3,129 @@
 
 use minirag_core::ports::{ConvertError, Converted};
 
+use std::rc::Rc;
+
+use htmd::element_handler::Handlers;
+use htmd::Element;
+use markup5ever_rcdom::{Node, NodeData};
+
+/// `id`/`class` tokens of site chrome that htmd cannot tell from content:
+/// DocBook navigation bars (PostgreSQL, Debian manuals), mdBook's menu,
+/// theme picker and sidebar, breadcrumbs and skip links.
+const CHROME: &[&str] = &[
+    "navheader",
+    "navfooter",
+    "menu-bar",
+    "theme-popup",
+    "theme-list",
+    "sidebar",
+    "breadcrumb",
+    "breadcrumbs",
+    "skip-link",
+    "nav-chapters",
+    "nav-wrapper",
+    "mobile-nav-chapters",
+];
+
+fn attr<'a>(attrs: &'a [html5ever::Attribute], name: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .find(|a| &*a.name.local == name)
+        .map(|a| &*a.value)
+}
+
+fn is_chrome(attrs: &[html5ever::Attribute]) -> bool {
+    ["id", "class"]
+        .iter()
+        .any(|k| attr(attrs, k).is_some_and(|v| v.split_whitespace().any(|t| CHROME.contains(&t))))
+        || attr(attrs, "role").is_some_and(|r| matches!(r, "navigation" | "banner" | "search"))
+}
+
+/// All text under a node, tags dropped (a `<pre>` keeps its characters only).
+fn text_of(node: &Rc<Node>, out: &mut String) {
+    match &node.data {
+        NodeData::Text { contents } => out.push_str(&contents.borrow()),
+        _ => node.children.borrow().iter().for_each(|c| text_of(c, out)),
+    }
+}
+
+/// `language-x` / `lang-x` class on the `<pre>` or its `<code>` child.
+fn code_language(pre: &Element) -> String {
+    let from = |attrs: &[html5ever::Attribute]| {
+        attr(attrs, "class").and_then(|c| {
+            c.split_whitespace().find_map(|t| {
+                t.strip_prefix("language-")
+                    .or_else(|| t.strip_prefix("lang-"))
+                    .map(str::to_string)
+            })
+        })
+    };
+    from(pre.attrs)
+        .or_else(|| {
+            pre.node
+                .children
+                .borrow()
+                .iter()
+                .find_map(|c| match &c.data {
+                    NodeData::Element { name, attrs, .. } if &*name.local == "code" => {
+                        from(&attrs.borrow())
+                    }
+                    _ => None,
+                })
+        })
+        .unwrap_or_default()
+}
+
+/// Every `<pre>` is a fenced block of its plain text, whether or not it
+/// wraps a `<code>` (DocBook synopses do not), with inline markup inside
+/// it dropped instead of turned into `*emphasis*`.
+fn fenced_pre(_: &dyn Handlers, pre: Element) -> Option<htmd::element_handler::HandlerResult> {
+    let mut text = String::new();
+    text_of(pre.node, &mut text);
+    let body = text.trim_matches('\n').trim_end();
+    if body.trim().is_empty() {
+        return None;
+    }
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(3.max(longest + 1));
+    let lang = code_language(&pre);
+    Some(format!("\n\n{fence}{lang}\n{body}\n{fence}\n\n").into())
+}
+
 pub fn convert(html: &str) -> Result<Converted, ConvertError> {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "head", "nav", "noscript", "template", "iframe", "svg", "footer",
+            "button", "form", "input", "select", "aside",
         ])
-        // Images are reduced to their alt text: a link to a picture the
-        // index cannot show is noise in a chunk.
+        .add_handler(vec!["pre"], fenced_pre)
+        // Site chrome marked by id, class or role.
         .add_handler(
-            vec!["img"],
-            |_: &dyn htmd::element_handler::Handlers, img: htmd::Element| {
-                img.attrs
-                    .iter()
-                    .find(|a| &*a.name.local == "alt")
-                    .map(|a| a.value.trim().to_string())
-                    .filter(|alt| !alt.is_empty())
-                    .map(Into::into)
+            vec!["div", "ul", "ol", "header", "section", "table", "p", "span"],
+            |h: &dyn Handlers, el: Element| {
+                if is_chrome(el.attrs) {
+                    None
+                } else {
+                    h.fallback(el)
+                }
             },
         )
+        // A link to an anchor in the same page (heading permalinks) is its text.
+        .add_handler(vec!["a"], |h: &dyn Handlers, el: Element| {
+            if attr(el.attrs, "href").is_some_and(|href| href.starts_with('#')) {
+                Some(h.walk_children(el.node))
+            } else {
+                h.fallback(el)
+            }
+        })
+        // Images are reduced to their alt text: a link to a picture the
+        // index cannot show is noise in a chunk.
+        .add_handler(vec!["img"], |_: &dyn Handlers, img: Element| {
+            attr(img.attrs, "alt")
+                .map(|alt| alt.trim().to_string())
+                .filter(|alt| !alt.is_empty())
+                .map(Into::into)
+        })
         .build();
     let markdown =
         converter
@@ -100,6 +205,22 @@ fn title(html: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docbook_and_mdbook_pages_lose_their_chrome_and_keep_code() {
+        let html = "<div class=\"navheader\"><table><tr><td><a href=\"prev.html\">Prev</a></td></tr></table></div>\
+            <div id=\"menu-bar\"><h1 class=\"menu-title\">The Book</h1><button>Print</button></div>\
+            <h2><a class=\"header\" href=\"#select\">SELECT</a></h2>\
+            <pre class=\"synopsis\">SELECT <em class=\"replaceable\"><code>expression</code></em>\n    [ FOR UPDATE ]</pre>\
+            <pre><code class=\"language-rust\">let a = `b`;</code></pre>\
+            <div class=\"navfooter\">Next</div>";
+        let md = convert(html).unwrap().markdown;
+        assert_eq!(
+            md,
+            "## SELECT\n\n```\nSELECT expression\n    [ FOR UPDATE ]\n```\n\n```rust\nlet a = `b`;\n```",
+            "{md}"
+        );
+    }
 
     #[test]
     fn a_table_without_header_cells_gets_its_first_row_as_header() {

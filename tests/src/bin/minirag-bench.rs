@@ -41,7 +41,11 @@ fn args() -> Args {
     let (Some(corpus), Some(queries)) = (corpus, queries) else {
         die("usage: minirag-bench --corpus DIR --queries FILE [--calls N]")
     };
-    Args { corpus, queries, calls }
+    Args {
+        corpus,
+        queries,
+        calls,
+    }
 }
 
 fn die(msg: &str) -> ! {
@@ -52,7 +56,11 @@ fn die(msg: &str) -> ! {
 /// Runs a child to the end; (wall, peak RSS in bytes, stdout).
 fn run_measured(mut cmd: Command) -> (Duration, u64, String) {
     let started = Instant::now();
-    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
     let pid = child.id() as libc::pid_t;
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.unwrap(), &mut stdout).unwrap();
@@ -84,7 +92,11 @@ fn dir_bytes(p: &Path) -> u64 {
 }
 
 fn files_under(p: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(p).unwrap().flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(p)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for e in entries {
         if e.is_dir() {
@@ -134,7 +146,12 @@ impl Server {
             .expect("spawn server");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        Self { child, stdin, stdout, next_id: 1 }
+        Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        }
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -159,7 +176,12 @@ impl Server {
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}),
         );
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
     }
 
     fn query(&mut self, q: &str) -> Value {
@@ -184,7 +206,9 @@ impl Drop for Server {
 struct NoFetch;
 impl Fetcher for NoFetch {
     fn fetch(&self, _url: &str) -> Result<Fetched, FetchError> {
-        Err(FetchError::Refused { reason: "the bench fetches nothing".into() })
+        Err(FetchError::Refused {
+            reason: "the bench fetches nothing".into(),
+        })
     }
 }
 struct Epoch;
@@ -203,9 +227,8 @@ fn engine(env: &[(String, String)]) -> Engine {
         default_cache_dir: env["CACHE_DIR"].clone(),
     };
     let config = Config::load(&env, &CliOverrides::default(), &ctx).expect("config");
-    let embedder = Arc::new(
-        minirag_embed_candle::CandleEmbedder::load("bench", &model_dir()).expect("model"),
-    );
+    let embedder =
+        Arc::new(minirag_embed_candle::CandleEmbedder::load("bench", &model_dir()).expect("model"));
     let index = Arc::new(minirag_index_mem::MemIndex::open(&config.db_path).expect("index"));
     Engine::new(
         Settings::from(&config),
@@ -242,7 +265,10 @@ fn main() {
         ("BASE_DIR".into(), root.display().to_string()),
         ("DB_PATH".into(), db.display().to_string()),
         ("MODEL_PATH".into(), model_dir().display().to_string()),
-        ("CACHE_DIR".into(), work.path().join("cache").display().to_string()),
+        (
+            "CACHE_DIR".into(),
+            work.path().join("cache").display().to_string(),
+        ),
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
     ];
     let mut rows: Vec<(String, String)> = Vec::new();
@@ -258,7 +284,10 @@ fn main() {
     let status: Value = serde_json::from_str(&status).unwrap_or(Value::Null);
     let chunks = status["chunkCount"].as_u64().unwrap_or(0);
     let secs = wall.as_secs_f64();
-    row("corpus", format!("{} files, {:.1} MB", files.len(), corpus_bytes as f64 / 1e6));
+    row(
+        "corpus",
+        format!("{} files, {:.1} MB", files.len(), corpus_bytes as f64 / 1e6),
+    );
     row("ingest: counts", report["counts"].to_string());
     row("ingest: wall", format!("{secs:.1} s"));
     row(
@@ -271,18 +300,30 @@ fn main() {
         ),
     );
     row("ingest: peak RSS", format!("{:.0} MB", rss as f64 / 1e6));
-    row("index on disk", format!("{:.1} MB", dir_bytes(&db) as f64 / 1e6));
+    row(
+        "index on disk",
+        format!("{:.1} MB", dir_bytes(&db) as f64 / 1e6),
+    );
 
     // Re-sync after changing 1% of the files (text-like ones: appended words).
     let editable: Vec<&PathBuf> = files
         .iter()
-        .filter(|f| matches!(f.extension().and_then(|e| e.to_str()), Some("md" | "txt" | "html")))
+        .filter(|f| {
+            matches!(
+                f.extension().and_then(|e| e.to_str()),
+                Some("md" | "txt" | "html")
+            )
+        })
         .collect();
     let touch = (files.len() as f64 * 0.01).ceil() as usize;
     let step = (editable.len() / touch.max(1)).max(1);
     for f in editable.iter().step_by(step).take(touch) {
         let mut h = std::fs::OpenOptions::new().append(true).open(f).unwrap();
-        writeln!(h, "\n\nBenchmark edit: one more paragraph about tidal pools.").unwrap();
+        writeln!(
+            h,
+            "\n\nBenchmark edit: one more paragraph about tidal pools."
+        )
+        .unwrap();
     }
     let (wall, rss, out) = run_measured(cli(&env, &["sync", "--json"]));
     let report: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
@@ -310,8 +351,14 @@ fn main() {
     }
     init.sort_by(f64::total_cmp);
     first.sort_by(f64::total_cmp);
-    row("start-up: spawn → initialize (median of 5)", format!("{:.1} ms", percentile(&init, 0.5)));
-    row("start-up: spawn → first query answered (median of 5)", format!("{:.0} ms", percentile(&first, 0.5)));
+    row(
+        "start-up: spawn → initialize (median of 5)",
+        format!("{:.1} ms", percentile(&init, 0.5)),
+    );
+    row(
+        "start-up: spawn → first query answered (median of 5)",
+        format!("{:.0} ms", percentile(&first, 0.5)),
+    );
 
     // Warm queries through one MCP server.
     let mut s = Server::spawn(&env);
@@ -327,23 +374,41 @@ fn main() {
     lat.sort_by(f64::total_cmp);
     row(
         "query via MCP stdio, warm",
-        format!("p50 {:.1} ms, p95 {:.1} ms ({} calls)", percentile(&lat, 0.5), percentile(&lat, 0.95), a.calls),
+        format!(
+            "p50 {:.1} ms, p95 {:.1} ms ({} calls)",
+            percentile(&lat, 0.5),
+            percentile(&lat, 0.95),
+            a.calls
+        ),
     );
 
     // Warm queries through the engine in this process.
     let e = engine(&env);
-    let _ = e.query(QueryRequest { query: &queries[0], top_k: 8, scope: &[] });
+    let _ = e.query(QueryRequest {
+        query: &queries[0],
+        top_k: 8,
+        scope: &[],
+    });
     let mut lat = Vec::new();
     for i in 0..a.calls {
         let started = Instant::now();
-        e.query(QueryRequest { query: &queries[i % queries.len()], top_k: 8, scope: &[] })
-            .expect("query");
+        e.query(QueryRequest {
+            query: &queries[i % queries.len()],
+            top_k: 8,
+            scope: &[],
+        })
+        .expect("query");
         lat.push(ms(started.elapsed()));
     }
     lat.sort_by(f64::total_cmp);
     row(
         "query via the engine, warm",
-        format!("p50 {:.1} ms, p95 {:.1} ms ({} calls)", percentile(&lat, 0.5), percentile(&lat, 0.95), a.calls),
+        format!(
+            "p50 {:.1} ms, p95 {:.1} ms ({} calls)",
+            percentile(&lat, 0.5),
+            percentile(&lat, 0.95),
+            a.calls
+        ),
     );
 
     // Cold CLI query: a fresh process opens the index and loads the model.
@@ -353,9 +418,14 @@ fn main() {
         cold.push(ms(wall));
     }
     cold.sort_by(f64::total_cmp);
-    row("cold CLI query (median of 5)", format!("{:.0} ms", percentile(&cold, 0.5)));
+    row(
+        "cold CLI query (median of 5)",
+        format!("{:.0} ms", percentile(&cold, 0.5)),
+    );
 
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     println!("\n| measure ({cores} cores) | value |\n| --- | --- |");
     for (k, v) in rows {
         println!("| {k} | {v} |");
