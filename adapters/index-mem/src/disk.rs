@@ -71,6 +71,15 @@ impl Paths {
     pub fn lock(&self) -> PathBuf {
         self.dir.join("LOCK")
     }
+    /// The snapshot before the current one, kept with the log that leads
+    /// from it to the current one, so a corrupt current snapshot can be
+    /// rebuilt from them plus the current log.
+    pub fn prev_meta(&self) -> PathBuf {
+        self.dir.join("snapshot.prev.meta")
+    }
+    pub fn prev_wal(&self) -> PathBuf {
+        self.dir.join("wal.prev.log")
+    }
     pub fn vectors(&self, generation: u64) -> PathBuf {
         self.dir.join(format!("vectors-{generation}.f32"))
     }
@@ -84,7 +93,11 @@ pub fn snapshot_identity(paths: &Paths) -> Option<(u64, u64, i64)> {
 }
 
 pub fn read_snapshot(paths: &Paths) -> Result<Option<(u64, Snapshot)>, IndexError> {
-    let path = paths.meta();
+    read_snapshot_at(&paths.meta())
+}
+
+pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexError> {
+    let path = path.to_path_buf();
     let bytes = match fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -164,9 +177,38 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     fs::rename(&tmp, path).map_err(|e| storage(path, "cannot rename into", e))
 }
 
+/// Before a compaction replaces the snapshot: the current one becomes the
+/// previous one (none before the first snapshot: the previous state is empty).
+pub fn keep_previous_snapshot(paths: &Paths) -> Result<(), IndexError> {
+    let prev = paths.prev_meta();
+    match fs::remove_file(&prev) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(storage(&prev, "cannot remove", e))
+        }
+        _ => {}
+    }
+    // A hard link: no bytes copied, and the rename of the new snapshot over
+    // snapshot.meta leaves the linked file as it was.
+    match fs::hard_link(paths.meta(), &prev) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(storage(&prev, "cannot link", e)),
+        _ => Ok(()),
+    }
+}
+
+/// After a compaction switched snapshots: the log that led to it becomes the
+/// previous log (a fresh log is started next).
+pub fn keep_previous_wal(paths: &Paths) -> Result<(), IndexError> {
+    match fs::rename(paths.wal(), paths.prev_wal()) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(storage(&paths.wal(), "cannot rename", e))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Removes vector files of older generations (readers that still map one
 /// keep their mapping: the file lives until unmapped).
-pub fn remove_old_vectors(paths: &Paths, keep: u64) {
+pub fn remove_old_vectors(paths: &Paths, keep: &[u64]) {
     let Ok(entries) = fs::read_dir(&paths.dir) else {
         return;
     };
@@ -177,7 +219,7 @@ pub fn remove_old_vectors(paths: &Paths, keep: u64) {
             .and_then(|n| n.strip_suffix(".f32"))
             .and_then(|n| n.parse::<u64>().ok())
         {
-            if g != keep {
+            if !keep.contains(&g) {
                 let _ = fs::remove_file(e.path());
             }
         }
@@ -207,7 +249,11 @@ pub struct WalRead {
 
 /// Reads WAL records from `from` (0 = from the start, header included).
 pub fn read_wal(paths: &Paths, from: u64) -> Result<WalRead, IndexError> {
-    let path = paths.wal();
+    read_wal_at(&paths.wal(), from)
+}
+
+pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
+    let path = path.to_path_buf();
     let mut f = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

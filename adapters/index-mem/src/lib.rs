@@ -51,6 +51,9 @@ struct Inner {
     /// Identity of the snapshot file we loaded, taken before reading it (a
     /// replacement racing the read only causes one extra reload).
     snapshot_identity: Option<(u64, u64, i64)>,
+    /// The current snapshot was corrupt and this state was rebuilt from the
+    /// previous snapshot and the logs.
+    recovered: bool,
 }
 
 pub struct MemIndex {
@@ -79,11 +82,17 @@ impl MemIndex {
         })?;
         let paths = Paths { dir };
         let inner = load(&paths)?;
-        Ok(Self {
+        let recovered = inner.recovered;
+        let index = Self {
             paths,
             inner: RwLock::new(inner),
             compact_after: COMPACT_AFTER_BYTES,
-        })
+        };
+        if recovered {
+            // Replace the corrupt snapshot with a good one right away.
+            index.compact()?;
+        }
+        Ok(index)
     }
 
     /// Sets the log size that triggers compaction (tests use small values).
@@ -150,13 +159,28 @@ impl MemIndex {
 
 fn load(paths: &Paths) -> Result<Inner, IndexError> {
     let snapshot_identity = disk::snapshot_identity(paths);
-    let (generation, state, snapshot_bytes) = match disk::read_snapshot(paths)? {
+    let loaded = disk::read_snapshot(paths).and_then(|snap| match snap {
         Some((generation, snap)) => {
             let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
             let bytes = meta + snap.vector_bytes;
-            (generation, from_snapshot(paths, snap)?, bytes)
+            Ok((generation, from_snapshot(paths, snap)?, bytes))
         }
-        None => (0, State::new(), 0),
+        None => Ok((0, State::new(), 0)),
+    });
+    let (generation, state, snapshot_bytes) = match loaded {
+        Ok(l) => l,
+        Err(corrupt) => {
+            let Some(inner) = recover(paths, snapshot_identity) else {
+                return Err(corrupt);
+            };
+            eprintln!(
+                "warn: {corrupt}; rebuilt the index from {}, {} and {}",
+                paths.prev_meta().display(),
+                paths.prev_wal().display(),
+                paths.wal().display()
+            );
+            return Ok(inner);
+        }
     };
     let mut inner = Inner {
         state,
@@ -164,9 +188,40 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
         wal_end: 0,
         snapshot_bytes,
         snapshot_identity,
+        recovered: false,
     };
     catch_up(paths, &mut inner)?;
     Ok(inner)
+}
+
+/// Rebuilds the state a corrupt snapshot held: the previous snapshot (or the
+/// empty state before the first one), the log that led from it to the
+/// corrupt one, and the current log on top. `None` when any piece is
+/// missing, damaged or from another generation.
+fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>) -> Option<Inner> {
+    let (base, mut state) = match disk::read_snapshot_at(&paths.prev_meta()).ok()? {
+        Some((g, snap)) => (g, from_snapshot(paths, snap).ok()?),
+        None => (0, State::new()),
+    };
+    let previous = disk::read_wal_at(&paths.prev_wal(), 0).ok()?;
+    if previous.generation != Some(base) || previous.tail > 0 {
+        return None;
+    }
+    let current = disk::read_wal(paths, 0).ok()?;
+    if current.generation != Some(base + 1) {
+        return None;
+    }
+    for op in previous.ops.into_iter().chain(current.ops) {
+        state.apply(op);
+    }
+    Some(Inner {
+        state,
+        generation: base + 1,
+        wal_end: current.end,
+        snapshot_bytes: 0,
+        snapshot_identity,
+        recovered: true,
+    })
 }
 
 /// Applies log records past `wal_end` when the log follows our snapshot.
@@ -283,9 +338,19 @@ fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
         vector_bytes: 0,
     };
     let generation = inner.generation + 1;
+    // Keep one generation back (snapshot, its vectors and the log from it
+    // to the new snapshot) so that a corrupt snapshot can be rebuilt. A
+    // recovered state has no readable current snapshot to keep: the
+    // previous one and both logs stay as they are until this one is written.
+    if !inner.recovered {
+        disk::keep_previous_snapshot(paths)?;
+    }
     disk::write_snapshot(paths, generation, &mut snap, &vectors)?;
+    if !inner.recovered {
+        disk::keep_previous_wal(paths)?;
+    }
     disk::reset_wal(paths, generation)?;
-    disk::remove_old_vectors(paths, generation);
+    disk::remove_old_vectors(paths, &[generation - 1, generation]);
     *inner = load(paths)?;
     Ok(())
 }

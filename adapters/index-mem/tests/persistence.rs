@@ -169,19 +169,91 @@ fn a_torn_log_tail_is_cut_and_acknowledged_writes_stay() {
     assert_eq!(index.stats().unwrap().source_count, 2);
 }
 
-#[test]
-fn a_corrupt_snapshot_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let index = MemIndex::open(dir.path()).unwrap();
-        put(&index, "/d/a.md", &["x"]);
-        index.compact().unwrap();
-    }
-    let meta = dir.path().join("snapshot.meta");
-    let mut bytes = std::fs::read(&meta).unwrap();
+/// Writes four sources across three snapshot generations and a live log.
+fn three_generations(dir: &std::path::Path) {
+    let index = MemIndex::open(dir).unwrap();
+    put(&index, "/d/a.md", &["alpha one", "alpha two"]);
+    index.compact().unwrap();
+    put(&index, "/d/b.md", &["beta"]);
+    put(&index, "/d/a.md", &["alpha again"]);
+    index.compact().unwrap();
+    put(&index, "/d/c.md", &["gamma"]);
+    index.compact().unwrap();
+    put(&index, "/d/d.md", &["delta"]);
+    index.delete_source("/d/b.md").unwrap();
+}
+
+fn flip_last_byte(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0xFF;
-    std::fs::write(&meta, bytes).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn assert_three_generations(index: &MemIndex) {
+    let texts = |s: &str| -> Vec<String> {
+        index
+            .chunks(s, 0..=10)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect()
+    };
+    assert_eq!(texts("/d/a.md"), ["alpha again"]);
+    assert!(index.source("/d/b.md").unwrap().is_none());
+    assert_eq!(texts("/d/c.md"), ["gamma"]);
+    assert_eq!(texts("/d/d.md"), ["delta"]);
+    let near = index
+        .vector_search(&vector("gamma"), 1, &Scope::all())
+        .unwrap();
+    assert_eq!(near[0].key.source, "/d/c.md");
+    assert_eq!(index.stats().unwrap().chunk_count, 3);
+}
+
+#[test]
+fn a_corrupt_snapshot_is_rebuilt_from_the_previous_one_and_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    three_generations(dir.path());
+    flip_last_byte(&dir.path().join("snapshot.meta"));
+    let index = MemIndex::open(dir.path()).unwrap();
+    assert_three_generations(&index);
+    drop(index);
+    // The rebuilt state was written as a new, good snapshot.
+    let meta = std::fs::read(dir.path().join("snapshot.meta")).unwrap();
+    std::fs::remove_file(dir.path().join("wal.prev.log")).unwrap();
+    assert_three_generations(&MemIndex::open(dir.path()).unwrap());
+    assert_eq!(
+        std::fs::read(dir.path().join("snapshot.meta")).unwrap(),
+        meta
+    );
+}
+
+#[test]
+fn a_corrupt_vector_file_is_rebuilt_too() {
+    let dir = tempfile::tempdir().unwrap();
+    three_generations(dir.path());
+    let newest = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("vectors-"))
+        .max_by_key(|n| {
+            n.trim_start_matches("vectors-")
+                .trim_end_matches(".f32")
+                .parse::<u64>()
+                .unwrap()
+        })
+        .unwrap();
+    flip_last_byte(&dir.path().join(newest));
+    assert_three_generations(&MemIndex::open(dir.path()).unwrap());
+}
+
+#[test]
+fn a_corrupt_snapshot_without_its_history_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    three_generations(dir.path());
+    flip_last_byte(&dir.path().join("snapshot.meta"));
+    std::fs::remove_file(dir.path().join("wal.prev.log")).unwrap();
     let err = MemIndex::open(dir.path()).err().unwrap().to_string();
     assert!(
         err.contains("snapshot.meta") && err.contains("corrupt"),
