@@ -26,10 +26,28 @@ use crate::records::{DiskChunk, Op};
 use crate::state::SourceEntry;
 
 pub const FORMAT_VERSION: u32 = 1;
-const SNAP_MAGIC: &[u8; 8] = b"MRSNAP01";
+/// Format 1: one payload. Format 2: two payloads (everything but the
+/// postings; the postings), each with its own length and CRC, so opening
+/// decodes them on two threads.
+const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
+const SNAP_MAGIC: &[u8; 8] = b"MRSNAP02";
 const WAL_MAGIC: &[u8; 8] = b"MRWAL001";
 pub const WAL_HEADER: u64 = 16;
 const SNAP_HEADER: usize = 28;
+
+/// The snapshot without its postings: what format 2 stores first.
+#[derive(Serialize, Deserialize)]
+struct Head<S, C, P> {
+    version: u32,
+    dim: u32,
+    model_id: Option<String>,
+    sources: S,
+    chunks: C,
+    present: P,
+    vector_file: String,
+    vector_crc: u32,
+    vector_bytes: u64,
+}
 
 #[derive(Serialize, Deserialize)]
 pub struct Snapshot {
@@ -110,20 +128,60 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
             format!("{why}; move it away and re-sync, or restore it from a backup"),
         )
     };
-    if bytes.len() < SNAP_HEADER || &bytes[..8] != SNAP_MAGIC {
+    if bytes.len() < SNAP_HEADER || (&bytes[..8] != SNAP_MAGIC && &bytes[..8] != SNAP_MAGIC_V1) {
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
-    let len = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
-    let crc = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
-    let payload = bytes
-        .get(SNAP_HEADER..SNAP_HEADER + len)
-        .ok_or_else(|| corrupt("truncated"))?;
-    if crc32fast::hash(payload) != crc {
-        return Err(corrupt("checksum mismatch"));
-    }
-    let (snap, _): (Snapshot, usize) = bincode::serde::decode_from_slice(payload, config())
-        .map_err(|e| corrupt(&e.to_string()))?;
+    // [len u64][crc u32][payload] sections from `at`.
+    let section = |at: usize| -> Result<(&[u8], usize), IndexError> {
+        let head = bytes.get(at..at + 12).ok_or_else(|| corrupt("truncated"))?;
+        let len = u64::from_le_bytes(head[..8].try_into().unwrap()) as usize;
+        let crc = u32::from_le_bytes(head[8..12].try_into().unwrap());
+        let payload = bytes
+            .get(at + 12..at + 12 + len)
+            .ok_or_else(|| corrupt("truncated"))?;
+        if crc32fast::hash(payload) != crc {
+            return Err(corrupt("checksum mismatch"));
+        }
+        Ok((payload, at + 12 + len))
+    };
+    let (first, next) = section(16)?;
+    let snap: Snapshot = if &bytes[..8] == SNAP_MAGIC_V1 {
+        bincode::serde::decode_from_slice(first, config())
+            .map_err(|e| corrupt(&e.to_string()))?
+            .0
+    } else {
+        let (second, _) = section(next)?;
+        let (head, postings) = std::thread::scope(|s| {
+            let postings = s.spawn(|| {
+                bincode::serde::decode_from_slice::<(Field, Field), _>(second, config())
+                    .map(|d| d.0)
+            });
+            let head = bincode::serde::decode_from_slice::<
+                Head<Vec<SourceEntry>, Vec<(u32, DiskChunk)>, Vec<bool>>,
+                _,
+            >(first, config())
+            .map(|d| d.0);
+            (head, postings.join())
+        });
+        let head = head.map_err(|e| corrupt(&e.to_string()))?;
+        let (text, title) = postings
+            .map_err(|_| corrupt("the decoder crashed"))?
+            .map_err(|e| corrupt(&e.to_string()))?;
+        Snapshot {
+            version: head.version,
+            dim: head.dim,
+            model_id: head.model_id,
+            sources: head.sources,
+            chunks: head.chunks,
+            present: head.present,
+            text,
+            title,
+            vector_file: head.vector_file,
+            vector_crc: head.vector_crc,
+            vector_bytes: head.vector_bytes,
+        }
+    };
     if snap.version != FORMAT_VERSION {
         return Err(storage(
             &path,
@@ -132,6 +190,18 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
         ));
     }
     Ok(Some((generation, snap)))
+}
+
+/// bincode encoding behind a trait object, so one closure encodes both parts.
+mod erased {
+    pub trait Encode {
+        fn encode(&self) -> Result<Vec<u8>, bincode::error::EncodeError>;
+    }
+    impl<T: serde::Serialize> Encode for T {
+        fn encode(&self) -> Result<Vec<u8>, bincode::error::EncodeError> {
+            bincode::serde::encode_to_vec(self, super::config())
+        }
+    }
 }
 
 fn sync_dir(dir: &Path) {
@@ -155,14 +225,30 @@ pub fn write_snapshot(
     snap.vector_bytes = bytes.len() as u64;
     write_atomic(&vec_path, &bytes)?;
 
-    let payload = bincode::serde::encode_to_vec(&*snap, config())
-        .map_err(|e| storage(&paths.meta(), "cannot encode", e))?;
-    let mut out = Vec::with_capacity(SNAP_HEADER + payload.len());
+    let encode = |v: &dyn erased::Encode| {
+        v.encode()
+            .map_err(|e| storage(&paths.meta(), "cannot encode", e))
+    };
+    let head = encode(&Head {
+        version: snap.version,
+        dim: snap.dim,
+        model_id: snap.model_id.clone(),
+        sources: &snap.sources,
+        chunks: &snap.chunks,
+        present: &snap.present,
+        vector_file: snap.vector_file.clone(),
+        vector_crc: snap.vector_crc,
+        vector_bytes: snap.vector_bytes,
+    })?;
+    let postings = encode(&(&snap.text, &snap.title))?;
+    let mut out = Vec::with_capacity(16 + 24 + head.len() + postings.len());
     out.extend_from_slice(SNAP_MAGIC);
     out.extend_from_slice(&generation.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
+    for payload in [&head, &postings] {
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        out.extend_from_slice(payload);
+    }
     write_atomic(&paths.meta(), &out)?;
     sync_dir(&paths.dir);
     Ok(())
@@ -364,5 +450,59 @@ impl WriterLock {
 impl Drop for WriterLock {
     fn drop(&mut self) {
         let _ = self.0.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty(model: &str) -> Snapshot {
+        Snapshot {
+            version: FORMAT_VERSION,
+            dim: 0,
+            model_id: Some(model.into()),
+            sources: Vec::new(),
+            chunks: Vec::new(),
+            present: Vec::new(),
+            text: Field::default(),
+            title: Field::default(),
+            vector_file: String::new(),
+            vector_crc: 0,
+            vector_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn format_1_snapshots_still_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = bincode::serde::encode_to_vec(empty("old-model"), config()).unwrap();
+        let mut bytes = SNAP_MAGIC_V1.to_vec();
+        bytes.extend_from_slice(&7u64.to_le_bytes());
+        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        bytes.extend_from_slice(&payload);
+        let path = dir.path().join("snapshot.meta");
+        fs::write(&path, bytes).unwrap();
+        let (generation, snap) = read_snapshot_at(&path).unwrap().unwrap();
+        assert_eq!(generation, 7);
+        assert_eq!(snap.model_id.as_deref(), Some("old-model"));
+    }
+
+    #[test]
+    fn format_2_round_trips_and_checks_each_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths {
+            dir: dir.path().to_path_buf(),
+        };
+        write_snapshot(&paths, 3, &mut empty("m"), &[]).unwrap();
+        let (generation, snap) = read_snapshot(&paths).unwrap().unwrap();
+        assert_eq!((generation, snap.model_id.as_deref()), (3, Some("m")));
+        let mut bytes = fs::read(paths.meta()).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1; // inside the postings part
+        fs::write(paths.meta(), bytes).unwrap();
+        let err = read_snapshot(&paths).err().unwrap().to_string();
+        assert!(err.contains("checksum mismatch"), "{err}");
     }
 }

@@ -244,38 +244,54 @@ fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
 fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
     let mut state = State::new();
     let dim = snap.dim as usize;
-    state.vectors = if snap.vector_bytes > 0 {
+    let map = if snap.vector_bytes > 0 {
         let path = paths.dir.join(&snap.vector_file);
         let file = File::open(&path).map_err(|e| disk::storage(&path, "cannot open", e))?;
         // SAFETY: vector files are written once, renamed into place and never
         // modified; a replaced file stays valid while mapped.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| disk::storage(&path, "cannot map", e))?;
-        if map.len() as u64 != snap.vector_bytes || crc32fast::hash(&map) != snap.vector_crc {
+        Some((path, map))
+    } else {
+        None
+    };
+    // The vector file's checksum is verified on a second thread while this
+    // one builds the lookup tables.
+    let vectors_ok = std::thread::scope(|s| {
+        let check = s.spawn(|| {
+            map.as_ref().is_none_or(|(_, m)| {
+                m.len() as u64 == snap.vector_bytes && crc32fast::hash(m) == snap.vector_crc
+            })
+        });
+        for (sid, entry) in snap.sources.iter().enumerate() {
+            state.ids.insert(entry.record.source.clone(), sid as u32);
+        }
+        for (slot, (_, chunk)) in snap.chunks.iter().enumerate() {
+            if snap.present[slot] && dim > 0 && map.is_some() {
+                state.by_text.insert(text_hash(&chunk.text), slot as u32);
+            }
+        }
+        check.join().unwrap_or(false)
+    });
+    state.vectors = match map {
+        Some((path, _)) if !vectors_ok => {
             return Err(disk::storage(
                 &path,
                 "is corrupt",
                 "checksum mismatch; move the index folder away and re-sync",
-            ));
+            ))
         }
-        Matrix::with_base(dim, map, snap.present)
-    } else {
-        let mut m = Matrix::new(dim);
-        for _ in &snap.present {
-            m.push(None);
+        Some((_, map)) => Matrix::with_base(dim, map, snap.present),
+        None => {
+            let mut m = Matrix::new(dim);
+            for _ in &snap.present {
+                m.push(None);
+            }
+            m
         }
-        m
     };
     state.model_id = snap.model_id;
-    for (sid, entry) in snap.sources.into_iter().enumerate() {
-        state.ids.insert(entry.record.source.clone(), sid as u32);
-        state.sources.push(Some(entry));
-    }
-    for (slot, (sid, chunk)) in snap.chunks.into_iter().enumerate() {
-        if state.vectors.has(slot as u32) {
-            state.by_text.insert(text_hash(&chunk.text), slot as u32);
-        }
-        state.chunks.push(Some((sid, chunk)));
-    }
+    state.sources = snap.sources.into_iter().map(Some).collect();
+    state.chunks = snap.chunks.into_iter().map(Some).collect();
     state.text = snap.text;
     state.title = snap.title;
     Ok(state)
