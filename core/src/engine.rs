@@ -386,29 +386,45 @@ impl Engine {
         let s = &self.settings;
 
         let mut notices: Vec<String> = Vec::new();
-        let query_vector = match self.ports.embedder.embed_query(query) {
+        // The keyword side runs on a second thread while the query is
+        // embedded and the vectors are scanned: on a large index the two
+        // sides cost about the same, and the cores are otherwise idle.
+        // A failing keyword side degrades to vector order instead of failing the query.
+        let (query_vector, vector_hits, keyword_hits) = std::thread::scope(|t| {
+            let keyword = (s.hybrid_weight > 0.0).then(|| {
+                t.spawn(|| {
+                    index
+                        .keyword_search(query, window, &scope)
+                        .unwrap_or_default()
+                })
+            });
+            let query_vector = self.ports.embedder.embed_query(query);
+            let vector_hits = match &query_vector {
+                Ok(v) => index.vector_search(v, window, &scope),
+                Err(_) => Ok(Vec::new()),
+            };
+            let keyword_hits = match keyword {
+                Some(h) => h.join().unwrap_or_default(),
+                // No vectors to rank by: keyword order even at weight 0.
+                None if query_vector.is_err() => index
+                    .keyword_search(query, window, &scope)
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
+            (query_vector, vector_hits, keyword_hits)
+        });
+        let query_vector = match query_vector {
             Ok(v) => Some(v),
             Err(e) => {
                 notices.push(format!("keyword-only results: {e}"));
                 None
             }
         };
-        let vector_hits = match &query_vector {
-            Some(v) => index.vector_search(v, window, &scope)?,
-            None => Vec::new(),
-        };
+        let vector_hits = vector_hits?;
         let weight = if query_vector.is_some() {
             s.hybrid_weight
         } else {
             1.0
-        };
-        // A failing keyword side degrades to vector order instead of failing the query.
-        let keyword_hits = if weight > 0.0 {
-            index
-                .keyword_search(query, window, &scope)
-                .unwrap_or_default()
-        } else {
-            Vec::new()
         };
 
         let mut hits = fuse(&vector_hits, &keyword_hits, weight);
