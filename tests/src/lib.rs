@@ -1,15 +1,21 @@
 //! Helpers for black-box tests of the `minirag-mcp` binary.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// The binary cargo built beside this test executable.
+/// The binary cargo built beside this executable: tests run from
+/// `target/<profile>/deps`, the bench binary from `target/<profile>`.
 pub fn binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let bin = dir.join("minirag-mcp");
+    let here = exe.parent().expect("executable dir");
+    let bin = [Some(here), here.parent()]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("minirag-mcp"))
+        .find(|b| b.is_file())
+        .unwrap_or_else(|| here.join("minirag-mcp"));
     assert!(
         bin.is_file(),
         "{} is missing: run `cargo build -p minirag-mcp` (cargo test --workspace does)",

@@ -139,12 +139,11 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
 
     let scope = Scope::all();
-    // The first vector search of a large index builds its int8 copy.
+    // A large index builds its int8 copy in the background after open;
+    // searches meanwhile use the exact scan. Time until it is ready:
     let t = Instant::now();
-    index
-        .vector_search(&unit_vector(&mut rng), 50, &scope)
-        .unwrap();
-    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    index.warm().unwrap();
+    let first_ms = open_ms + t.elapsed().as_secs_f64() * 1e3;
     // Recall@10 of the index's vector search against brute force.
     let mut recall = 0.0;
     const RECALL_QUERIES: usize = 20;
@@ -178,13 +177,12 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
         let t = Instant::now();
         let k = index.keyword_search(&text, 50, &scope).unwrap();
         kw_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        // Both sides at once, as the engine runs them.
+        // Index cost of one hybrid query: both sides one after the other.
+        // (The engine runs the keyword side beside the query embedding,
+        // which takes longer than BM25, so there it costs no wall time.)
         let t = Instant::now();
-        let (v2, k2) = std::thread::scope(|s| {
-            let k = s.spawn(|| index.keyword_search(&text, 50, &scope).unwrap());
-            let v = index.vector_search(&qv, 50, &scope).unwrap();
-            (v, k.join().unwrap())
-        });
+        let v2 = index.vector_search(&qv, 50, &scope).unwrap();
+        let k2 = index.keyword_search(&text, 50, &scope).unwrap();
         let fused = fuse(&v2, &k2, 0.6);
         hy_ms.push(t.elapsed().as_secs_f64() * 1e3);
         assert!(!v.is_empty() && !fused.is_empty() && k.len() <= 50);
@@ -254,7 +252,7 @@ fn main() {
         "cores: {}",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    println!("| chunks | build | on disk | open | first vector query | RSS | vector top-50 p50/p95 ms | BM25 p50/p95 ms | hybrid p50/p95 ms | recall@10 vs exact |");
+    println!("| chunks | build | on disk | open | open → int8 ready | RSS | vector top-50 p50/p95 ms | BM25 p50/p95 ms | hybrid p50/p95 ms | recall@10 vs exact |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut last = Vec::new();
     for n in sizes {

@@ -148,6 +148,13 @@ impl MemIndex {
         Ok(n)
     }
 
+    /// Waits for background work started at open (the int8 copy of a large
+    /// snapshot), so a bench measures the steady state.
+    pub fn warm(&self) -> Result<(), IndexError> {
+        self.read()?.state.vectors.wait_quantized();
+        Ok(())
+    }
+
     /// Folds the log into a new snapshot now.
     pub fn compact(&self) -> Result<(), IndexError> {
         let _lock = WriterLock::take(&self.paths)?;

@@ -293,7 +293,7 @@ fn main() {
     row(
         "ingest: rate",
         format!(
-            "{:.1} files/s, {:.1} chunks/s, {:.2} MB/s ({chunks} chunks)",
+            "{:.2} files/s, {:.1} chunks/s, {:.3} MB/s ({chunks} chunks)",
             files.len() as f64 / secs,
             chunks as f64 / secs,
             corpus_bytes as f64 / 1e6 / secs
