@@ -53,7 +53,9 @@ fn die(msg: &str) -> ! {
     std::process::exit(2)
 }
 
-/// Runs a child to the end; (wall, peak RSS in bytes, stdout).
+/// Runs a child to the end; (wall, peak RSS in bytes, stdout). The child is
+/// reaped by `wait4` (for its rusage), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 fn run_measured(mut cmd: Command) -> (Duration, u64, String) {
     let started = Instant::now();
     let child = cmd
