@@ -256,27 +256,44 @@ impl State {
         terms.dedup();
         let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let allowed = self.allowed_sources(scope);
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        self.text.score(&terms, |slot, s| {
-            if self.chunks[slot as usize]
-                .as_ref()
-                .is_some_and(|(sid, _)| allowed[*sid as usize])
-            {
-                *scores.entry(slot).or_default() += s;
+        // Dense accumulators (one per slot; the zeroed pages come lazily from
+        // the OS) and the list of slots touched, instead of a hash map: at a
+        // million chunks a frequent term adds to hundreds of thousands.
+        let mut acc = vec![0f32; self.chunks.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut add = |slot: u32, s: f32| {
+            let a = &mut acc[slot as usize];
+            if *a == 0.0 {
+                touched.push(slot);
             }
-        });
+            *a += s;
+        };
+        self.text.score(&terms, &mut add);
         self.title.score(&terms, |sid, s| {
-            if allowed.get(sid as usize).copied().unwrap_or(false) {
-                if let Some(entry) = &self.sources[sid as usize] {
-                    for &slot in &entry.slots {
-                        *scores.entry(slot).or_default() += TITLE_WEIGHT * s;
-                    }
+            if let Some(entry) = &self.sources[sid as usize] {
+                for &slot in &entry.slots {
+                    add(slot, TITLE_WEIGHT * s);
                 }
             }
         });
-        let mut ranked: Vec<(u32, f32)> = scores.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // The scope is checked once per touched slot, after scoring.
+        let everything = allowed.iter().all(|a| *a);
+        let mut ranked: Vec<(u32, f32)> = touched
+            .into_iter()
+            .filter(|&slot| {
+                everything
+                    || self.chunks[slot as usize]
+                        .as_ref()
+                        .is_some_and(|(sid, _)| allowed[*sid as usize])
+            })
+            .map(|slot| (slot, acc[slot as usize]))
+            .collect();
+        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if ranked.len() > k && k > 0 {
+            ranked.select_nth_unstable_by(k - 1, order);
+        }
         ranked.truncate(k);
+        ranked.sort_by(order);
         ranked
             .into_iter()
             .filter_map(|(slot, s)| {
