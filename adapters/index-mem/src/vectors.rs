@@ -117,9 +117,11 @@ pub struct Matrix {
     dim: usize,
     base: Option<Arc<Mmap>>,
     base_rows: usize,
-    /// Built by a background thread when a large snapshot is opened (never
-    /// for small ones); searches use the exact scan until it is ready.
+    /// Built by a background thread that the first search of a large
+    /// snapshot starts (never for small ones, and not during open, which it
+    /// would slow); searches use the exact scan until it is ready.
     quantized: Arc<OnceLock<Quantized>>,
+    quantize_started: std::sync::atomic::AtomicBool,
     extra: Vec<f32>,
     /// Row has a real vector (rows of vector-less chunks are zeros).
     present: Vec<bool>,
@@ -179,6 +181,7 @@ impl Matrix {
             base: None,
             base_rows: 0,
             quantized: Arc::default(),
+            quantize_started: Default::default(),
             extra: Vec::new(),
             present: Vec::new(),
         }
@@ -195,17 +198,12 @@ impl Matrix {
         let rows = as_f32(&base).len().checked_div(dim).unwrap_or(0);
         let base = Arc::new(base);
         let quantized: Arc<OnceLock<Quantized>> = Arc::default();
-        if rows >= QUANTIZE_ROWS {
-            let (base, quantized) = (base.clone(), quantized.clone());
-            std::thread::spawn(move || {
-                quantized.get_or_init(|| Quantized::build(dim, &as_f32(&base)[..rows * dim]));
-            });
-        }
         Self {
             dim,
             base: Some(base),
             base_rows: rows,
             quantized,
+            quantize_started: Default::default(),
             extra: Vec::new(),
             present,
         }
@@ -274,6 +272,7 @@ impl Matrix {
         if let Some(q) = self.quantized.get() {
             return self.nearest_quantized(q, query, k, allowed);
         }
+        self.start_quantizing();
         let rows = self.rows() as u32;
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -304,6 +303,22 @@ impl Matrix {
     /// Large snapshots: an int8 pass over the snapshot rows keeps
     /// `RESCORE_FACTOR · k` candidates per thread, which are rescored
     /// exactly together with the (few) rows written since the snapshot.
+    /// Starts building the int8 copy of a large snapshot in the background,
+    /// once.
+    fn start_quantizing(&self) {
+        use std::sync::atomic::Ordering;
+        if self.base_rows < QUANTIZE_ROWS || self.quantize_started.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let (Some(base), quantized) = (self.base.clone(), self.quantized.clone()) else {
+            return;
+        };
+        let (dim, rows) = (self.dim, self.base_rows);
+        std::thread::spawn(move || {
+            quantized.get_or_init(|| Quantized::build(dim, &as_f32(&base)[..rows * dim]));
+        });
+    }
+
     /// Waits for the int8 copy of a large snapshot (tests and benches that
     /// must measure the int8 path); a no-op for small ones.
     pub fn wait_quantized(&self) {
