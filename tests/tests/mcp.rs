@@ -56,6 +56,18 @@ async fn call_json(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Valu
     serde_json::from_str(&text).unwrap()
 }
 
+/// Polls `sync_status` for a job `sync_start` returned until it ends.
+async fn finished_job(client: &rmcp::Peer<rmcp::RoleClient>, job: &Value) -> Value {
+    let id = job["jobId"].as_str().unwrap().to_string();
+    loop {
+        let s = call_json(client, "sync_status", json!({"jobId": id})).await;
+        if s["state"] == "succeeded" || s["state"] == "failed" {
+            return s;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
 fn corpus() -> Corpus {
     Corpus::new(&[
         ("a.md", "# Alpha\n\nThe alpha service listens on port 8080.\n\n## Limits\n\nAt most 64 connections."),
@@ -112,14 +124,7 @@ async fn tools_instructions_and_round_trips() {
 
     // sync in the background, then poll to a terminal state.
     let job = call_json(&client, "sync_start", json!({})).await;
-    let id = job["jobId"].as_str().unwrap().to_string();
-    let status = loop {
-        let s = call_json(&client, "sync_status", json!({"jobId": id})).await;
-        if s["state"] == "succeeded" || s["state"] == "failed" {
-            break s;
-        }
-        tokio::task::yield_now().await;
-    };
+    let status = finished_job(&client, &job).await;
     assert_eq!(status["state"], "succeeded", "{status}");
     assert_eq!(status["counts"]["ingested"], 2);
     let (err, text) = call(&client, "sync_status", json!({"jobId": "nope"})).await;
@@ -433,14 +438,7 @@ async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
         assert!(text.contains("already running"), "{text}");
         tokio::task::yield_now().await;
     };
-    let id = job["jobId"].as_str().unwrap().to_string();
-    let status = loop {
-        let s = call_json(&client, "sync_status", json!({"jobId": id})).await;
-        if s["state"] == "succeeded" || s["state"] == "failed" {
-            break s;
-        }
-        tokio::task::yield_now().await;
-    };
+    let status = finished_job(&client, &job).await;
     assert_eq!(status["state"], "succeeded", "{status}");
     let kept = status["counts"]["skipped"].as_u64().unwrap() as usize;
     let ingested = status["counts"]["ingested"].as_u64().unwrap() as usize;

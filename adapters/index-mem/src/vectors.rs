@@ -506,22 +506,29 @@ mod tests {
         assert!((dot(&a, &b) - naive).abs() < 1e-3);
     }
 
-    #[test]
-    fn the_parallel_scan_equals_one_sequential_scan() {
-        let dim = 8;
-        let mut m = Matrix::new(dim);
-        let mut x = 12345u64;
-        for _ in 0..(PARALLEL_ROWS as usize * 2 + 7) {
+    /// Pseudo-random unit rows (xorshift, fixed seed).
+    fn unit_rows(dim: usize, rows: usize, seed: u64) -> impl Iterator<Item = Vec<f32>> {
+        let mut x = seed;
+        (0..rows).map(move |_| {
             let row: Vec<f32> = (0..dim)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    (x % 1000) as f32 / 500.0 - 1.0
+                    (x % 2001) as f32 / 1000.0 - 1.0
                 })
                 .collect();
             let n = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-6);
-            m.push(Some(&row.iter().map(|v| v / n).collect::<Vec<_>>()));
+            row.into_iter().map(|v| v / n).collect()
+        })
+    }
+
+    #[test]
+    fn the_parallel_scan_equals_one_sequential_scan() {
+        let dim = 8;
+        let mut m = Matrix::new(dim);
+        for row in unit_rows(dim, PARALLEL_ROWS as usize * 2 + 7, 12345) {
+            m.push(Some(&row));
         }
         let q = m.row(3).to_vec();
         let allowed = |s: u32| !s.is_multiple_of(3);
@@ -546,22 +553,10 @@ mod tests {
 
     /// A large snapshot matrix (mapped from a file, as the index opens it).
     fn mapped(dim: usize, rows: usize, seed: u64) -> (tempfile::TempDir, Matrix) {
-        let mut x = seed;
-        let mut bytes = Vec::with_capacity(rows * dim * 4);
-        for _ in 0..rows {
-            let row: Vec<f32> = (0..dim)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x % 2001) as f32 / 1000.0 - 1.0
-                })
-                .collect();
-            let n = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-6);
-            for v in row {
-                bytes.extend_from_slice(&(v / n).to_le_bytes());
-            }
-        }
+        let bytes: Vec<u8> = unit_rows(dim, rows, seed)
+            .flatten()
+            .flat_map(f32::to_le_bytes)
+            .collect();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.f32");
         std::fs::write(&path, bytes).unwrap();
