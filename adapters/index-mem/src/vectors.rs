@@ -374,7 +374,8 @@ impl Matrix {
         out
     }
 
-    /// The best `wanted` rows of `range` by int8 score, in no order.
+    /// The best `wanted` rows of `range` by int8 score, in no order, with
+    /// the AVX2 kernel where the CPU has it.
     fn scan_i8(
         &self,
         q: &Quantized,
@@ -386,26 +387,10 @@ impl Matrix {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { self.scan_i8_avx2(q, qcode, wanted, allowed, range) };
+            let avx2 = |a: &[i8], b: &[i8]| unsafe { dot_i8_avx2(a, b) };
+            return self.scan_i8_body(q, qcode, wanted, allowed, range, avx2);
         }
         self.scan_i8_body(q, qcode, wanted, allowed, range, dot_i8)
-    }
-
-    /// The same loop compiled for AVX2 (the default x86-64 target is SSE2).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn scan_i8_avx2(
-        &self,
-        q: &Quantized,
-        qcode: &[i8],
-        wanted: usize,
-        allowed: &impl Fn(u32) -> bool,
-        range: std::ops::Range<u32>,
-    ) -> Vec<u32> {
-        // SAFETY: this function only runs where AVX2 is present.
-        self.scan_i8_body(q, qcode, wanted, allowed, range, |a, b| unsafe {
-            dot_i8_avx2(a, b)
-        })
     }
 
     #[inline(always)]
@@ -439,35 +424,6 @@ impl Matrix {
     }
 
     fn scan(
-        &self,
-        query: &[f32],
-        k: usize,
-        allowed: &impl Fn(u32) -> bool,
-        range: std::ops::Range<u32>,
-    ) -> Vec<(u32, f32)> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { self.scan_avx2(query, k, allowed, range) };
-        }
-        self.scan_body(query, k, allowed, range)
-    }
-
-    /// The same loop compiled for AVX2 (the default x86-64 target is SSE2).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn scan_avx2(
-        &self,
-        query: &[f32],
-        k: usize,
-        allowed: &impl Fn(u32) -> bool,
-        range: std::ops::Range<u32>,
-    ) -> Vec<(u32, f32)> {
-        self.scan_body(query, k, allowed, range)
-    }
-
-    #[inline(always)]
-    fn scan_body(
         &self,
         query: &[f32],
         k: usize,
