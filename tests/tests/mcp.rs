@@ -326,6 +326,20 @@ async fn ingest_url_refuses_loopback_unless_allowed() {
     client.cancel().await.unwrap();
 }
 
+/// Sends `sync_start` as a request that carries a progress token (rmcp adds
+/// one to every cancellable request), so the server runs it in the call.
+async fn sync_with_progress_token(
+    client: &rmcp::Peer<rmcp::RoleClient>,
+) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
+    use rmcp::model::{ClientRequest, Request};
+    let request =
+        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
+    client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
 /// A client that records the progress notifications it receives.
 #[derive(Clone, Default)]
 struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
@@ -345,17 +359,11 @@ impl rmcp::ClientHandler for Recorder {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sync_with_a_progress_token_reports_each_file() {
-    use rmcp::model::{ClientRequest, Request, ServerResult};
-    use rmcp::service::PeerRequestOptions;
+    use rmcp::model::ServerResult;
     let c = corpus();
     let recorder = Recorder::default();
     let client = recorder.clone().serve(transport(&c, &[])).await.unwrap();
-    let request =
-        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
-    let handle = client
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    let handle = sync_with_progress_token(&client).await;
     let ServerResult::CallToolResult(result) = handle.await_response().await.unwrap() else {
         panic!("not a tool result")
     };
@@ -394,8 +402,6 @@ impl rmcp::ClientHandler for FirstProgress {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
-    use rmcp::model::{ClientRequest, Request};
-    use rmcp::service::PeerRequestOptions;
     const FILES: usize = 30;
     let texts: Vec<(String, String)> = (0..FILES)
         .map(|i| {
@@ -416,12 +422,7 @@ async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
         .serve(transport(&c, &[]))
         .await
         .unwrap();
-    let request =
-        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
-    let handle = client
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
+    let handle = sync_with_progress_token(&client).await;
     woke.notified().await;
     handle
         .cancel(Some("user pressed stop".into()))

@@ -126,6 +126,28 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Runs `f(0..n)` and returns each call's milliseconds, sorted.
+fn timed(n: usize, mut f: impl FnMut(usize)) -> Vec<f64> {
+    let mut lat: Vec<f64> = (0..n)
+        .map(|i| {
+            let started = Instant::now();
+            f(i);
+            ms(started.elapsed())
+        })
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    lat
+}
+
+fn latency(sorted: &[f64]) -> String {
+    format!(
+        "p50 {:.1} ms, p95 {:.1} ms ({} calls)",
+        percentile(sorted, 0.5),
+        percentile(sorted, 0.95),
+        sorted.len()
+    )
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -366,52 +388,27 @@ fn main() {
     let mut s = Server::spawn(&env);
     s.initialize();
     s.query(&queries[0]);
-    let mut lat = Vec::new();
-    for i in 0..a.calls {
-        let started = Instant::now();
+    let lat = timed(a.calls, |i| {
         s.query(&queries[i % queries.len()]);
-        lat.push(ms(started.elapsed()));
-    }
+    });
     drop(s);
-    lat.sort_by(f64::total_cmp);
-    row(
-        "query via MCP stdio, warm",
-        format!(
-            "p50 {:.1} ms, p95 {:.1} ms ({} calls)",
-            percentile(&lat, 0.5),
-            percentile(&lat, 0.95),
-            a.calls
-        ),
-    );
+    row("query via MCP stdio, warm", latency(&lat));
 
     // Warm queries through the engine in this process.
     let e = engine(&env);
-    let _ = e.query(QueryRequest {
-        query: &queries[0],
-        top_k: 8,
-        scope: &[],
-    });
-    let mut lat = Vec::new();
-    for i in 0..a.calls {
-        let started = Instant::now();
+    let ask = |q: &str| {
         e.query(QueryRequest {
-            query: &queries[i % queries.len()],
+            query: q,
             top_k: 8,
             scope: &[],
         })
-        .expect("query");
-        lat.push(ms(started.elapsed()));
-    }
-    lat.sort_by(f64::total_cmp);
-    row(
-        "query via the engine, warm",
-        format!(
-            "p50 {:.1} ms, p95 {:.1} ms ({} calls)",
-            percentile(&lat, 0.5),
-            percentile(&lat, 0.95),
-            a.calls
-        ),
-    );
+        .expect("query")
+    };
+    ask(&queries[0]);
+    let lat = timed(a.calls, |i| {
+        ask(&queries[i % queries.len()]);
+    });
+    row("query via the engine, warm", latency(&lat));
 
     // Cold CLI query: a fresh process opens the index and loads the model.
     let mut cold = Vec::new();
