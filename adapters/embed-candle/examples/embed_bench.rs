@@ -1,7 +1,7 @@
 //! Embedder throughput on real README chunks, beside the machine's f32
 //! matmul peak measured with candle in the same run.
 //!
-//! cargo run -p minirag-embed-candle --example embed_bench -- [--texts FILE] [--batch N] [--runs N]
+//! cargo run -p minirag-embed-candle --example embed_bench -- [--texts FILE] [--batch-tokens N] [--runs N]
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -62,9 +62,9 @@ fn main() {
     let model_dir = arg("--model")
         .map(PathBuf::from)
         .unwrap_or(root.join("shared/models/all-MiniLM-L6-v2"));
-    let batch: usize = arg("--batch")
+    let batch: usize = arg("--batch-tokens")
         .and_then(|b| b.parse().ok())
-        .unwrap_or(minirag_embed_candle::model::DEFAULT_BATCH);
+        .unwrap_or(minirag_embed_candle::model::DEFAULT_BATCH_TOKENS);
     let runs: usize = arg("--runs").and_then(|b| b.parse().ok()).unwrap_or(3);
 
     let texts: Vec<String> =
@@ -75,7 +75,7 @@ fn main() {
     let t = Instant::now();
     let model = CandleEmbedder::load("bench", &model_dir)
         .expect("model")
-        .with_batch_size(batch);
+        .with_batch_tokens(batch);
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let lengths: Vec<usize> = model
         .embedded_ids(&refs)
@@ -105,7 +105,7 @@ fn main() {
     );
     println!("| model load (mmap) | {load_ms:.0} ms |");
     println!(
-        "| chunks | {} ({} tokens, batch {batch}, sorted) |",
+        "| chunks | {} ({} tokens, batches of ≤ {batch} tokens, sorted, no padding) |",
         refs.len(),
         tokens
     );

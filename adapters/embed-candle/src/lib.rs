@@ -5,11 +5,14 @@
 //!   through hf-hub into the cache dir).
 //! - [`settings`]: the sentence-transformers side files (pooling, sequence
 //!   length, normalisation).
-//! - [`model`]: [`CandleEmbedder`], the loaded model: length-sorted batches,
-//!   masked pooling, unit vectors.
+//! - [`encoder`]: the BERT forward pass on candle's gemm kernels, over
+//!   sequences packed without padding.
+//! - [`model`]: [`CandleEmbedder`], the loaded model: length-sorted batches
+//!   under a token budget, pooling, unit vectors.
 //! - [`lazy`]: [`LazyEmbedder`], which loads on first use and reports an
 //!   unavailable model instead of failing the process.
 
+pub mod encoder;
 pub mod error;
 pub mod lazy;
 pub mod model;

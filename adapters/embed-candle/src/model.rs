@@ -2,33 +2,31 @@
 
 use std::path::Path;
 
-use candle_core::{DType, Device, IndexOp, Tensor, D};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
 use minirag_core::tokens::estimate;
 use tokenizers::{Tokenizer, TruncationParams};
 
+use crate::encoder::config::BertConfig;
+use crate::encoder::weights::WeightFile;
+use crate::encoder::Encoder;
 use crate::error::LoadError;
 use crate::settings::{Pooling, SentenceSettings};
 
-/// Sequences per forward pass. Inputs are sorted by length first, so a
-/// batch pads only to its own longest member. Measured on 300 README chunks,
-/// 2 cores: batch 8 → 14.6 chunks/s, 16 → 13.8, 32 → 12.3, 64 → 9.6 (larger
-/// attention tensors fall out of cache).
-pub const DEFAULT_BATCH: usize = 8;
+/// Tokens per forward pass. Sequences are packed without padding, so the
+/// budget only bounds activation memory (~15 KB per token for MiniLM: 60 MB
+/// at 4096) and sets how much work each gemm call gets.
+pub const DEFAULT_BATCH_TOKENS: usize = 4096;
 
 pub struct CandleEmbedder {
     id: String,
-    model: BertModel,
+    encoder: Encoder,
     /// Truncation and padding off: counts what the chunker must fit.
     counter: Tokenizer,
     /// Truncation at max_seq_length, exactly as sentence-transformers does.
     truncating: Tokenizer,
     settings: SentenceSettings,
     dim: usize,
-    batch: usize,
-    device: Device,
+    batch_tokens: usize,
 }
 
 fn bad(path: &Path, e: impl ToString) -> LoadError {
@@ -43,12 +41,9 @@ impl CandleEmbedder {
     pub fn load(id: impl Into<String>, dir: &Path) -> Result<Self, LoadError> {
         let config_path = dir.join("config.json");
         let raw = std::fs::read(&config_path).map_err(|e| bad(&config_path, e))?;
-        let config: Config = serde_json::from_slice(&raw).map_err(|e| bad(&config_path, e))?;
-        let position_limit: usize = serde_json::from_slice::<serde_json::Value>(&raw)
-            .ok()
-            .and_then(|v| v.get("max_position_embeddings")?.as_u64())
-            .unwrap_or(512) as usize;
-        let settings = SentenceSettings::load(dir, position_limit)?;
+        let config: BertConfig = serde_json::from_slice(&raw).map_err(|e| bad(&config_path, e))?;
+        config.validate().map_err(|e| bad(&config_path, e))?;
+        let settings = SentenceSettings::load(dir, config.max_position_embeddings)?;
 
         let tok_path = dir.join("tokenizer.json");
         let mut counter = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
@@ -64,35 +59,27 @@ impl CandleEmbedder {
             }))
             .map_err(|e| bad(&tok_path, e))?;
 
-        let device = Device::Cpu;
-        let safetensors = dir.join("model.safetensors");
-        let vb = if safetensors.is_file() {
-            // SAFETY: the file is mapped read-only; a concurrent writer of the
-            // model file is outside what we support (the hub cache writes atomically).
-            unsafe { VarBuilder::from_mmaped_safetensors(&[&safetensors], DType::F32, &device) }
-                .map_err(|e| bad(&safetensors, e))?
-        } else {
-            let pth = dir.join("pytorch_model.bin");
-            VarBuilder::from_pth(&pth, DType::F32, &device).map_err(|e| bad(&pth, e))?
-        };
-        let model = BertModel::load(vb, &config).map_err(|e| LoadError::Model {
+        let weights = WeightFile::open(dir, config.model_type.as_deref())
+            .map_err(|(path, reason)| LoadError::BadFile { path, reason })?;
+        let dim = config.hidden_size;
+        let encoder = Encoder::load(config, &weights).map_err(|reason| LoadError::Model {
             dir: dir.to_path_buf(),
-            reason: e.to_string(),
+            reason,
         })?;
         Ok(Self {
             id: id.into(),
-            model,
+            encoder,
             counter,
             truncating,
-            dim: config.hidden_size,
+            dim,
             settings,
-            batch: DEFAULT_BATCH,
-            device,
+            batch_tokens: DEFAULT_BATCH_TOKENS,
         })
     }
 
-    pub fn with_batch_size(mut self, batch: usize) -> Self {
-        self.batch = batch.max(1);
+    /// Sets the token budget of one forward pass (at least one sequence runs).
+    pub fn with_batch_tokens(mut self, tokens: usize) -> Self {
+        self.batch_tokens = tokens.max(1);
         self
     }
 
@@ -114,19 +101,33 @@ impl CandleEmbedder {
             .collect())
     }
 
-    /// Embeds pre-tokenised inputs, longest-first batches, original order kept.
+    /// Embeds pre-tokenised inputs: longest first, packed into batches of at
+    /// most `batch_tokens`, rows written back in the original order.
     pub fn embed_ids(&self, ids: &[Vec<u32>]) -> Result<Embeddings, EmbedError> {
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
         let mut out = vec![0f32; ids.len() * self.dim];
-        for batch in order.chunks(self.batch) {
-            let rows = self
-                .forward(batch.iter().map(|&i| ids[i].as_slice()))
-                .map_err(|e| EmbedError::Failed {
-                    reason: e.to_string(),
-                })?;
-            for (row, &i) in rows.iter().zip(batch) {
-                out[i * self.dim..(i + 1) * self.dim].copy_from_slice(row);
+        let mut rest = &order[..];
+        while !rest.is_empty() {
+            let mut take = 1;
+            let mut tokens = ids[rest[0]].len();
+            while take < rest.len() && tokens + ids[rest[take]].len() <= self.batch_tokens {
+                tokens += ids[rest[take]].len();
+                take += 1;
+            }
+            let (batch, tail) = rest.split_at(take);
+            rest = tail;
+            let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+            let hidden = self
+                .encoder
+                .forward(&seqs)
+                .map_err(|reason| EmbedError::Failed { reason })?;
+            let mut rows = hidden.chunks_exact(self.dim);
+            for (seq, &i) in seqs.iter().zip(batch) {
+                let tokens: Vec<&[f32]> = rows.by_ref().take(seq.len()).collect();
+                let dst = &mut out[i * self.dim..(i + 1) * self.dim];
+                pool(self.settings.pooling, &tokens, dst);
+                normalise(dst);
             }
         }
         Ok(Embeddings {
@@ -134,43 +135,40 @@ impl CandleEmbedder {
             data: out,
         })
     }
+}
 
-    /// One padded batch through the model: pooled, L2-normalised rows.
-    fn forward<'a>(
-        &self,
-        batch: impl ExactSizeIterator<Item = &'a [u32]> + Clone,
-    ) -> candle_core::Result<Vec<Vec<f32>>> {
-        let rows = batch.len();
-        let len = batch.clone().map(<[u32]>::len).max().unwrap_or(0).max(1);
-        let mut input = vec![0u32; rows * len];
-        let mut mask = vec![0u32; rows * len];
-        for (r, seq) in batch.enumerate() {
-            input[r * len..r * len + seq.len()].copy_from_slice(seq);
-            mask[r * len..r * len + seq.len()].fill(1);
-        }
-        let input = Tensor::from_vec(input, (rows, len), &self.device)?;
-        let mask = Tensor::from_vec(mask, (rows, len), &self.device)?;
-        let types = input.zeros_like()?;
-        let hidden = self.model.forward(&input, &types, Some(&mask))?;
-        let maskf = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let pooled = match self.settings.pooling {
-            Pooling::Mean => hidden
-                .broadcast_mul(&maskf)?
-                .sum(1)?
-                .broadcast_div(&maskf.sum(1)?.clamp(1e-9, f32::MAX)?)?,
-            Pooling::Cls => hidden.i((.., 0))?,
-            Pooling::Max => {
-                let penalty = ((maskf.ones_like()? - &maskf)? * -1e9)?;
-                hidden.broadcast_add(&penalty)?.max(1)?
+/// One sequence's token rows pooled as sentence-transformers configures.
+fn pool(pooling: Pooling, tokens: &[&[f32]], dst: &mut [f32]) {
+    dst.fill(0.0);
+    let Some(first) = tokens.first() else {
+        return;
+    };
+    match pooling {
+        Pooling::Mean => {
+            for row in tokens {
+                for (d, v) in dst.iter_mut().zip(*row) {
+                    *d += v;
+                }
             }
-        };
-        let norm = pooled
-            .sqr()?
-            .sum_keepdim(D::Minus1)?
-            .sqrt()?
-            .clamp(1e-12, f32::MAX)?;
-        pooled.broadcast_div(&norm)?.to_vec2::<f32>()
+            let n = tokens.len() as f32;
+            dst.iter_mut().for_each(|d| *d /= n);
+        }
+        Pooling::Cls => dst.copy_from_slice(first),
+        Pooling::Max => {
+            dst.copy_from_slice(first);
+            for row in &tokens[1..] {
+                for (d, v) in dst.iter_mut().zip(*row) {
+                    *d = d.max(*v);
+                }
+            }
+        }
     }
+}
+
+/// Unit length (search compares unit vectors); a zero vector stays zero.
+fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.iter_mut().for_each(|x| *x /= norm);
 }
 
 impl Embedder for CandleEmbedder {
