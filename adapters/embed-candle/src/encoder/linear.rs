@@ -1,6 +1,6 @@
-//! Dense layers on candle's gemm kernels, called directly so the bias (and
-//! the residual, where one follows) is folded into the accumulation instead
-//! of costing a pass of its own.
+//! Dense layers on candle's gemm kernels, called directly; their bias (and
+//! the residual, where one follows) is added by the element-wise pass after
+//! them rather than costing a pass of its own.
 
 use gemm::{gemm, Parallelism};
 
@@ -26,28 +26,13 @@ impl Linear {
         }
     }
 
-    /// Writes the bias into every row of `dst` (`rows × outputs`).
-    pub fn fill_bias(&self, dst: &mut [f32]) {
-        for row in dst.chunks_exact_mut(self.outputs) {
-            row.copy_from_slice(self.bias.data());
-        }
+    pub fn bias(&self) -> &[f32] {
+        self.bias.data()
     }
 
-    /// Writes `residual + bias` into every row of `dst`.
-    pub fn fill_bias_plus(&self, residual: &[f32], dst: &mut [f32]) {
-        let bias = self.bias.data();
-        for (row, res) in dst
-            .chunks_exact_mut(self.outputs)
-            .zip(residual.chunks_exact(self.outputs))
-        {
-            for ((d, r), b) in row.iter_mut().zip(res).zip(bias) {
-                *d = r + b;
-            }
-        }
-    }
-
-    /// `dst += x · Wᵀ` for `x` of `rows × inputs`, `dst` of `rows × outputs`.
-    pub fn accumulate(&self, x: &[f32], dst: &mut [f32]) {
+    /// `dst = x · Wᵀ` for `x` of `rows × inputs`, `dst` of `rows × outputs`;
+    /// the bias is left to the element-wise pass that follows.
+    pub fn apply(&self, x: &[f32], dst: &mut [f32]) {
         let rows = x.len() / self.inputs;
         assert_eq!(x.len(), rows * self.inputs);
         assert_eq!(dst.len(), rows * self.outputs);
@@ -72,14 +57,14 @@ impl Linear {
                 dst.as_mut_ptr(),
                 1,
                 n,
-                true,
+                false,
                 x.as_ptr(),
                 1,
                 k,
                 self.weight.data().as_ptr(),
                 k,
                 1,
-                1.0,
+                0.0,
                 1.0,
                 false,
                 false,

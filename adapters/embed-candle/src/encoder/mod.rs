@@ -20,6 +20,7 @@ pub mod weights;
 use rayon::prelude::*;
 
 use config::{Activation, BertConfig};
+use kernels::NormParams;
 use linear::Linear;
 use weights::{Param, WeightFile};
 
@@ -148,24 +149,24 @@ impl Encoder {
         let mut ctx = vec![0f32; tokens * h];
         let mut mid = vec![0f32; tokens * h];
         let mut up = vec![0f32; tokens * c.intermediate_size];
+        let act = self.act;
         for layer in &self.layers {
-            layer.qkv.fill_bias(&mut qkv);
-            layer.qkv.accumulate(&x, &mut qkv);
+            layer.qkv.apply(&x, &mut qkv);
+            rows_par(&mut qkv, layer.qkv.outputs, |part| {
+                kernels::add_bias(part, layer.qkv.bias())
+            });
             attention::attend(&qkv, &lens, c.num_attention_heads, c.head_dim(), &mut ctx);
 
-            layer.out.fill_bias_plus(&x, &mut mid);
-            layer.out.accumulate(&ctx, &mut mid);
-            self.norm_rows(&layer.attn_norm, &mut mid);
+            layer.out.apply(&ctx, &mut mid);
+            self.add_norm(&mut mid, &x, layer.out.bias(), &layer.attn_norm);
 
-            layer.up.fill_bias(&mut up);
-            layer.up.accumulate(&mid, &mut up);
-            let act = self.act;
-            up.par_chunks_mut(ROWS_PER_TASK * c.intermediate_size)
-                .for_each(|part| kernels::activate(act, part));
+            layer.up.apply(&mid, &mut up);
+            rows_par(&mut up, layer.up.outputs, |part| {
+                kernels::bias_activate(act, part, layer.up.bias())
+            });
 
-            layer.down.fill_bias_plus(&mid, &mut x);
-            layer.down.accumulate(&up, &mut x);
-            self.norm_rows(&layer.ffn_norm, &mut x);
+            layer.down.apply(&up, &mut x);
+            self.add_norm(&mut x, &mid, layer.down.bias(), &layer.ffn_norm);
         }
         Ok(x)
     }
@@ -187,13 +188,34 @@ impl Encoder {
                 }
             }
         }
-        self.norm_rows(&self.embed_norm, x);
+        let params = self.norm_params(&self.embed_norm);
+        rows_par(x, h, |part| {
+            for row in part.chunks_exact_mut(h) {
+                kernels::layer_norm_row(row, &params)
+            }
+        });
     }
 
-    fn norm_rows(&self, norm: &Norm, x: &mut [f32]) {
-        let h = self.config.hidden_size;
-        let (g, b, eps) = (norm.gamma.data(), norm.beta.data(), self.eps);
-        x.par_chunks_mut(ROWS_PER_TASK * h)
-            .for_each(|part| kernels::layer_norm(part, h, g, b, eps));
+    fn norm_params<'a>(&self, norm: &'a Norm) -> NormParams<'a> {
+        NormParams {
+            gamma: norm.gamma.data(),
+            beta: norm.beta.data(),
+            eps: self.eps,
+        }
     }
+
+    /// `x = LayerNorm(x + residual + bias)`, rows in parallel.
+    fn add_norm(&self, x: &mut [f32], residual: &[f32], bias: &[f32], norm: &Norm) {
+        let width = bias.len();
+        let params = self.norm_params(norm);
+        x.par_chunks_mut(ROWS_PER_TASK * width)
+            .zip(residual.par_chunks(ROWS_PER_TASK * width))
+            .for_each(|(part, res)| kernels::add_norm(part, res, bias, &params));
+    }
+}
+
+/// Runs `f` over `width`-wide rows of `xs`, groups of rows in parallel.
+fn rows_par(xs: &mut [f32], width: usize, f: impl Fn(&mut [f32]) + Sync) {
+    xs.par_chunks_mut(ROWS_PER_TASK * width)
+        .for_each(|part| f(part));
 }
