@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::kernels::softmax_rows;
-use super::linear::{mix, scores};
+use super::linear::{mix, scores, Rows};
 
 /// `qkv` holds, per token, `[q | k | v]` (3·hidden wide); `ctx` receives the
 /// per-head context rows (hidden wide). `lens` are the sequence lengths in
@@ -38,21 +38,15 @@ fn sequence(qkv: &[f32], len: usize, heads: usize, head_dim: usize, ctx: &mut [f
     let scale = 1.0 / (head_dim as f32).sqrt();
     let mut weights = vec![0f32; len * len];
     for h in 0..heads {
-        let q = &qkv[h * head_dim..];
-        let k = &qkv[hidden + h * head_dim..];
-        let v = &qkv[2 * hidden + h * head_dim..];
-        scores(q, k, len, len, head_dim, stride, scale, &mut weights);
-        softmax_rows(&mut weights, len);
-        mix(
-            &weights,
-            v,
+        let rows = |at: usize| Rows {
+            data: &qkv[at + h * head_dim..],
             len,
-            len,
-            head_dim,
+            width: head_dim,
             stride,
-            &mut ctx[h * head_dim..],
-            hidden,
-        );
+        };
+        scores(rows(0), rows(hidden), scale, &mut weights);
+        softmax_rows(&mut weights, len);
+        mix(&weights, rows(2 * hidden), &mut ctx[h * head_dim..], hidden);
     }
 }
 

@@ -68,7 +68,7 @@ impl BertConfig {
         }
         if self.num_attention_heads == 0
             || self.hidden_size == 0
-            || self.hidden_size % self.num_attention_heads != 0
+            || !self.hidden_size.is_multiple_of(self.num_attention_heads)
         {
             return Err(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",

@@ -75,39 +75,46 @@ impl Linear {
     }
 }
 
-/// `dst = scale · a · bᵀ` (a: m×d, b: n×d, each row `stride` apart) into a
-/// dense m×n buffer, on the calling thread.
-pub fn scores(
-    a: &[f32],
-    b: &[f32],
-    m: usize,
-    n: usize,
-    d: usize,
-    stride: usize,
-    scale: f32,
-    dst: &mut [f32],
-) {
-    assert!(m == 0 || a.len() >= (m - 1) * stride + d);
-    assert!(n == 0 || b.len() >= (n - 1) * stride + d);
-    assert_eq!(dst.len(), m * n);
-    if m == 0 || n == 0 {
+/// `len` rows of `width` values each, `stride` apart in `data`: one head's
+/// slice of a sequence's packed q, k or v.
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    pub data: &'a [f32],
+    pub len: usize,
+    pub width: usize,
+    pub stride: usize,
+}
+
+impl Rows<'_> {
+    fn check(&self) {
+        assert!(self.len == 0 || self.data.len() >= (self.len - 1) * self.stride + self.width);
+    }
+}
+
+/// `dst = scale · a · bᵀ` into a dense `a.len × b.len` buffer, on this thread.
+pub fn scores(a: Rows, b: Rows, scale: f32, dst: &mut [f32]) {
+    a.check();
+    b.check();
+    assert_eq!(a.width, b.width);
+    assert_eq!(dst.len(), a.len * b.len);
+    if a.len == 0 || b.len == 0 {
         return;
     }
-    // SAFETY: bounds asserted above; rhs (d × n) reads b[j·stride + i].
+    // SAFETY: bounds checked above; rhs (width × b.len) reads b[j·stride + i].
     unsafe {
         gemm(
-            m,
-            n,
-            d,
+            a.len,
+            b.len,
+            a.width,
             dst.as_mut_ptr(),
             1,
-            n as isize,
+            b.len as isize,
             false,
-            a.as_ptr(),
+            a.data.as_ptr(),
             1,
-            stride as isize,
-            b.as_ptr(),
-            stride as isize,
+            a.stride as isize,
+            b.data.as_ptr(),
+            b.stride as isize,
             1,
             0.0,
             scale,
@@ -119,41 +126,32 @@ pub fn scores(
     }
 }
 
-/// `dst = p · v` (p: m×n dense, v: n×d rows `v_stride` apart) into rows
-/// `dst_stride` apart, on the calling thread.
-#[allow(clippy::too_many_arguments)]
-pub fn mix(
-    p: &[f32],
-    v: &[f32],
-    m: usize,
-    n: usize,
-    d: usize,
-    v_stride: usize,
-    dst: &mut [f32],
-    dst_stride: usize,
-) {
-    assert_eq!(p.len(), m * n);
-    assert!(n == 0 || v.len() >= (n - 1) * v_stride + d);
-    assert!(m == 0 || dst.len() >= (m - 1) * dst_stride + d);
-    if m == 0 || n == 0 {
+/// `dst = p · v` (p dense, `m × v.len`) into rows `dst_stride` apart, on
+/// this thread.
+pub fn mix(p: &[f32], v: Rows, dst: &mut [f32], dst_stride: usize) {
+    v.check();
+    let m = p.len().checked_div(v.len).unwrap_or(0);
+    assert_eq!(p.len(), m * v.len);
+    assert!(m == 0 || dst.len() >= (m - 1) * dst_stride + v.width);
+    if m == 0 {
         return;
     }
-    // SAFETY: bounds asserted above.
+    // SAFETY: bounds checked above.
     unsafe {
         gemm(
             m,
-            d,
-            n,
+            v.width,
+            v.len,
             dst.as_mut_ptr(),
             1,
             dst_stride as isize,
             false,
             p.as_ptr(),
             1,
-            n as isize,
-            v.as_ptr(),
+            v.len as isize,
+            v.data.as_ptr(),
             1,
-            v_stride as isize,
+            v.stride as isize,
             0.0,
             1.0,
             false,

@@ -216,6 +216,5 @@ impl Encoder {
 
 /// Runs `f` over `width`-wide rows of `xs`, groups of rows in parallel.
 fn rows_par(xs: &mut [f32], width: usize, f: impl Fn(&mut [f32]) + Sync) {
-    xs.par_chunks_mut(ROWS_PER_TASK * width)
-        .for_each(|part| f(part));
+    xs.par_chunks_mut(ROWS_PER_TASK * width).for_each(&f);
 }

@@ -153,7 +153,7 @@ fn index_f32(map: &Mmap) -> Result<HashMap<String, Entry>, String> {
     for (name, view) in tensors.iter() {
         let data = view.data();
         let start = data.as_ptr() as usize - base;
-        if view.dtype() == Dtype::F32 && start % 4 == 0 && data.len() % 4 == 0 {
+        if view.dtype() == Dtype::F32 && start.is_multiple_of(4) && data.len().is_multiple_of(4) {
             out.insert(
                 name.to_string(),
                 Entry {
