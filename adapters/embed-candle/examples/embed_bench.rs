@@ -1,7 +1,11 @@
 //! Embedder throughput on real README chunks, beside the machine's f32
-//! matmul peak measured with candle in the same run.
+//! matmul peak measured with candle in the same run, and — when the ONNX
+//! Runtime baseline is set up (`bash ../shared/tools/ort-baseline/setup.sh`)
+//! — ONNX Runtime fp32 on the same file, alternating with ours round by
+//! round so a noisy machine slows both alike.
 //!
-//! cargo run -p minirag-embed-candle --example embed_bench -- [--texts FILE] [--batch-tokens N] [--runs N]
+//! cargo run -p minirag-embed-candle --example embed_bench -- [--texts FILE]
+//!     [--batch-tokens N] [--runs N] [--ort-venv DIR (default /tmp/ort-baseline)]
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -85,16 +89,24 @@ fn main() {
         .collect();
     let tokens: usize = lengths.iter().sum();
 
+    let ort = OrtBaseline::find(&root, &texts_path);
     model.embed_documents(&refs[..32.min(refs.len())]).unwrap();
     let mut times = Vec::new();
+    let mut ratios = Vec::new();
+    let mut ort_rates = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
         let out = model.embed_documents(&refs).unwrap();
-        times.push(t.elapsed().as_secs_f64());
+        let secs = t.elapsed().as_secs_f64();
+        times.push(secs);
         assert_eq!(out.len(), refs.len());
+        if let Some(ort) = &ort {
+            let rate = ort.chunks_per_s();
+            ort_rates.push(rate);
+            ratios.push(refs.len() as f64 / secs / rate);
+        }
     }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let median = median_of(&mut times);
     let peak = matmul_peak();
     let achieved = model_flops(&lengths, 6.0, 384.0, 1536.0) / median / 1e9;
 
@@ -116,4 +128,99 @@ fn main() {
     println!("| f32 matmul peak GFLOP/s | {peak:.1} |");
     println!("| fraction of peak | {:.0}% |", 100.0 * achieved / peak);
     println!("| peak RSS | {:.0} MB |", peak_rss_mb());
+    let (f32_rate, q8_rate) = quantized_matmul();
+    println!(
+        "| candle Q8_0 matmul (int8 path) | {q8_rate:.1} GFLOP/s-equiv vs f32 {f32_rate:.1} on the same shape |"
+    );
+    match &ort {
+        Some(_) => {
+            println!(
+                "| ONNX Runtime fp32, same file, alternating | {:.1} chunks/s (median of {runs}) |",
+                median_of(&mut ort_rates)
+            );
+            let shown: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            println!(
+                "| candle / ONNX Runtime | {:.2}x (rounds: {}) |",
+                median_of(&mut ratios),
+                shown.join(", ")
+            );
+        }
+        None => println!(
+            "| ONNX Runtime | not run: no baseline venv (bash shared/tools/ort-baseline/setup.sh, or --ort-venv DIR) |"
+        ),
+    }
+}
+
+fn median_of(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// GFLOP/s of the feed-forward shape in f32 and through candle's Q8_0
+/// quantized matmul: the int8 path the issue proposes, measured rather than
+/// assumed.
+fn quantized_matmul() -> (f64, f64) {
+    use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+    use candle_core::Module;
+    let dev = Device::Cpu;
+    let x = Tensor::randn(0f32, 1.0, (1024, 384), &dev).unwrap();
+    let w = Tensor::randn(0f32, 1.0, (1536, 384), &dev).unwrap();
+    let q = QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
+    let wt = w.t().unwrap();
+    let flops = 2.0 * 1024.0 * 384.0 * 1536.0;
+    let rate = |f: &dyn Fn()| {
+        f();
+        let t = Instant::now();
+        for _ in 0..5 {
+            f();
+        }
+        5.0 * flops / t.elapsed().as_secs_f64() / 1e9
+    };
+    (
+        rate(&|| drop(x.matmul(&wt).unwrap())),
+        rate(&|| drop(q.forward(&x).unwrap())),
+    )
+}
+
+/// The ONNX Runtime baseline of `shared/tools/ort-baseline`, run as a
+/// subprocess on the same texts.
+struct OrtBaseline {
+    python: PathBuf,
+    script: PathBuf,
+    model: PathBuf,
+    texts: PathBuf,
+}
+
+impl OrtBaseline {
+    fn find(root: &std::path::Path, texts: &std::path::Path) -> Option<Self> {
+        let venv = PathBuf::from(arg("--ort-venv").unwrap_or_else(|| "/tmp/ort-baseline".into()));
+        let found = Self {
+            python: venv.join("bin/python"),
+            script: root.join("shared/tools/ort-baseline/bench.py"),
+            model: venv.join("minilm_fp32.onnx"),
+            texts: texts.to_path_buf(),
+        };
+        (found.python.is_file() && found.model.is_file() && found.script.is_file()).then_some(found)
+    }
+
+    /// One timed ONNX Runtime pass (sorted batches of 16, all cores).
+    fn chunks_per_s(&self) -> f64 {
+        let out = std::process::Command::new(&self.python)
+            .arg(&self.script)
+            .args(["--model".as_ref(), self.model.as_os_str()])
+            .args(["--texts".as_ref(), self.texts.as_os_str()])
+            .args(["--sort", "--runs", "1"])
+            .output()
+            .expect("run the ONNX Runtime baseline");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix("chunks_per_s="))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no chunks_per_s in ONNX Runtime output: {text}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+    }
 }
