@@ -8,7 +8,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::encoder::config::BertConfig;
 use crate::encoder::weights::WeightFile;
-use crate::encoder::Encoder;
+use crate::encoder::{Encoder, Scratch};
 use crate::error::LoadError;
 use crate::settings::{Pooling, SentenceSettings};
 
@@ -108,6 +108,7 @@ impl CandleEmbedder {
         order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
         let mut out = vec![0f32; ids.len() * self.dim];
         let mut rest = &order[..];
+        let mut scratch = Scratch::default();
         while !rest.is_empty() {
             let mut take = 1;
             let mut tokens = ids[rest[0]].len();
@@ -120,7 +121,7 @@ impl CandleEmbedder {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
             let hidden = self
                 .encoder
-                .forward(&seqs)
+                .forward_in(&seqs, &mut scratch)
                 .map_err(|reason| EmbedError::Failed { reason })?;
             let mut rows = hidden.chunks_exact(self.dim);
             for (seq, &i) in seqs.iter().zip(batch) {

@@ -38,6 +38,16 @@ struct Layer {
     ffn_norm: Norm,
 }
 
+/// Activation buffers of one forward pass, reusable across batches.
+#[derive(Default)]
+pub struct Scratch {
+    x: Vec<f32>,
+    qkv: Vec<f32>,
+    ctx: Vec<f32>,
+    mid: Vec<f32>,
+    up: Vec<f32>,
+}
+
 pub struct Encoder {
     config: BertConfig,
     act: Activation,
@@ -123,6 +133,19 @@ impl Encoder {
     /// (`Σ len × hidden`). Ids must be below the vocabulary size and each
     /// sequence no longer than the position table.
     pub fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, String> {
+        let mut scratch = Scratch::default();
+        self.forward_in(seqs, &mut scratch)?;
+        Ok(scratch.x)
+    }
+
+    /// [`forward`](Self::forward) into reused buffers: a run of batches
+    /// (longest first) allocates once instead of page-faulting ~60 MB of
+    /// fresh activations per batch.
+    pub fn forward_in<'s>(
+        &self,
+        seqs: &[&[u32]],
+        scratch: &'s mut Scratch,
+    ) -> Result<&'s [f32], String> {
         let c = &self.config;
         let h = c.hidden_size;
         for s in seqs {
@@ -142,31 +165,43 @@ impl Encoder {
         }
         let lens: Vec<usize> = seqs.iter().map(|s| s.len()).collect();
         let tokens: usize = lens.iter().sum();
-        let mut x = vec![0f32; tokens * h];
-        self.embed(seqs, &mut x);
-
-        let mut qkv = vec![0f32; tokens * 3 * h];
-        let mut ctx = vec![0f32; tokens * h];
-        let mut mid = vec![0f32; tokens * h];
-        let mut up = vec![0f32; tokens * c.intermediate_size];
+        // Every buffer is fully overwritten before it is read, so stale
+        // contents from an earlier batch never leak through.
+        let Scratch {
+            x,
+            qkv,
+            ctx,
+            mid,
+            up,
+        } = scratch;
+        for (buf, width) in [
+            (&mut *x, h),
+            (&mut *qkv, 3 * h),
+            (&mut *ctx, h),
+            (&mut *mid, h),
+            (&mut *up, c.intermediate_size),
+        ] {
+            buf.resize(tokens * width, 0.0);
+        }
+        self.embed(seqs, x);
         let act = self.act;
         for layer in &self.layers {
-            layer.qkv.apply(&x, &mut qkv);
-            rows_par(&mut qkv, layer.qkv.outputs, |part| {
+            layer.qkv.apply(x, qkv);
+            rows_par(qkv, layer.qkv.outputs, |part| {
                 kernels::add_bias(part, layer.qkv.bias())
             });
-            attention::attend(&qkv, &lens, c.num_attention_heads, c.head_dim(), &mut ctx);
+            attention::attend(qkv, &lens, c.num_attention_heads, c.head_dim(), ctx);
 
-            layer.out.apply(&ctx, &mut mid);
-            self.add_norm(&mut mid, &x, layer.out.bias(), &layer.attn_norm);
+            layer.out.apply(ctx, mid);
+            self.add_norm(mid, x, layer.out.bias(), &layer.attn_norm);
 
-            layer.up.apply(&mid, &mut up);
-            rows_par(&mut up, layer.up.outputs, |part| {
+            layer.up.apply(mid, up);
+            rows_par(up, layer.up.outputs, |part| {
                 kernels::bias_activate(act, part, layer.up.bias())
             });
 
-            layer.down.apply(&up, &mut x);
-            self.add_norm(&mut x, &mid, layer.down.bias(), &layer.ffn_norm);
+            layer.down.apply(up, x);
+            self.add_norm(x, mid, layer.down.bias(), &layer.ffn_norm);
         }
         Ok(x)
     }
