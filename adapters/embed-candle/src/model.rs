@@ -204,3 +204,28 @@ impl TokenCounter for CandleEmbedder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooling_follows_the_configured_mode_over_exactly_the_sequence() {
+        let rows: [&[f32]; 3] = [&[1.0, -2.0], &[3.0, 0.0], &[2.0, 5.0]];
+        let mut out = [9.0; 2];
+        pool(Pooling::Mean, &rows, &mut out);
+        assert_eq!(out, [2.0, 1.0]);
+        pool(Pooling::Cls, &rows, &mut out);
+        assert_eq!(out, [1.0, -2.0]);
+        pool(Pooling::Max, &rows, &mut out);
+        assert_eq!(out, [3.0, 5.0]);
+        pool(Pooling::Mean, &[], &mut out);
+        assert_eq!(out, [0.0, 0.0]);
+        let mut v = [3.0, 4.0];
+        normalise(&mut v);
+        assert_eq!(v, [0.6, 0.8]);
+        let mut zero = [0.0, 0.0];
+        normalise(&mut zero);
+        assert_eq!(zero, [0.0, 0.0]);
+    }
+}
