@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use minirag_core::ports::Embedder;
 use minirag_embed_candle::encoder::config::BertConfig;
 use minirag_embed_candle::encoder::weights::WeightFile;
 use minirag_embed_candle::encoder::Encoder;
@@ -129,4 +130,41 @@ fn small_token_budgets_split_batches_and_keep_the_order() {
         .iter()
         .zip(a.row(1))
         .any(|(x, y)| (x - y).abs() > 1e-3));
+}
+
+/// A checkpoint stored in f16 cannot be borrowed from the map: its tensors go
+/// through candle's converting loader and must still embed like the f32 one.
+#[test]
+fn an_f16_checkpoint_loads_through_the_converting_path() {
+    let dir = model_dir();
+    let tmp = std::env::temp_dir().join(format!("minirag-f16-{}", std::process::id()));
+    std::fs::create_dir_all(tmp.join("1_Pooling")).unwrap();
+    for f in [
+        "config.json",
+        "tokenizer.json",
+        "modules.json",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ] {
+        if dir.join(f).is_file() {
+            std::fs::copy(dir.join(f), tmp.join(f)).unwrap();
+        }
+    }
+    let tensors = candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
+        .unwrap()
+        .into_iter()
+        .map(|(name, t)| (name, t.to_dtype(DType::F16).unwrap()))
+        .collect::<std::collections::HashMap<_, _>>();
+    candle_core::safetensors::save(&tensors, tmp.join("model.safetensors")).unwrap();
+
+    let full = CandleEmbedder::load("m", &dir).unwrap();
+    let half = CandleEmbedder::load("m", &tmp).unwrap();
+    let texts = ["write-ahead log recovery after a crash", "Поиск по смыслу"];
+    let a = full.embed_documents(&texts).unwrap();
+    let b = half.embed_documents(&texts).unwrap();
+    std::fs::remove_dir_all(&tmp).unwrap();
+    for i in 0..texts.len() {
+        let cos: f32 = a.row(i).iter().zip(b.row(i)).map(|(x, y)| x * y).sum();
+        assert!(cos > 0.999, "row {i}: cosine {cos}");
+    }
 }
