@@ -59,6 +59,16 @@ impl BertConfig {
                 ))
             }
         };
+        // RoBERTa-family checkpoints load under the same tensor names but
+        // number positions from padding_idx + 1: refused, not silently wrong.
+        if let Some(kind) = &self.model_type {
+            if kind != "bert" {
+                return Err(format!(
+                    "model_type '{kind}' is not supported (expected bert: a BERT-architecture \
+                     sentence-transformers model such as all-MiniLM-L6-v2)"
+                ));
+            }
+        }
         if let Some(kind) = &self.position_embedding_type {
             if kind != "absolute" {
                 return Err(format!(
@@ -80,5 +90,40 @@ impl BertConfig {
 
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(extra: &str) -> BertConfig {
+        serde_json::from_str(&format!(
+            r#"{{"vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1,
+                "num_attention_heads": 2, "intermediate_size": 16{extra}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn what_the_encoder_does_not_compute_is_refused_by_name() {
+        assert_eq!(config("").validate(), Ok(Activation::GeluErf));
+        assert_eq!(
+            config(r#", "model_type": "bert", "hidden_act": "relu""#).validate(),
+            Ok(Activation::Relu)
+        );
+        let err = config(r#", "model_type": "xlm-roberta""#)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("model_type 'xlm-roberta'"), "{err}");
+        let err = config(r#", "hidden_act": "silu""#).validate().unwrap_err();
+        assert!(err.contains("hidden_act 'silu'"), "{err}");
+        let err = config(r#", "position_embedding_type": "relative_key""#)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("relative_key"), "{err}");
+        let mut odd = config("");
+        odd.num_attention_heads = 3;
+        assert!(odd.validate().unwrap_err().contains("multiple"));
     }
 }
