@@ -168,3 +168,28 @@ fn an_f16_checkpoint_loads_through_the_converting_path() {
         assert!(cos > 0.999, "row {i}: cosine {cos}");
     }
 }
+
+/// A config the encoder cannot compute is refused at load, naming the file
+/// and the field, before any weight is read.
+#[test]
+fn an_unsupported_config_is_refused_by_name() {
+    let dir = model_dir();
+    let tmp = std::env::temp_dir().join(format!("minirag-roberta-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for f in ["tokenizer.json", "model.safetensors"] {
+        std::os::unix::fs::symlink(dir.join(f), tmp.join(f)).unwrap();
+    }
+    let raw = std::fs::read_to_string(dir.join("config.json")).unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    config["model_type"] = "xlm-roberta".into();
+    std::fs::write(tmp.join("config.json"), config.to_string()).unwrap();
+    let err = CandleEmbedder::load("m", &tmp)
+        .err()
+        .expect("refused")
+        .to_string();
+    std::fs::remove_dir_all(&tmp).unwrap();
+    assert!(
+        err.contains("config.json") && err.contains("model_type 'xlm-roberta'"),
+        "{err}"
+    );
+}

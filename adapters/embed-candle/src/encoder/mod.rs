@@ -66,7 +66,7 @@ const ROWS_PER_TASK: usize = 16;
 
 impl Encoder {
     pub fn load(config: BertConfig, file: &WeightFile) -> Result<Self, String> {
-        let act = config.validate()?;
+        let act = config.validate().map_err(|e| format!("config.json: {e}"))?;
         let h = config.hidden_size;
         let i = config.intermediate_size;
         let norm = |p: &str| -> Result<Norm, String> {

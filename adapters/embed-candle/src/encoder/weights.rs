@@ -3,8 +3,9 @@
 //! and RSS grows only by the pages a forward pass touches); other dtypes and
 //! `pytorch_model.bin` go through candle's `VarBuilder` and are converted.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use candle_core::{DType, Device};
@@ -49,49 +50,52 @@ struct Entry {
     len: usize,
 }
 
-/// The weight file(s) of a model folder, with the name prefix its
-/// checkpoint uses (`""`, `bert.` or `<model_type>.`).
+/// The weight file of a model folder, with the name prefix its checkpoint
+/// uses (`""`, `bert.` or `<model_type>.`).
 pub struct WeightFile {
+    path: PathBuf,
     map: Option<Arc<Mmap>>,
+    /// Every tensor name of a safetensors file, whatever its dtype.
+    names: HashSet<String>,
+    /// The tensors that can be borrowed from the map as they are.
     direct: HashMap<String, Entry>,
-    vb: VarBuilder<'static>,
+    /// candle's converting loader: built only when a tensor needs it (always
+    /// for `pytorch_model.bin`, never for an all-f32 safetensors file).
+    converting: OnceCell<Result<VarBuilder<'static>, String>>,
     prefix: String,
 }
 
 impl WeightFile {
     /// Opens `model.safetensors`, or `pytorch_model.bin` when there is none.
-    pub fn open(
-        dir: &Path,
-        model_type: Option<&str>,
-    ) -> Result<Self, (std::path::PathBuf, String)> {
-        let device = Device::Cpu;
+    pub fn open(dir: &Path, model_type: Option<&str>) -> Result<Self, (PathBuf, String)> {
         let safetensors = dir.join("model.safetensors");
-        let (map, direct, vb) = if safetensors.is_file() {
-            let file = std::fs::File::open(&safetensors)
-                .map_err(|e| (safetensors.clone(), e.to_string()))?;
+        let mut file = if safetensors.is_file() {
+            let fail = |e: String| (safetensors.clone(), e);
+            let opened = std::fs::File::open(&safetensors).map_err(|e| fail(e.to_string()))?;
             // SAFETY: mapped read-only; a concurrent writer of the model file is
             // outside what we support (the hub cache writes atomically).
-            let map = Arc::new(
-                unsafe { Mmap::map(&file) }.map_err(|e| (safetensors.clone(), e.to_string()))?,
-            );
-            let direct = index_f32(&map).map_err(|e| (safetensors.clone(), e))?;
-            // SAFETY: as above.
-            let vb = unsafe {
-                VarBuilder::from_mmaped_safetensors(&[&safetensors], DType::F32, &device)
+            let map = Arc::new(unsafe { Mmap::map(&opened) }.map_err(|e| fail(e.to_string()))?);
+            let (names, direct) = index(&map).map_err(fail)?;
+            Self {
+                path: safetensors.clone(),
+                map: Some(map),
+                names,
+                direct,
+                converting: OnceCell::new(),
+                prefix: String::new(),
             }
-            .map_err(|e| (safetensors.clone(), e.to_string()))?;
-            (Some(map), direct, vb)
         } else {
             let pth = dir.join("pytorch_model.bin");
-            let vb = VarBuilder::from_pth(&pth, DType::F32, &device)
+            let vb = VarBuilder::from_pth(&pth, DType::F32, &Device::Cpu)
                 .map_err(|e| (pth.clone(), e.to_string()))?;
-            (None, HashMap::new(), vb)
-        };
-        let mut file = Self {
-            map,
-            direct,
-            vb,
-            prefix: String::new(),
+            Self {
+                path: pth,
+                map: None,
+                names: HashSet::new(),
+                direct: HashMap::new(),
+                converting: OnceCell::from(Ok(vb)),
+                prefix: String::new(),
+            }
         };
         let mut prefixes = vec![String::new(), "bert.".to_string()];
         if let Some(kind) = model_type {
@@ -111,7 +115,24 @@ impl WeightFile {
     }
 
     fn contains(&self, full: &str) -> bool {
-        self.direct.contains_key(full) || self.vb.contains_tensor(full)
+        match (&self.map, self.converting.get()) {
+            (Some(_), _) => self.names.contains(full),
+            (None, Some(Ok(vb))) => vb.contains_tensor(full),
+            (None, _) => false,
+        }
+    }
+
+    fn converting(&self) -> Result<&VarBuilder<'static>, String> {
+        self.converting
+            .get_or_init(|| {
+                // SAFETY: as for the map in `open`.
+                unsafe {
+                    VarBuilder::from_mmaped_safetensors(&[&self.path], DType::F32, &Device::Cpu)
+                }
+                .map_err(|e| format!("{}: {e}", self.path.display()))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The tensor `name` (without the checkpoint's prefix), checked against `shape`.
@@ -131,7 +152,7 @@ impl WeightFile {
             }));
         }
         let tensor = self
-            .vb
+            .converting()?
             .get(shape, &full)
             .map_err(|e| format!("tensor {full}: {e}"))?;
         let data = tensor
@@ -142,13 +163,14 @@ impl WeightFile {
     }
 }
 
-/// Every tensor of the file that can be borrowed as f32 in place.
-fn index_f32(map: &Mmap) -> Result<HashMap<String, Entry>, String> {
+/// Every tensor name of the file, and those that can be borrowed as f32 in place.
+fn index(map: &Mmap) -> Result<(HashSet<String>, HashMap<String, Entry>), String> {
     let tensors = SafeTensors::deserialize(map).map_err(|e| e.to_string())?;
     let base = map.as_ptr() as usize;
+    let names = tensors.names().into_iter().map(str::to_string).collect();
     let mut out = HashMap::new();
     if cfg!(target_endian = "big") {
-        return Ok(out);
+        return Ok((names, out));
     }
     for (name, view) in tensors.iter() {
         let data = view.data();
@@ -164,5 +186,5 @@ fn index_f32(map: &Mmap) -> Result<HashMap<String, Entry>, String> {
             );
         }
     }
-    Ok(out)
+    Ok((names, out))
 }
