@@ -10,8 +10,8 @@ use crate::config::Config;
 use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
 use crate::ports::{
-    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, Index,
-    SourceRecord, SourceType, TokenCounter,
+    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, FileError,
+    Files, Index, IndexError, IndexView, SourceRecord, SourceType, TokenCounter,
 };
 use crate::reconstruct::{document, join_chunks};
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
@@ -21,7 +21,8 @@ use crate::search::{
     ResultItem, Scope,
 };
 use crate::time::iso_utc;
-use crate::title::{content_title, file_title, IMAGE_EXTENSIONS, SUPPORTED_EXTENSIONS};
+use crate::formats::{self, FormatKind};
+use crate::title::{content_title, file_title};
 use crate::CHUNK_SCHEME;
 
 /// The settings the use cases need, taken from [`Config`].
@@ -58,6 +59,7 @@ pub struct Ports {
     pub tokens: Arc<dyn TokenCounter>,
     pub index: Arc<dyn Index>,
     pub fetcher: Arc<dyn Fetcher>,
+    pub files: Arc<dyn Files>,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -142,6 +144,26 @@ impl Engine {
         self.commit(self.prepare_file(path, bytes, file_hash, mtime)?)
     }
 
+    /// Reads a file through the [`Files`] port and ingests it.
+    pub fn ingest_path(&self, path: &str) -> Result<IngestOutcome, EngineError> {
+        self.commit(self.prepare_path(path)?)
+    }
+
+    /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
+    /// converts and chunks a file: what a sync runs ahead of the embedder.
+    pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
+        let max = self.settings.max_file_size;
+        let read = self
+            .ports
+            .files
+            .read(path, max)
+            .map_err(|e| match e {
+                FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
+                e => EngineError::File(e),
+            })?;
+        self.prepare_file(path, &read.bytes, &read.sha256, read.mtime)
+    }
+
     /// The CPU-light first half of a file ingest (checks, convert, title,
     /// chunk), so a sync can prepare the next files while this one embeds.
     pub fn prepare_file(
@@ -152,15 +174,16 @@ impl Engine {
         mtime: f64,
     ) -> Result<PreparedIngest, EngineError> {
         let extension = file_extension(path);
-        if IMAGE_EXTENSIONS.contains(&extension.as_str()) {
-            return Err(EngineError::Image { path: path.into() });
-        }
-        if !SUPPORTED_EXTENSIONS.contains(&extension.as_str()) {
-            return Err(EngineError::UnsupportedExtension {
-                path: path.into(),
-                extension,
-            });
-        }
+        let format = match formats::by_extension(&extension) {
+            Some(f) if f.kind == FormatKind::Document => f,
+            Some(_) => return Err(EngineError::Image { path: path.into() }),
+            None => {
+                return Err(EngineError::UnsupportedExtension {
+                    path: path.into(),
+                    extension,
+                })
+            }
+        };
         let size = bytes.len() as u64;
         if size > self.settings.max_file_size {
             return Err(EngineError::TooLarge {
@@ -171,7 +194,7 @@ impl Engine {
         }
         let converted = self.ports.converter.convert(ConvertRequest {
             name: path,
-            format: &extension,
+            format: format.key,
             bytes,
         })?;
         let title = file_title(
@@ -343,6 +366,36 @@ impl Engine {
         })
     }
 
+    /// Embeds a source's stored chunks again with the current model (its
+    /// bytes and scheme are current; its vectors are missing or of another
+    /// model). Nothing is converted or chunked.
+    pub fn reembed(&self, source: &str) -> Result<IngestOutcome, EngineError> {
+        let (record, chunks) = {
+            let view = self.ports.index.read()?;
+            let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
+                source: source.into(),
+            })?;
+            (record, view.chunks(source, 0..=u32::MAX)?)
+        };
+        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        let vectors = self.embed_chunks(&texts)?;
+        let chunk_count = chunks.len();
+        let record = SourceRecord {
+            embedded_with: Some(self.ports.embedder.model_id().to_string()),
+            ..record
+        };
+        let title = record.title.clone();
+        self.ports
+            .index
+            .replace_source(record, chunks, Some(vectors))?;
+        Ok(IngestOutcome {
+            source: source.into(),
+            chunk_count,
+            title,
+            notice: None,
+        })
+    }
+
     /// Embeds chunk texts in one batch, reusing stored vectors of unchanged texts.
     fn embed_chunks(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
         let embedder = &self.ports.embedder;
@@ -382,34 +435,45 @@ impl Engine {
         }
         let scope = Scope::new(request.scope.iter().map(|s| s.trim().to_string()));
         let window = candidate_window(top_k);
-        let index = &self.ports.index;
         let s = &self.settings;
+        // One view for every read of this query: searches, chunks, titles
+        // and parents all come from the same index generation.
+        let view = self.ports.index.read()?;
+        let index: &dyn IndexView = view.as_ref();
 
         let mut notices: Vec<String> = Vec::new();
         // The keyword side runs on a second thread while the query is
         // embedded and the vectors are scanned: on a large index the two
         // sides cost about the same, and the cores are otherwise idle.
-        // A failing keyword side degrades to vector order instead of failing the query.
+        let embedder = &self.ports.embedder;
         let (query_vector, vector_hits, keyword_hits) = std::thread::scope(|t| {
-            let keyword = (s.hybrid_weight > 0.0).then(|| {
-                t.spawn(|| {
-                    index
-                        .keyword_search(query, window, &scope)
-                        .unwrap_or_default()
-                })
-            });
-            let query_vector = self.ports.embedder.embed_query(query);
+            let keyword = (s.hybrid_weight > 0.0)
+                .then(|| t.spawn(|| index.keyword_search(query, window, &scope)));
+            // Stored vectors of another model are never compared with this
+            // model's query vector: until sync re-embeds them, keyword only.
+            let query_vector = embedder
+                .embed_query(query)
+                .map_err(|e| e.to_string())
+                .and_then(|v| match index.vector_model() {
+                    Some(stored) if stored != embedder.model_id() => Err(format!(
+                        "the index holds vectors of another model ({stored}); \
+                         run sync_start (CLI: `minirag-mcp sync`) to embed them with the configured one"
+                    )),
+                    _ => Ok(v),
+                });
             let vector_hits = match &query_vector {
                 Ok(v) => index.vector_search(v, window, &scope),
                 Err(_) => Ok(Vec::new()),
             };
             let keyword_hits = match keyword {
-                Some(h) => h.join().unwrap_or_default(),
+                Some(h) => h.join().unwrap_or_else(|_| {
+                    Err(IndexError::Storage {
+                        reason: "the keyword search crashed".into(),
+                    })
+                }),
                 // No vectors to rank by: keyword order even at weight 0.
-                None if query_vector.is_err() => index
-                    .keyword_search(query, window, &scope)
-                    .unwrap_or_default(),
-                None => Vec::new(),
+                None if query_vector.is_err() => index.keyword_search(query, window, &scope),
+                None => Ok(Vec::new()),
             };
             (query_vector, vector_hits, keyword_hits)
         });
@@ -421,6 +485,16 @@ impl Engine {
             }
         };
         let vector_hits = vector_hits?;
+        // A failing keyword side degrades to vector order, said in the
+        // notice; with no vector side either, the query fails.
+        let keyword_hits = match keyword_hits {
+            Ok(h) => h,
+            Err(e) if query_vector.is_some() => {
+                notices.push(format!("vector-only results: the keyword search failed ({e})"));
+                Vec::new()
+            }
+            Err(e) => return Err(e.into()),
+        };
         let weight = if query_vector.is_some() {
             s.hybrid_weight
         } else {
@@ -514,11 +588,12 @@ impl Engine {
         before: u32,
         after: u32,
     ) -> Result<Vec<ResultItem>, EngineError> {
-        let Some(record) = self.ports.index.source(source)? else {
+        let view = self.ports.index.read()?;
+        let Some(record) = view.source(source)? else {
             return Ok(Vec::new());
         };
         let range = chunk_index.saturating_sub(before)..=chunk_index.saturating_add(after);
-        let chunks = self.ports.index.chunks(source, range)?;
+        let chunks = view.chunks(source, range)?;
         Ok(chunks
             .into_iter()
             .map(|c: Chunk| ResultItem {
@@ -535,14 +610,11 @@ impl Engine {
 
     /// The whole document rebuilt from its chunks, headings restored.
     pub fn read_document(&self, source: &str) -> Result<ReadDocument, EngineError> {
-        let record = self
-            .ports
-            .index
-            .source(source)?
-            .ok_or_else(|| EngineError::NotFound {
-                source: source.into(),
-            })?;
-        let chunks = self.ports.index.chunks(source, 0..=u32::MAX)?;
+        let view = self.ports.index.read()?;
+        let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
+            source: source.into(),
+        })?;
+        let chunks = view.chunks(source, 0..=u32::MAX)?;
         let seeded = record.title_seeded.then_some(record.title.as_str());
         let text = document(&chunks, seeded);
         Ok(ReadDocument { record, text })
@@ -580,30 +652,18 @@ pub fn file_extension(path: &str) -> String {
 }
 
 /// Converter format for a fetched body: by media type, else by the URL's
-/// extension (lower-case, as converters expect), else HTML.
+/// extension, else HTML.
 fn format_for_content_type(content_type: Option<&str>, url: &str) -> &'static str {
-    match content_type.unwrap_or("") {
-        "text/html" | "application/xhtml+xml" => "html",
-        "text/markdown" | "text/x-markdown" => "md",
-        "text/plain" => "txt",
-        "text/csv" => "csv",
-        "application/pdf" => "pdf",
-        _ => {
-            let path = url.split(['?', '#']).next().unwrap_or(url);
-            let ext = path
-                .rsplit('/')
-                .next()
-                .and_then(|n| n.rsplit_once('.'))
-                .map(|(_, e)| e);
-            ext.and_then(|e| {
-                SUPPORTED_EXTENSIONS
-                    .iter()
-                    .find(|s| s.eq_ignore_ascii_case(e))
-                    .copied()
-            })
-            .unwrap_or("html")
-        }
+    if let Some(f) = content_type.and_then(formats::by_content_type) {
+        return f.key;
     }
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/')
+        .next()
+        .and_then(|n| n.rsplit_once('.'))
+        .and_then(|(_, e)| formats::by_extension(&e.to_ascii_lowercase()))
+        .filter(|f| f.kind == FormatKind::Document)
+        .map_or("html", |f| f.key)
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! Errors of the engine's use cases. Every message names the thing that is
 //! wrong and, where there is one, the next step.
 
-use crate::ports::{ConvertError, EmbedError, FetchError, IndexError};
+use crate::ports::{ConvertError, EmbedError, FetchError, FileError, IndexError};
 use crate::search::QueryError;
-use crate::title::SUPPORTED_EXTENSIONS;
+use crate::formats::{extensions, FormatKind};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineError {
@@ -37,6 +37,13 @@ pub enum EngineError {
     NotFound {
         source: String,
     },
+    /// Reading a file failed.
+    File(FileError),
+    /// A sync stopped on request between files.
+    Cancelled {
+        done: u64,
+        total: u64,
+    },
 }
 
 impl std::fmt::Display for EngineError {
@@ -44,7 +51,7 @@ impl std::fmt::Display for EngineError {
         match self {
             Self::Query(e) => e.fmt(f),
             Self::UnsupportedExtension { path, extension } => {
-                let list: Vec<String> = SUPPORTED_EXTENSIONS.iter().map(|e| format!(".{e}")).collect();
+                let list: Vec<String> = extensions(FormatKind::Document).iter().map(|e| format!(".{e}")).collect();
                 let shown = if extension.is_empty() { "(none)".to_string() } else { format!(".{extension}") };
                 write!(f, "Unsupported file extension '{shown}' of {path}; supported: {}", list.join(", "))
             }
@@ -63,6 +70,10 @@ impl std::fmt::Display for EngineError {
             Self::Fetch(e) => e.fmt(f),
             Self::Embed(e) => e.fmt(f),
             Self::Index(e) => e.fmt(f),
+            Self::File(e) => e.fmt(f),
+            Self::Cancelled { done, total } => {
+                write!(f, "sync cancelled after {done} of {total} files; what was done is kept")
+            }
             Self::NotFound { source } => {
                 write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")
             }
@@ -87,6 +98,18 @@ impl From<IndexError> for EngineError {
 impl From<ConvertError> for EngineError {
     fn from(e: ConvertError) -> Self {
         Self::Convert(e)
+    }
+}
+
+impl From<EmbedError> for EngineError {
+    fn from(e: EmbedError) -> Self {
+        Self::Embed(e)
+    }
+}
+
+impl From<FileError> for EngineError {
+    fn from(e: FileError) -> Self {
+        Self::File(e)
     }
 }
 

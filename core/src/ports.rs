@@ -7,7 +7,9 @@
 use std::ops::RangeInclusive;
 
 use crate::chunk::Chunk;
+pub use crate::search::{Candidate, ChunkKey};
 use crate::search::Scope;
+pub use crate::tokens::TokenCounter;
 
 // ---------------------------------------------------------------- Converter
 
@@ -115,21 +117,19 @@ impl std::fmt::Display for EmbedError {
 impl std::error::Error for EmbedError {}
 
 pub trait Embedder: Send + Sync {
-    /// Stable id of the model (name or path plus revision): vectors of
-    /// different models never mix.
+    /// Stable id of the model by its content (the same files anywhere are
+    /// the same model): vectors of different models never mix. Valid once
+    /// [`Embedder::ready`] succeeded.
     fn model_id(&self) -> &str;
+    /// Loads the model if needed; `Unavailable` when it cannot be loaded.
+    fn ready(&self) -> Result<(), EmbedError> {
+        Ok(())
+    }
     fn dimension(&self) -> usize;
     /// Embeds documents; row `i` belongs to `texts[i]`, L2-normalised.
     fn embed_documents(&self, texts: &[&str]) -> Result<Embeddings, EmbedError>;
     /// Embeds a query, L2-normalised.
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
-}
-
-/// The model tokenizer's count with truncation and padding off, special
-/// tokens included. Adapters fall back to [`crate::tokens::estimate`] when
-/// their tokenizer fails, so counting never fails.
-pub trait TokenCounter: Send + Sync {
-    fn count(&self, text: &str) -> usize;
 }
 
 // ---------------------------------------------------------------- Fetcher
@@ -163,6 +163,94 @@ impl std::error::Error for FetchError {}
 
 pub trait Fetcher: Send + Sync {
     fn fetch(&self, url: &str) -> Result<Fetched, FetchError>;
+}
+
+// ---------------------------------------------------------------- Files
+
+/// A document file found by a scan, before it is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScannedFile {
+    /// As found under a root (a symlinked file keeps its own name).
+    pub path: String,
+    pub size: u64,
+    /// st_mtime, seconds.
+    pub mtime: f64,
+}
+
+/// A folder a scan could not see into: sync must not mistake its files for
+/// deletions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlindFolder {
+    pub path: String,
+    /// The OS error, or `None` for a root that is an empty folder (an
+    /// unmounted volume, perhaps).
+    pub error: Option<String>,
+}
+
+impl BlindFolder {
+    pub fn message(&self) -> String {
+        match &self.error {
+            Some(e) => format!(
+                "could not list this folder ({e}); indexed files under it were kept. Make it readable, or reconnect the drive, then sync again."
+            ),
+            None => "this root is an empty folder; indexed files under it were kept in case it is an unmounted volume. Mount it, or remove the root from BASE_DIRS.".into(),
+        }
+    }
+}
+
+/// What a walk of the roots found, files sorted by path.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scan {
+    pub files: Vec<ScannedFile>,
+    pub blind: Vec<BlindFolder>,
+}
+
+/// A file's bytes with the facts sync compares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRead {
+    pub bytes: Vec<u8>,
+    /// sha256 hex of `bytes`.
+    pub sha256: String,
+    pub mtime: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileError {
+    /// A folder where a file was expected.
+    IsFolder { path: String },
+    /// Larger than the limit the caller passed; not read.
+    TooLarge { path: String, size: u64 },
+    /// The OS refused; `reason` is its message.
+    Unreadable { path: String, reason: String },
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::IsFolder { path } => write!(
+                f,
+                "{path} is a folder; index folders with sync_start (CLI: `minirag-mcp sync {path}`)"
+            ),
+            Self::TooLarge { path, size } => write!(f, "{path} is {size} bytes, over the limit"),
+            Self::Unreadable { path, reason } => write!(f, "cannot read {path}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// The document folders: walking them by the scan rules, reading files.
+/// Paths are absolute strings; roots are already resolved.
+pub trait Files: Send + Sync {
+    /// Walks `roots`, or only `limit` (folders or files under them) when given.
+    fn scan(&self, roots: &[String], limit: &[String]) -> Scan;
+    /// Reads a file (the bytes, their sha256 and the mtime), refusing one
+    /// over `max_bytes` before reading it.
+    fn read(&self, path: &str, max_bytes: u64) -> Result<FileRead, FileError>;
+    /// sha256 hex of a file, `None` when it cannot be read.
+    fn sha256(&self, path: &str) -> Option<String>;
+    /// st_mtime of a file, `None` when it cannot be read.
+    fn mtime(&self, path: &str) -> Option<f64>;
 }
 
 // ---------------------------------------------------------------- Clock
@@ -215,22 +303,6 @@ pub struct SourceRecord {
     pub embedded_with: Option<String>,
 }
 
-/// One chunk addressed by its source and position.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ChunkKey {
-    pub source: String,
-    pub index: u32,
-}
-
-/// A scored candidate from one side of the hybrid search.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    pub key: ChunkKey,
-    /// Vector side: squared L2 distance on unit vectors (2 − 2·cos).
-    /// Keyword side: the BM25 score (higher is better).
-    pub value: f32,
-}
-
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexStats {
     pub chunk_count: u64,
@@ -245,6 +317,8 @@ pub struct IndexStats {
 pub enum IndexError {
     /// Stored vectors have another width than the embedder produces.
     DimensionMismatch { stored: usize, model: usize },
+    /// Another process holds the sync lock; `reason` names it and says what to do.
+    Busy { reason: String },
     /// Storage failure; the message names the path and the cause.
     Storage { reason: String },
 }
@@ -257,30 +331,20 @@ impl std::fmt::Display for IndexError {
                 "the index holds {stored}-dimensional vectors but the model makes {model}-dimensional ones; \
                  point DB_PATH at a new folder or re-ingest everything with the new model"
             ),
-            Self::Storage { reason } => f.write_str(reason),
+            Self::Busy { reason } | Self::Storage { reason } => f.write_str(reason),
         }
     }
 }
 
 impl std::error::Error for IndexError {}
 
-pub trait Index: Send + Sync {
-    /// Atomically replaces every chunk of `record.source` (readers see the old
-    /// or the new set, never a mix). `vectors`, when given, has one row per chunk.
-    fn replace_source(
-        &self,
-        record: SourceRecord,
-        chunks: Vec<Chunk>,
-        vectors: Option<Embeddings>,
-    ) -> Result<(), IndexError>;
-    /// Removes a source; returns how many chunks it had.
-    fn delete_source(&self, source: &str) -> Result<usize, IndexError>;
-    /// Re-paths a source without re-embedding (a moved file); returns the
-    /// number of chunks moved (0 when `from` is unknown).
-    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError>;
-
+/// One consistent read of the index, like tantivy's `Searcher`: every call
+/// sees the same generation, so a query's searches, chunks, titles and
+/// parents agree even while another process writes. Hold it for one use
+/// case, not longer: this process's writers wait while it lives.
+pub trait IndexView: Sync {
     /// Nearest chunks to a unit query vector, nearest first, `scope` applied
-    /// before the cut at `k`.
+    /// before the cut at `k`. Only vectors of [`IndexView::vector_model`].
     fn vector_search(
         &self,
         query: &[f32],
@@ -305,11 +369,103 @@ pub trait Index: Send + Sync {
     /// Every chunk of one parent section, ordered by index.
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError>;
     fn stats(&self) -> Result<IndexStats, IndexError>;
+    /// The model whose vectors the index holds; `None` when it holds none.
+    /// Query vectors of another model are never compared with them.
+    fn vector_model(&self) -> Option<String>;
+}
+
+/// Proof that this process runs the one sync of an index; dropping it
+/// releases the lock.
+pub struct SyncLease {
+    _held: Option<Box<dyn Send>>,
+    /// Set when the lock could not be taken for a reason other than another
+    /// holder (a read-only folder, say): the sync then runs unlocked.
+    pub warning: Option<String>,
+}
+
+impl SyncLease {
+    pub fn held(guard: Box<dyn Send>) -> Self {
+        Self {
+            _held: Some(guard),
+            warning: None,
+        }
+    }
+    pub fn unlocked(warning: Option<String>) -> Self {
+        Self {
+            _held: None,
+            warning,
+        }
+    }
+}
+
+pub trait Index: Send + Sync {
+    /// A read view pinned to the current generation.
+    fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError>;
+
+    /// Atomically replaces every chunk of `record.source` (readers see the old
+    /// or the new set, never a mix). `vectors`, when given, has one row per
+    /// chunk. Vectors of a model other than the stored one (by
+    /// `record.embedded_with`) switch the index to that model: every other
+    /// source keeps its chunks and answers keyword-only until re-embedded.
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError>;
+    /// Removes a source; returns how many chunks it had.
+    fn delete_source(&self, source: &str) -> Result<usize, IndexError>;
+    /// Re-paths a source without re-embedding (a moved file); returns the
+    /// number of chunks moved (0 when `from` is unknown).
+    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError>;
+
+    /// Takes the index's sync lock (one sync per index across processes), or
+    /// [`IndexError::Busy`] naming the holder.
+    fn lock_sync(&self) -> Result<SyncLease, IndexError> {
+        Ok(SyncLease::unlocked(None))
+    }
 
     /// Stored vectors of `model_id` for chunk texts equal to `texts[i]`, so an
     /// unchanged chunk of a re-ingested source is not embedded again.
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
         let _ = model_id;
         vec![None; texts.len()]
+    }
+
+    // One-off reads, each through its own view.
+
+    fn vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        self.read()?.vector_search(query, k, scope)
+    }
+    fn keyword_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        self.read()?.keyword_search(query, k, scope)
+    }
+    fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
+        self.read()?.source(source)
+    }
+    fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
+        self.read()?.sources(scope)
+    }
+    fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
+        self.read()?.chunks(source, range)
+    }
+    fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
+        self.read()?.get_chunks(keys)
+    }
+    fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
+        self.read()?.parent_chunks(source, parent)
+    }
+    fn stats(&self) -> Result<IndexStats, IndexError> {
+        self.read()?.stats()
     }
 }

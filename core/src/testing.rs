@@ -1,7 +1,7 @@
 //! Deterministic stand-ins for tests (feature `testing`). Never used by the product.
 
 use crate::markdown::is_word_char;
-use crate::ports::TokenCounter;
+use crate::tokens::TokenCounter;
 
 /// The reference test suite's counter: matches of `\w+|[^\w\s]`, plus 2 for
 /// the special tokens. Deterministic and cheap, so chunking tests do not
@@ -32,5 +32,98 @@ pub fn word_punct_tokens(text: &str) -> usize {
 impl TokenCounter for WordPunctCounter {
     fn count(&self, text: &str) -> usize {
         word_punct_tokens(text) + 2
+    }
+}
+
+/// Document folders in memory: paths are absolute strings, scans follow the
+/// format table, and "sha256" is a stand-in digest (stable, not SHA-256).
+#[derive(Debug, Default)]
+pub struct MapFiles {
+    files: std::sync::Mutex<std::collections::BTreeMap<String, (Vec<u8>, f64)>>,
+}
+
+impl MapFiles {
+    pub fn put(&self, path: &str, bytes: &str, mtime: f64) {
+        self.lock()
+            .insert(path.into(), (bytes.as_bytes().to_vec(), mtime));
+    }
+    pub fn remove(&self, path: &str) {
+        self.lock().remove(path);
+    }
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, (Vec<u8>, f64)>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn digest(bytes: &[u8]) -> String {
+    let h = bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3));
+    format!("{h:016x}")
+}
+
+impl crate::ports::Files for MapFiles {
+    fn scan(&self, roots: &[String], limit: &[String]) -> crate::ports::Scan {
+        use crate::search::is_under;
+        let files = self.lock();
+        let mut out = crate::ports::Scan::default();
+        for root in roots {
+            if !files.keys().any(|p| is_under(p, root)) {
+                out.blind.push(crate::ports::BlindFolder {
+                    path: root.clone(),
+                    error: None,
+                });
+            }
+        }
+        for (path, (bytes, mtime)) in files.iter() {
+            let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+            if roots.iter().any(|r| is_under(path, r))
+                && (limit.is_empty() || limit.iter().any(|l| is_under(path, l)))
+                && crate::formats::is_document_extension(ext)
+            {
+                out.files.push(crate::ports::ScannedFile {
+                    path: path.clone(),
+                    size: bytes.len() as u64,
+                    mtime: *mtime,
+                });
+            }
+        }
+        out
+    }
+
+    fn read(
+        &self,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<crate::ports::FileRead, crate::ports::FileError> {
+        let files = self.lock();
+        let (bytes, mtime) =
+            files
+                .get(path)
+                .ok_or_else(|| crate::ports::FileError::Unreadable {
+                    path: path.into(),
+                    reason: "No such file or directory".into(),
+                })?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(crate::ports::FileError::TooLarge {
+                path: path.into(),
+                size: bytes.len() as u64,
+            });
+        }
+        Ok(crate::ports::FileRead {
+            sha256: digest(bytes),
+            bytes: bytes.clone(),
+            mtime: *mtime,
+        })
+    }
+
+    fn sha256(&self, path: &str) -> Option<String> {
+        self.lock().get(path).map(|(b, _)| digest(b))
+    }
+
+    fn mtime(&self, path: &str) -> Option<f64> {
+        self.lock().get(path).map(|(_, m)| *m)
     }
 }

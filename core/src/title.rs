@@ -3,15 +3,6 @@
 
 use crate::markdown::code_lines;
 
-/// File extensions the product reads (§4.1), compared lower-case.
-pub const SUPPORTED_EXTENSIONS: &[&str] = &[
-    "csv", "docx", "epub", "htm", "html", "ipynb", "markdown", "md", "pdf", "pptx", "txt", "vtt",
-    "xlsx",
-];
-
-/// Image extensions: recognised (for messages and title stems), not read.
-pub const IMAGE_EXTENSIONS: &[&str] = &["bmp", "jpeg", "jpg", "png", "tif", "tiff", "webp"];
-
 const GENERIC_WORDS: &[&str] = &[
     "untitled",
     "document",
@@ -98,11 +89,7 @@ pub fn stem(file_name: &str) -> &str {
 pub fn strip_known_extension(stem: &str) -> &str {
     match stem.rsplit_once('.') {
         Some((base, ext))
-            if !base.is_empty()
-                && SUPPORTED_EXTENSIONS
-                    .iter()
-                    .chain(IMAGE_EXTENSIONS)
-                    .any(|e| e.eq_ignore_ascii_case(ext)) =>
+            if !base.is_empty() && crate::formats::is_known_extension(ext) =>
         {
             base
         }

@@ -1,6 +1,11 @@
 //! Token counting helpers that need no tokenizer.
 
-use crate::ports::TokenCounter;
+/// The model tokenizer's count with truncation and padding off, special
+/// tokens included. Adapters fall back to [`estimate`] when
+/// their tokenizer fails, so counting never fails.
+pub trait TokenCounter: Send + Sync {
+    fn count(&self, text: &str) -> usize;
+}
 
 /// Character-based token estimate (§4.6), for when the model tokenizer fails:
 /// `ceil((len − dense) / 2.5) + dense + 2`, where `dense` counts digits and

@@ -15,6 +15,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use minirag_core::formats;
 use minirag_core::ports::{FetchError, Fetched, Fetcher};
 
 pub const MAX_REDIRECTS: usize = 5;
@@ -53,17 +54,6 @@ impl Default for HttpFetcher {
         Self::new(DEFAULT_BODY_CAP, false)
     }
 }
-
-/// Media types the converters read.
-pub const READABLE_TYPES: &[&str] = &[
-    "text/html",
-    "application/xhtml+xml",
-    "text/plain",
-    "text/markdown",
-    "text/x-markdown",
-    "text/csv",
-    "application/pdf",
-];
 
 /// Resolves only to the addresses validated for this hop: the connection
 /// cannot go anywhere the check did not see (no DNS-rebinding gap).
@@ -297,12 +287,12 @@ impl Fetcher for HttpFetcher {
             });
             if let Some(ct) = content_type
                 .as_deref()
-                .filter(|ct| !ct.is_empty() && !READABLE_TYPES.contains(ct))
+                .filter(|ct| !ct.is_empty() && formats::by_content_type(ct).is_none())
             {
                 return Err(FetchError::Failed {
                     reason: format!(
                         "{current} is of type '{ct}', which minirag cannot read; readable: {}",
-                        READABLE_TYPES.join(", ")
+                        formats::readable_content_types().join(", ")
                     ),
                 });
             }

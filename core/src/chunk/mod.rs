@@ -11,7 +11,7 @@ pub mod category;
 pub mod pack;
 pub mod sections;
 
-use crate::ports::TokenCounter;
+use crate::tokens::TokenCounter;
 
 pub use category::Category;
 

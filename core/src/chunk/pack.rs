@@ -3,7 +3,7 @@
 use super::blocks::closing_fence;
 use super::{Section, UnitKind, CODE_SPLIT_NOTE};
 use crate::markdown::{fence_run, is_delimiter_row, is_table_row, sentences};
-use crate::ports::TokenCounter;
+use crate::tokens::TokenCounter;
 
 /// Tokens kept free for the model's special tokens and the counting error
 /// when deciding about prefixes and repeated table headers.

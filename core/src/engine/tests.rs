@@ -9,7 +9,9 @@ use super::*;
 use crate::chunk::Chunk;
 use crate::ports::{
     Candidate, ChunkKey, ConvertError, Converted, FetchError, Fetched, IndexError, IndexStats,
+    IndexView,
 };
+use crate::testing::MapFiles;
 use crate::testing::WordPunctCounter;
 
 const DIM: usize = 16;
@@ -26,6 +28,8 @@ struct HashEmbedder {
     calls: AtomicUsize,
     embedded: AtomicUsize,
     unavailable: bool,
+    /// Stands for a changed model (same width, other id).
+    other_model: std::sync::atomic::AtomicBool,
 }
 
 impl HashEmbedder {
@@ -34,6 +38,7 @@ impl HashEmbedder {
             calls: AtomicUsize::new(0),
             embedded: AtomicUsize::new(0),
             unavailable: false,
+            other_model: Default::default(),
         }
     }
     fn vector(text: &str) -> Vec<f32> {
@@ -51,7 +56,19 @@ impl HashEmbedder {
 
 impl Embedder for HashEmbedder {
     fn model_id(&self) -> &str {
-        "hash-16"
+        if self.other_model.load(Ordering::SeqCst) {
+            "hash-16b"
+        } else {
+            "hash-16"
+        }
+    }
+    fn ready(&self) -> Result<(), EmbedError> {
+        match self.unavailable {
+            true => Err(EmbedError::Unavailable {
+                reason: "no model files at /nowhere".into(),
+            }),
+            false => Ok(()),
+        }
     }
     fn dimension(&self) -> usize {
         DIM
@@ -151,46 +168,22 @@ struct MemIndex {
     sources: Mutex<BTreeMap<String, Stored>>,
     windows: Mutex<Vec<usize>>,
     searches: AtomicUsize,
+    keyword_fails: std::sync::atomic::AtomicBool,
 }
 
-impl Index for MemIndex {
-    fn replace_source(
-        &self,
-        record: SourceRecord,
-        chunks: Vec<Chunk>,
-        vectors: Option<Embeddings>,
-    ) -> Result<(), IndexError> {
-        let source = record.source.clone();
-        self.sources.lock().unwrap().insert(
-            source,
-            Stored {
-                record: Some(record),
-                chunks,
-                vectors,
-            },
-        );
-        Ok(())
-    }
-    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
-        Ok(self
-            .sources
-            .lock()
-            .unwrap()
-            .remove(source)
-            .map_or(0, |s| s.chunks.len()))
-    }
-    fn move_source(&self, _from: &str, _to: &str, _mtime: f64) -> Result<usize, IndexError> {
-        Ok(0)
-    }
+/// Reads live: the stand-in has no generations to pin.
+struct LiveView<'a>(&'a MemIndex);
+
+impl IndexView for LiveView<'_> {
     fn vector_search(
         &self,
         q: &[f32],
         k: usize,
         scope: &Scope,
     ) -> Result<Vec<Candidate>, IndexError> {
-        self.searches.fetch_add(1, Ordering::SeqCst);
-        self.windows.lock().unwrap().push(k);
-        let map = self.sources.lock().unwrap();
+        self.0.searches.fetch_add(1, Ordering::SeqCst);
+        self.0.windows.lock().unwrap().push(k);
+        let map = self.0.sources.lock().unwrap();
         let mut out = Vec::new();
         for (src, s) in map.iter().filter(|(src, _)| scope.matches(src)) {
             let Some(v) = &s.vectors else { continue };
@@ -210,15 +203,21 @@ impl Index for MemIndex {
         out.truncate(k);
         Ok(out)
     }
+
     fn keyword_search(
         &self,
         q: &str,
         k: usize,
         scope: &Scope,
     ) -> Result<Vec<Candidate>, IndexError> {
-        self.searches.fetch_add(1, Ordering::SeqCst);
+        if self.0.keyword_fails.load(Ordering::SeqCst) {
+            return Err(IndexError::Storage {
+                reason: "postings unreadable".into(),
+            });
+        }
+        self.0.searches.fetch_add(1, Ordering::SeqCst);
         let terms = words(q);
-        let map = self.sources.lock().unwrap();
+        let map = self.0.sources.lock().unwrap();
         let mut out = Vec::new();
         for (src, s) in map.iter().filter(|(src, _)| scope.matches(src)) {
             let title = s
@@ -244,16 +243,20 @@ impl Index for MemIndex {
         out.truncate(k);
         Ok(out)
     }
+
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
         Ok(self
+            .0
             .sources
             .lock()
             .unwrap()
             .get(source)
             .and_then(|s| s.record.clone()))
     }
+
     fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
         Ok(self
+            .0
             .sources
             .lock()
             .unwrap()
@@ -262,12 +265,13 @@ impl Index for MemIndex {
             .filter(|r| scope.matches(&r.source))
             .collect())
     }
+
     fn chunks(
         &self,
         source: &str,
         range: std::ops::RangeInclusive<u32>,
     ) -> Result<Vec<Chunk>, IndexError> {
-        let map = self.sources.lock().unwrap();
+        let map = self.0.sources.lock().unwrap();
         Ok(map
             .get(source)
             .map(|s| {
@@ -279,8 +283,9 @@ impl Index for MemIndex {
             })
             .unwrap_or_default())
     }
+
     fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
-        let map = self.sources.lock().unwrap();
+        let map = self.0.sources.lock().unwrap();
         Ok(keys
             .iter()
             .map(|k| {
@@ -289,8 +294,9 @@ impl Index for MemIndex {
             })
             .collect())
     }
+
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
-        let map = self.sources.lock().unwrap();
+        let map = self.0.sources.lock().unwrap();
         Ok(map
             .get(source)
             .map(|s| {
@@ -302,8 +308,9 @@ impl Index for MemIndex {
             })
             .unwrap_or_default())
     }
+
     fn stats(&self) -> Result<IndexStats, IndexError> {
-        let map = self.sources.lock().unwrap();
+        let map = self.0.sources.lock().unwrap();
         let chunk_count = map.values().map(|s| s.chunks.len() as u64).sum();
         Ok(IndexStats {
             chunk_count,
@@ -311,6 +318,58 @@ impl Index for MemIndex {
             ..Default::default()
         })
     }
+    fn vector_model(&self) -> Option<String> {
+        let map = self.0.sources.lock().unwrap();
+        map.values()
+            .filter(|s| s.vectors.is_some())
+            .find_map(|s| s.record.as_ref()?.embedded_with.clone())
+    }
+}
+
+impl Index for MemIndex {
+    fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
+        Ok(Box::new(LiveView(self)))
+    }
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError> {
+        let source = record.source.clone();
+        let mut map = self.sources.lock().unwrap();
+        // Vectors of another model switch the index: the others' go.
+        if vectors.is_some() {
+            for s in map.values_mut() {
+                if s.record.as_ref().and_then(|r| r.embedded_with.as_ref()) != record.embedded_with.as_ref() {
+                    s.vectors = None;
+                }
+            }
+        }
+        map.insert(
+            source,
+            Stored {
+                record: Some(record),
+                chunks,
+                vectors,
+            },
+        );
+        Ok(())
+    }
+
+    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
+        Ok(self
+            .sources
+            .lock()
+            .unwrap()
+            .remove(source)
+            .map_or(0, |s| s.chunks.len()))
+    }
+
+    fn move_source(&self, _from: &str, _to: &str, _mtime: f64) -> Result<usize, IndexError> {
+        Ok(0)
+    }
+
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
         let map = self.sources.lock().unwrap();
         texts
@@ -333,11 +392,13 @@ struct Fixture {
     engine: Engine,
     embedder: Arc<HashEmbedder>,
     index: Arc<MemIndex>,
+    files: Arc<MapFiles>,
 }
 
 fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fixture {
     let embedder = Arc::new(embedder);
     let index = Arc::new(MemIndex::default());
+    let files = Arc::new(MapFiles::default());
     let mut pages = BTreeMap::new();
     pages.insert(
         "https://example.com/page".to_string(),
@@ -357,6 +418,7 @@ fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fi
         tokens: Arc::new(WordPunctCounter),
         index: index.clone(),
         fetcher: Arc::new(MapFetcher(pages)),
+        files: files.clone(),
         clock: Arc::new(FixedClock),
     };
     let mut settings = Settings {
@@ -373,6 +435,7 @@ fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fi
         engine: Engine::new(settings, ports),
         embedder,
         index,
+        files,
     }
 }
 
@@ -858,5 +921,119 @@ fn extensions_and_fetched_formats() {
     assert_eq!(
         format_for_content_type(Some("application/octet-stream"), "https://x/"),
         "html"
+    );
+}
+
+// ------------------------------------------------------------ sync
+
+fn states(f: &Fixture) -> Vec<&'static str> {
+    f.engine
+        .list_files(&[])
+        .unwrap()
+        .files
+        .iter()
+        .map(|x| x.state)
+        .collect()
+}
+
+fn sync(f: &Fixture) -> crate::sync::SyncReport {
+    f.engine
+        .sync(None, &|_, _, _| {}, &std::sync::atomic::AtomicBool::new(false))
+        .unwrap()
+}
+
+#[test]
+fn a_model_change_is_a_re_embed_that_sync_and_list_files_agree_on() {
+    let f = fixture();
+    f.files.put("/docs/a.md", "# Alpha\n\nApples are red.", 1.0);
+    f.files.put("/docs/b.md", "# Beta\n\nBananas are yellow.", 1.0);
+    let r = sync(&f);
+    assert_eq!((r.counts.scanned, r.counts.ingested), (2, 2));
+    assert_eq!(states(&f), ["ingested", "ingested"]);
+
+    f.embedder.other_model.store(true, Ordering::SeqCst);
+    assert_eq!(states(&f), ["stale", "stale"], "list_files sees the model change");
+    let q = f.engine.query(query("apples", 5, &[])).unwrap();
+    assert!(
+        q.notice.as_deref().unwrap_or("").contains("another model"),
+        "old vectors are not compared with the new model's query: {:?}",
+        q.notice
+    );
+    assert_eq!(q.results[0].source, "/docs/a.md", "keyword side still answers");
+
+    let embedded_before = f.embedder.embedded.load(Ordering::SeqCst);
+    let r = sync(&f);
+    assert_eq!(
+        (r.counts.reembedded, r.counts.ingested, r.counts.failed),
+        (2, 0, 0),
+        "{r:?}"
+    );
+    assert!(f.embedder.embedded.load(Ordering::SeqCst) > embedded_before);
+    assert_eq!(states(&f), ["ingested", "ingested"]);
+    let rec = f.index.source("/docs/b.md").unwrap().unwrap();
+    assert_eq!(rec.embedded_with.as_deref(), Some("hash-16b"));
+    let q = f.engine.query(query("apples", 5, &[])).unwrap();
+    assert_eq!(q.notice, None);
+    assert!(q.results[0].distance.is_some(), "vectors answer again");
+    let r = sync(&f);
+    assert_eq!((r.counts.skipped, r.counts.reembedded), (2, 0));
+}
+
+#[test]
+fn sync_reports_too_large_files_moves_and_deletions() {
+    let f = fixture_with(HashEmbedder::new(), |s| s.max_file_size = 40);
+    f.files.put("/docs/a/soup.md", "# Soup\n\nLeek soup.", 1.0);
+    f.files.put("/docs/gone.md", "# Gone\n\nSoon gone.", 1.0);
+    f.files.put("/docs/big.md", &"x".repeat(41), 1.0);
+    let r = sync(&f);
+    assert_eq!((r.counts.ingested, r.counts.failed), (2, 1));
+    assert!(r.errors[0].1.contains("MAX_FILE_SIZE is 40"), "{:?}", r.errors);
+
+    f.files.remove("/docs/a/soup.md");
+    f.files.remove("/docs/gone.md");
+    f.files.put("/docs/b/soup.md", "# Soup\n\nLeek soup.", 2.0);
+    let r = sync(&f);
+    // The stand-in index cannot move, so the move falls back to an ingest.
+    assert_eq!((r.counts.deleted, r.counts.ingested), (2, 1), "{r:?}");
+    assert_eq!(states(&f), ["ingested", "not_ingested"], "b/soup.md, big.md");
+}
+
+#[test]
+fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
+    let f = fixture();
+    for i in 0..5 {
+        f.files.put(&format!("/docs/{i}.md"), &format!("# N{i}\n\nnote {i}"), 1.0);
+    }
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let err = f
+        .engine
+        .sync(
+            None,
+            &|done, _, _| {
+                if done == 2 {
+                    cancel.store(true, Ordering::SeqCst)
+                }
+            },
+            &cancel,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("cancelled after 2 of 5"), "{err}");
+    let r = sync(&f);
+    assert_eq!((r.counts.skipped, r.counts.ingested), (2, 3));
+}
+
+#[test]
+fn a_failing_keyword_side_is_a_notice_not_silence() {
+    let f = fixture();
+    f.engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0)
+        .unwrap();
+    f.index.keyword_fails.store(true, Ordering::SeqCst);
+    let q = f.engine.query(query("ERR_CONN_RESET", 5, &[])).unwrap();
+    assert!(!q.results.is_empty(), "the vector side still answers");
+    let notice = q.notice.unwrap_or_default();
+    assert!(
+        notice.contains("keyword search failed") && notice.contains("postings unreadable"),
+        "{notice}"
     );
 }

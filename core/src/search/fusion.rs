@@ -1,6 +1,6 @@
 //! Weighted reciprocal rank fusion and the post-fusion filters (§5.1).
 
-use crate::ports::{Candidate, ChunkKey};
+use crate::search::{Candidate, ChunkKey};
 
 /// RRF damping constant.
 pub const RRF_K: f64 = 60.0;

@@ -1,12 +1,14 @@
 //! Search rules (§5): validation, weighted RRF fusion, distance filters,
 //! grouping, scope matching, display paths and result shaping.
 
+pub mod candidate;
 pub mod display;
 pub mod fusion;
 pub mod scope;
 pub mod shape;
 pub mod validate;
 
+pub use candidate::{Candidate, ChunkKey};
 pub use display::display_path;
 pub use fusion::{fuse, relevance_cutoff, Fused, Grouping};
 pub use scope::{is_under, Scope};

@@ -1,0 +1,307 @@
+//! Carrying a [`SyncPlan`] out: moves, then ingests as a bounded pipeline,
+//! then re-embeds, then deletions. Each file is committed on its own, so an
+//! interrupted sync keeps what it finished; the sync holds the index's sync
+//! lock from its scan to its last write.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{plan, Outcome, PlanInput, SyncPlan, SyncReport};
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::ports::{ConvertError, SourceRecord, SourceType};
+use crate::search::{is_under, Scope};
+
+/// Files converted and chunked ahead of the one being embedded.
+const PREPARED_AHEAD: usize = 2;
+
+/// Progress sink: (files done, files total, a line for people). `total` is
+/// 0 for lines that are not a step of the count (moves, deletions).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
+
+/// One row of `list_files`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedFile {
+    pub source: String,
+    pub source_type: SourceType,
+    pub title: String,
+    /// `ingested`, `stale`, `stale_scheme`, `not_ingested` or `unlisted`.
+    pub state: &'static str,
+    pub chunk_count: u32,
+}
+
+/// A folder `list_files` could not see into, with the indexed files it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnlistedFolder {
+    pub path: String,
+    pub error: Option<String>,
+    pub indexed_count: usize,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileListing {
+    pub files: Vec<ListedFile>,
+    pub unlisted: Vec<UnlistedFolder>,
+}
+
+/// Whether an error means "unreadable by this build" rather than "failed".
+pub fn outcome_of_error(e: &EngineError) -> Outcome {
+    match e {
+        EngineError::Convert(ConvertError::NeedsOcr { .. }) => Outcome::Unreadable,
+        _ => Outcome::Failed,
+    }
+}
+
+impl Engine {
+    /// The id of the model when it can be loaded (loading it now), so a plan
+    /// knows whether stored vectors are current.
+    fn usable_model(&self) -> Option<String> {
+        let embedder = &self.ports().embedder;
+        embedder
+            .ready()
+            .ok()
+            .map(|()| embedder.model_id().to_string())
+    }
+
+    /// Brings the index in line with the roots, or with `scope` (a folder or
+    /// file under them). Stops between files once `cancel` is set.
+    pub fn sync(
+        &self,
+        scope: Option<&str>,
+        progress: Progress<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<SyncReport, EngineError> {
+        let lease = self.ports().index.lock_sync()?;
+        let roots = &self.settings().roots;
+        let limit: Vec<String> = scope.map(|s| vec![s.to_string()]).unwrap_or_default();
+        let scan = self.ports().files.scan(roots, &limit);
+        let indexed = self.ports().index.sources(&Scope::all())?;
+        let model = self.usable_model();
+        let files = &self.ports().files;
+        let plan = plan(
+            &PlanInput {
+                scan: &scan,
+                indexed: &indexed,
+                scope,
+                roots,
+                model: model.as_deref(),
+                max_file_size: self.settings().max_file_size,
+            },
+            &|p: &str| files.sha256(p),
+        );
+        let mut report = SyncReport::default();
+        report.notices.extend(lease.warning.clone());
+        self.execute(plan, progress, cancel, &mut report)?;
+        drop(lease);
+        Ok(report)
+    }
+
+    fn execute(
+        &self,
+        plan: SyncPlan,
+        progress: Progress<'_>,
+        cancel: &AtomicBool,
+        report: &mut SyncReport,
+    ) -> Result<(), EngineError> {
+        let index = &self.ports().index;
+        let max = self.settings().max_file_size;
+        report.counts.scanned = plan.scanned;
+        report.counts.skipped = plan.skipped;
+        for (path, size) in plan.too_large {
+            report.counts.failed += 1;
+            let e = EngineError::TooLarge {
+                path: path.clone(),
+                size,
+                max,
+            };
+            report.errors.push((path, e.to_string()));
+        }
+        for (blind, counts) in plan.blind {
+            if counts {
+                report.counts.failed += 1;
+            }
+            report.errors.push((blind.path.clone(), blind.message()));
+        }
+        let mut ingest = plan.ingest;
+        let mut delete = plan.delete;
+        for m in plan.moves {
+            if index.move_source(&m.from, &m.to, m.mtime)? > 0 {
+                progress(0, 0, &format!("moved {} -> {}", m.from, m.to));
+                report.counts.moved += 1;
+            } else {
+                // Refused (the target appeared meanwhile): ingest the new
+                // path, and the old one is gone all the same.
+                ingest.push(m.to);
+                delete.push(m.from);
+            }
+        }
+        ingest.sort();
+        delete.sort();
+        let total = (ingest.len() + plan.reembed.len()) as u64;
+        let mut done = 0u64;
+        // A bounded pipeline: one thread reads, converts and chunks ahead
+        // while this one embeds and writes, with at most PREPARED_AHEAD files
+        // waiting between them, so memory stays flat whatever the corpus
+        // size; each file is committed (durable) before the next is written.
+        let (tx, rx) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
+        let queue = &ingest;
+        let stopped = std::thread::scope(|s| {
+            s.spawn(move || {
+                for path in queue {
+                    if cancel.load(Ordering::Relaxed)
+                        || tx.send((path, self.prepare_path(path))).is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+            for (path, prepared) in rx.iter() {
+                if cancel.load(Ordering::Relaxed) {
+                    return true;
+                }
+                let result = prepared
+                    .and_then(|p| self.commit(p))
+                    .map(|_| Outcome::Ingested);
+                record(report, progress, (&mut done, total), path, result);
+            }
+            cancel.load(Ordering::Relaxed) && (done as usize) < queue.len()
+        });
+        if !stopped {
+            for source in &plan.reembed {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                let result = self.reembed(source).map(|_| Outcome::Reembedded);
+                record(report, progress, (&mut done, total), source, result);
+            }
+        }
+        if cancel.load(Ordering::Relaxed) && done < total {
+            return Err(EngineError::Cancelled { done, total });
+        }
+        for source in delete {
+            if index.delete_source(&source)? > 0 {
+                report.counts.deleted += 1;
+                progress(total, total, &format!("deleted {source}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Files under the roots (scan rules) with their index state by the
+    /// sync's own rule, plus every indexed data or URL source; indexed files
+    /// under folders that cannot be listed are shown `unlisted`.
+    pub fn list_files(&self, scope: &[String]) -> Result<FileListing, EngineError> {
+        let scope_filter = Scope::new(scope.iter().cloned());
+        let scan = self.ports().files.scan(&self.settings().roots, &[]);
+        let view = self.ports().index.read()?;
+        let model = self.usable_model();
+        let files = &self.ports().files;
+        let hasher = |p: &str| files.sha256(p);
+        let mut rows = Vec::new();
+        for file in scan.files.iter().filter(|f| scope_filter.matches(&f.path)) {
+            let row = match view
+                .source(&file.path)?
+                .filter(|r| r.source_type == SourceType::File)
+            {
+                None => ListedFile {
+                    source: file.path.clone(),
+                    source_type: SourceType::File,
+                    title: String::new(),
+                    state: "not_ingested",
+                    chunk_count: 0,
+                },
+                Some(r) => {
+                    let state = super::file_state(&r, file, model.as_deref(), &hasher);
+                    listed(r, state.label())
+                }
+            };
+            rows.push(row);
+        }
+        let seen: std::collections::HashSet<&str> =
+            scan.files.iter().map(|f| f.path.as_str()).collect();
+        let mut held = vec![0usize; scan.blind.len()];
+        for r in view.sources(&scope_filter)? {
+            if r.source_type != SourceType::File {
+                let state = super::stored_state(&r);
+                rows.push(listed(r, state));
+                continue;
+            }
+            // An indexed file the scan could not see because its folder is
+            // unlistable (or its root empty) is kept and shown `unlisted`;
+            // one that simply vanished is not listed (sync deletes it).
+            if seen.contains(r.source.as_str()) {
+                continue;
+            }
+            if let Some(b) = scan.blind.iter().position(|b| is_under(&r.source, &b.path)) {
+                held[b] += 1;
+                rows.push(listed(r, "unlisted"));
+            }
+        }
+        rows.sort_by(|a, b| a.source.cmp(&b.source));
+        let related = |p: &str| {
+            scope.is_empty() || scope.iter().any(|s| is_under(p, s) || is_under(s, p))
+        };
+        let unlisted = scan
+            .blind
+            .iter()
+            .zip(held)
+            // An empty root with nothing indexed under it is just empty.
+            .filter(|(b, n)| b.error.is_some() || *n > 0)
+            .filter(|(b, _)| related(&b.path))
+            .map(|(b, n)| UnlistedFolder {
+                path: b.path.clone(),
+                error: b.error.clone(),
+                indexed_count: n,
+                message: b.message(),
+            })
+            .collect();
+        Ok(FileListing {
+            files: rows,
+            unlisted,
+        })
+    }
+}
+
+fn listed(r: SourceRecord, state: &'static str) -> ListedFile {
+    ListedFile {
+        source: r.source,
+        source_type: r.source_type,
+        title: r.title,
+        state,
+        chunk_count: r.chunk_count,
+    }
+}
+
+/// Counts one finished file and reports it.
+fn record(
+    report: &mut SyncReport,
+    progress: Progress<'_>,
+    (done, total): (&mut u64, u64),
+    source: &str,
+    result: Result<Outcome, EngineError>,
+) {
+    *done += 1;
+    let (outcome, line) = match result {
+        Ok(Outcome::Reembedded) => (Outcome::Reembedded, format!("re-embedded {source}")),
+        Ok(o) => (o, format!("ingested {source}")),
+        Err(e) => {
+            let o = outcome_of_error(&e);
+            let word = if o == Outcome::Unreadable {
+                "unreadable"
+            } else {
+                "failed"
+            };
+            let line = format!("{word} {source}: {e}");
+            report.errors.push((source.to_string(), e.to_string()));
+            (o, line)
+        }
+    };
+    let c = &mut report.counts;
+    match outcome {
+        Outcome::Ingested => c.ingested += 1,
+        Outcome::Reembedded => c.reembedded += 1,
+        Outcome::Unreadable => c.unreadable += 1,
+        Outcome::Failed => c.failed += 1,
+    }
+    progress(*done, total, &line);
+}
