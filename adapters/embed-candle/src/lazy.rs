@@ -1,14 +1,14 @@
 //! Loading on first use, so the MCP server answers `initialize` before any
 //! model is touched, and stays useful when the model cannot be loaded.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
 use minirag_core::tokens::estimate;
 
 use crate::model::CandleEmbedder;
-use crate::source::ModelSource;
+use crate::source::{content_id, ModelSource};
 
 /// After a failed load, wait this long before trying again (a download that
 /// times out should not stall every call).
@@ -22,16 +22,20 @@ enum State {
 
 pub struct LazyEmbedder {
     source: ModelSource,
-    id: String,
+    /// How people name the model (hub id or folder), for messages.
+    name: String,
+    /// The loaded model's content id ([`crate::source::content_id`]).
+    id: OnceLock<String>,
     state: Mutex<State>,
 }
 
 impl LazyEmbedder {
     pub fn new(source: ModelSource) -> Self {
-        let id = source.id();
+        let name = source.id();
         Self {
             source,
-            id,
+            name,
+            id: OnceLock::new(),
             state: Mutex::new(State::NotLoaded),
         }
     }
@@ -48,12 +52,13 @@ impl LazyEmbedder {
             }
             _ => {}
         }
-        let loaded = self
-            .source
-            .materialize()
-            .and_then(|dir| CandleEmbedder::load(self.id.clone(), &dir));
+        let loaded = self.source.materialize().and_then(|dir| {
+            let id = content_id(&dir)?;
+            CandleEmbedder::load(id, &dir)
+        });
         match loaded {
             Ok(m) => {
+                let _ = self.id.set(m.model_id().to_string());
                 let m = Arc::new(m);
                 *state = State::Loaded(m.clone());
                 Ok(m)
@@ -69,6 +74,11 @@ impl LazyEmbedder {
         }
     }
 
+    /// How people name the model: the hub id or the folder.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Whether the model is loaded (without loading it).
     pub fn is_loaded(&self) -> bool {
         matches!(
@@ -79,8 +89,16 @@ impl LazyEmbedder {
 }
 
 impl Embedder for LazyEmbedder {
+    /// The content id, loading the model if needed; the name while it
+    /// cannot be loaded (nothing is embedded then, so nothing is stored
+    /// under it).
     fn model_id(&self) -> &str {
-        &self.id
+        let _ = self.get();
+        self.id.get().map_or(&self.name, String::as_str)
+    }
+
+    fn ready(&self) -> Result<(), EmbedError> {
+        self.get().map(|_| ())
     }
 
     /// The model's width, or 0 when it cannot be loaded.

@@ -36,7 +36,8 @@ impl ModelSource {
         }
     }
 
-    /// Stable id of the model, so vectors of different models never mix.
+    /// The model as people name it (a hub id or a folder), for messages;
+    /// not its identity, see [`content_id`].
     pub fn id(&self) -> String {
         match self {
             Self::Local(p) => p
@@ -106,4 +107,59 @@ fn download(name: &str, cache_dir: &Path) -> Result<PathBuf, LoadError> {
         let _ = repo.get(file);
     }
     Ok(dir.unwrap_or_default())
+}
+
+/// Bytes of a weights file that identify it besides its length: the
+/// safetensors header (names, shapes, dtypes, offsets), or the start of a
+/// pickle. Reading every weight would cost a second per load.
+const WEIGHTS_PREFIX: u64 = 1 << 20;
+
+/// The model's identity by content: a digest of `config.json`, the
+/// tokenizer, the sentence-transformers side files that change pooling or
+/// length, and the weights file's length and header. An identical copy in
+/// another folder is the same model; any change of these is another model.
+pub fn content_id(dir: &Path) -> Result<String, LoadError> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut h = sha2::Sha256::new();
+    let read = |path: PathBuf| {
+        std::fs::read(&path).map_err(|e| LoadError::BadFile {
+            path,
+            reason: e.to_string(),
+        })
+    };
+    for file in REQUIRED {
+        h.update(file.as_bytes());
+        h.update(read(dir.join(file))?);
+    }
+    for file in OPTIONAL {
+        let path = dir.join(file);
+        if path.is_file() {
+            h.update(file.as_bytes());
+            h.update(read(path)?);
+        }
+    }
+    let weights = WEIGHTS
+        .iter()
+        .map(|w| dir.join(w))
+        .find(|p| p.is_file())
+        .ok_or_else(|| LoadError::MissingFile {
+            dir: dir.to_path_buf(),
+            file: "model.safetensors".into(),
+        })?;
+    let bad = |e: std::io::Error| LoadError::BadFile {
+        path: weights.clone(),
+        reason: e.to_string(),
+    };
+    let file = std::fs::File::open(&weights).map_err(bad)?;
+    let len = file.metadata().map_err(bad)?.len();
+    let mut head = Vec::new();
+    file.take(WEIGHTS_PREFIX)
+        .read_to_end(&mut head)
+        .map_err(bad)?;
+    h.update(len.to_le_bytes());
+    h.update(&head);
+    let digest = h.finalize();
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("sha256:{hex}"))
 }

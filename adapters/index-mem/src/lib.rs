@@ -16,6 +16,7 @@ pub mod bm25;
 pub mod disk;
 pub mod records;
 pub mod state;
+pub mod sync_lock;
 pub mod vectors;
 
 use std::fs::File;
@@ -26,7 +27,8 @@ use std::sync::{RwLock, RwLockReadGuard};
 use memmap2::Mmap;
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{
-    Candidate, ChunkKey, Embeddings, Index, IndexError, IndexStats, SourceRecord,
+    Candidate, ChunkKey, Embeddings, Index, IndexError, IndexStats, IndexView, SourceRecord,
+    SyncLease,
 };
 use minirag_core::search::Scope;
 
@@ -101,7 +103,8 @@ impl MemIndex {
         self
     }
 
-    fn read(&self) -> Result<RwLockReadGuard<'_, Inner>, IndexError> {
+    /// The state after catching up with other processes, read-locked.
+    fn guard(&self) -> Result<RwLockReadGuard<'_, Inner>, IndexError> {
         self.refresh()?;
         Ok(self.inner.read().unwrap_or_else(|p| p.into_inner()))
     }
@@ -151,7 +154,7 @@ impl MemIndex {
     /// Waits for background work started at open (the int8 copy of a large
     /// snapshot), so a bench measures the steady state.
     pub fn warm(&self) -> Result<(), IndexError> {
-        self.read()?.state.vectors.wait_quantized();
+        self.guard()?.state.vectors.wait_quantized();
         Ok(())
     }
 
@@ -378,53 +381,20 @@ fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     Ok(())
 }
 
-impl Index for MemIndex {
-    fn replace_source(
-        &self,
-        record: SourceRecord,
-        chunks: Vec<Chunk>,
-        vectors: Option<Embeddings>,
-    ) -> Result<(), IndexError> {
-        let dim = vectors.as_ref().map_or(0, |v| v.dim) as u32;
-        let op = Op::Replace {
-            source: DiskSource::from(&record),
-            chunks: chunks.iter().map(DiskChunk::from).collect(),
-            dim,
-            vectors: vectors.map(|v| v.data),
-        };
-        self.mutate(op).map(|_| ())
-    }
+/// A read of one generation: the read lock is held until the view drops,
+/// so this process's writers wait for it and it never sees half a write.
+pub struct MemView<'a> {
+    inner: RwLockReadGuard<'a, Inner>,
+}
 
-    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
-        if self.read()?.state.entry(source).is_none() {
-            return Ok(0);
-        }
-        self.mutate(Op::Delete {
-            source: source.into(),
-        })
-    }
-
-    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError> {
-        {
-            let inner = self.read()?;
-            if inner.state.entry(from).is_none() || inner.state.entry(to).is_some() {
-                return Ok(0);
-            }
-        }
-        self.mutate(Op::Move {
-            from: from.into(),
-            to: to.into(),
-            mtime,
-        })
-    }
-
+impl IndexView for MemView<'_> {
     fn vector_search(
         &self,
         query: &[f32],
         k: usize,
         scope: &Scope,
     ) -> Result<Vec<Candidate>, IndexError> {
-        Ok(self.read()?.state.vector_search(query, k, scope))
+        Ok(self.inner.state.vector_search(query, k, scope))
     }
 
     fn keyword_search(
@@ -433,15 +403,15 @@ impl Index for MemIndex {
         k: usize,
         scope: &Scope,
     ) -> Result<Vec<Candidate>, IndexError> {
-        Ok(self.read()?.state.keyword_search(query, k, scope))
+        Ok(self.inner.state.keyword_search(query, k, scope))
     }
 
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
-        Ok(self.read()?.state.record(source))
+        Ok(self.inner.state.record(source))
     }
 
     fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
-        let inner = self.read()?;
+        let inner = &self.inner;
         let mut out: Vec<SourceRecord> = inner
             .state
             .sources
@@ -455,7 +425,7 @@ impl Index for MemIndex {
     }
 
     fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
-        let inner = self.read()?;
+        let inner = &self.inner;
         let Some(entry) = inner.state.entry(source) else {
             return Ok(Vec::new());
         };
@@ -470,7 +440,7 @@ impl Index for MemIndex {
     }
 
     fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
-        let inner = self.read()?;
+        let inner = &self.inner;
         Ok(keys
             .iter()
             .map(|k| {
@@ -481,7 +451,7 @@ impl Index for MemIndex {
     }
 
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
-        let inner = self.read()?;
+        let inner = &self.inner;
         let Some(entry) = inner.state.entry(source) else {
             return Ok(Vec::new());
         };
@@ -499,11 +469,74 @@ impl Index for MemIndex {
     }
 
     fn stats(&self) -> Result<IndexStats, IndexError> {
-        Ok(self.read()?.state.stats())
+        Ok(self.inner.state.stats())
     }
 
+    fn vector_model(&self) -> Option<String> {
+        self.inner.state.vector_model()
+    }
+}
+
+impl Index for MemIndex {
+    fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
+        Ok(Box::new(MemView {
+            inner: self.guard()?,
+        }))
+    }
+
+    fn lock_sync(&self) -> Result<SyncLease, IndexError> {
+        sync_lock::take(&self.paths.dir)
+    }
+
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError> {
+        let dim = vectors.as_ref().map_or(0, |v| v.dim) as u32;
+        let op = Op::Replace {
+            source: DiskSource::from(&record),
+            chunks: chunks.iter().map(DiskChunk::from).collect(),
+            dim,
+            vectors: vectors.map(|v| v.data),
+        };
+        self.mutate(op).map(|_| ())
+    }
+
+    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
+        if self.guard()?.state.entry(source).is_none() {
+            return Ok(0);
+        }
+        self.mutate(Op::Delete {
+            source: source.into(),
+        })
+    }
+
+    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError> {
+        {
+            let inner = self.guard()?;
+            if inner.state.entry(from).is_none() || inner.state.entry(to).is_some() {
+                return Ok(0);
+            }
+        }
+        self.mutate(Op::Move {
+            from: from.into(),
+            to: to.into(),
+            mtime,
+        })
+    }
+
+
+
+
+
+
+
+
+
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
-        match self.read() {
+        match self.guard() {
             Ok(inner) => texts
                 .iter()
                 .map(|t| inner.state.cached_vector(model_id, t))

@@ -67,7 +67,8 @@ impl State {
         self.vectors.dim()
     }
 
-    /// Refuses an operation that would mix vector widths or models.
+    /// Refuses an operation that would mix vector widths under one model
+    /// (another model's vectors are a switch, see [`State::apply`]).
     pub fn check(&self, op: &Op) -> Result<(), IndexError> {
         if let Op::Replace {
             source,
@@ -77,8 +78,8 @@ impl State {
         } = op
         {
             let stored = self.dim();
-            let has_vectors = self.vectors.present().iter().any(|p| *p);
-            if has_vectors && stored != *dim as usize {
+            let same_model = self.model_id == source.embedded_with;
+            if same_model && self.has_vectors() && stored != *dim as usize {
                 return Err(IndexError::DimensionMismatch {
                     stored,
                     model: *dim as usize,
@@ -93,18 +94,12 @@ impl State {
                     ),
                 });
             }
-            if let (Some(stored), Some(new)) = (&self.model_id, &source.embedded_with) {
-                if has_vectors && stored != new {
-                    return Err(IndexError::Storage {
-                        reason: format!(
-                            "this index holds vectors of the model '{stored}', but the configured model is '{new}'; \
-                             set MODEL_NAME back, or point DB_PATH at a new folder and re-sync"
-                        ),
-                    });
-                }
-            }
         }
         Ok(())
+    }
+
+    fn has_vectors(&self) -> bool {
+        self.vectors.present().iter().any(|p| *p)
     }
 
     /// Applies a checked operation; returns the number of chunks affected.
@@ -121,13 +116,28 @@ impl State {
                     self.sources.push(None);
                     (self.sources.len() - 1) as u32
                 });
-                if vectors.is_some() && !self.vectors.present().iter().any(|p| *p) {
-                    if self.vectors.rows() == 0 || self.vectors.dim() == dim as usize {
-                        self.vectors.set_dim(dim as usize);
-                    } else {
-                        self.rebuild_matrix(dim as usize);
+                if vectors.is_some() {
+                    // Vectors of another model switch the index to it: every
+                    // stored vector goes (never compared with the new
+                    // model's), the chunks stay, keyword-searchable, until
+                    // sync re-embeds their sources.
+                    let has = self.has_vectors();
+                    let switching = has
+                        && (self.model_id != source.embedded_with
+                            || self.vectors.dim() != dim as usize);
+                    if !has || switching {
+                        if self.vectors.rows() == 0
+                            || (!switching && self.vectors.dim() == dim as usize)
+                        {
+                            self.vectors.set_dim(dim as usize);
+                        } else {
+                            self.rebuild_matrix(dim as usize);
+                        }
+                        if switching {
+                            self.by_text.clear();
+                        }
+                        self.model_id = source.embedded_with.clone();
                     }
-                    self.model_id = source.embedded_with.clone();
                 }
                 let mut slots = Vec::with_capacity(n);
                 for (i, chunk) in chunks.into_iter().enumerate() {
@@ -187,7 +197,14 @@ impl State {
         self.chunks.push(Some((sid, chunk)));
     }
 
-    /// The first vectors fix the width; earlier vector-less rows are re-laid.
+    /// The model of the stored vectors, `None` when there are none.
+    pub fn vector_model(&self) -> Option<String> {
+        self.has_vectors().then(|| self.model_id.clone()).flatten()
+    }
+
+    /// A matrix of `dim` with every row empty: the first vectors fix the
+    /// width (earlier vector-less rows are re-laid), or a new model's
+    /// vectors replace an old model's.
     fn rebuild_matrix(&mut self, dim: usize) {
         let mut m = Matrix::new(dim);
         for _ in 0..self.vectors.rows() {

@@ -262,10 +262,11 @@ fn a_corrupt_snapshot_without_its_history_is_named() {
 }
 
 #[test]
-fn mixing_widths_or_models_is_refused() {
+fn a_width_clash_is_refused_and_another_model_switches_the_index() {
     let dir = tempfile::tempdir().unwrap();
     let index = MemIndex::open(dir.path()).unwrap();
     put(&index, "/d/a.md", &["x"]);
+    // The same model cannot change width: one of the two is lying.
     let mut wide = minirag_core::ports::Embeddings::new(16);
     wide.push(&[0.25; 16]);
     let err = index
@@ -281,21 +282,30 @@ fn mixing_widths_or_models_is_refused() {
     assert!(
         err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional")
     );
+    assert_eq!(index.stats().unwrap().source_count, 1, "nothing half-written");
+
+    // Another model's vectors (here also another width) switch the index:
+    // the old vectors go, the old chunks stay for keyword search.
     let mut other = record("/d/c.md", "T", 1);
     other.embedded_with = Some("other-model".into());
-    let err = index
-        .replace_source(other, vec![chunk(0, "z")], Some(vectors(&["z".into()])))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("test-model") && err.contains("other-model"),
-        "{err}"
-    );
-    assert_eq!(
-        index.stats().unwrap().source_count,
-        1,
-        "nothing half-written"
-    );
+    let mut wide = minirag_core::ports::Embeddings::new(16);
+    wide.push(&[0.25; 16]);
+    index
+        .replace_source(other, vec![chunk(0, "z")], Some(wide))
+        .unwrap();
+    for index in [index, MemIndex::open(dir.path()).unwrap()] {
+        let view = index.read().unwrap();
+        assert_eq!(view.vector_model().as_deref(), Some("other-model"));
+        let stats = view.stats().unwrap();
+        assert_eq!((stats.source_count, stats.vectorless_chunk_count), (2, 1));
+        let hits = view.vector_search(&[0.25; 16], 5, &Scope::all()).unwrap();
+        assert_eq!(hits.len(), 1, "only the new model's vector is compared");
+        assert_eq!(hits[0].key.source, "/d/c.md");
+        let words = view.keyword_search("x", 5, &Scope::all()).unwrap();
+        assert_eq!(words[0].key.source, "/d/a.md", "old chunks answer by keyword");
+        drop(view);
+        assert_eq!(index.cached_vectors("test-model", &["x"]), vec![None]);
+    }
 }
 
 #[test]

@@ -6,49 +6,17 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use minirag_core::title::SUPPORTED_EXTENSIONS;
+use minirag_core::formats::is_document_extension;
+use minirag_core::ports::{BlindFolder, Scan, ScannedFile};
 
-use crate::app::mtime_of;
+use crate::mtime_of;
 
 const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv", "venv"];
-
-#[derive(Debug, Clone)]
-pub struct ScannedFile {
-    /// As found on disk (a symlink keeps its own name).
-    pub path: PathBuf,
-    pub size: u64,
-    pub mtime: f64,
-}
-
-#[derive(Debug, Clone)]
-pub struct Blind {
-    pub path: PathBuf,
-    /// The OS error, or `None` for a root that is an empty folder.
-    pub error: Option<String>,
-}
-
-impl Blind {
-    pub fn message(&self) -> String {
-        match &self.error {
-            Some(e) => format!(
-                "could not list this folder ({e}); indexed files under it were kept. Make it readable, or reconnect the drive, then sync again."
-            ),
-            None => "this root is an empty folder; indexed files under it were kept in case it is an unmounted volume. Mount it, or remove the root from BASE_DIRS.".into(),
-        }
-    }
-}
-
-#[derive(Debug, Default)]
-pub struct Scan {
-    pub files: Vec<ScannedFile>,
-    pub blind: Vec<Blind>,
-}
 
 pub fn is_supported(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| SUPPORTED_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        .is_some_and(is_document_extension)
 }
 
 fn skipped_name(name: &str, is_dir: bool) -> bool {
@@ -58,7 +26,7 @@ fn skipped_name(name: &str, is_dir: bool) -> bool {
 }
 
 /// Scans `roots` (already resolved), or only `limit` paths under them when given.
-pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Result<Scan> {
+pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Scan {
     let mut out = Scan::default();
     let mut seen: HashSet<PathBuf> = HashSet::new();
     let starts: Vec<PathBuf> = if limit.is_empty() {
@@ -75,22 +43,22 @@ pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Result<Scan> {
         match std::fs::read_dir(start) {
             Ok(mut entries) => {
                 if is_root && entries.next().is_none() {
-                    out.blind.push(Blind {
-                        path: start.clone(),
+                    out.blind.push(BlindFolder {
+                        path: start.display().to_string(),
                         error: None,
                     });
                     continue;
                 }
                 walk(start, roots, &mut seen, &mut out);
             }
-            Err(e) => out.blind.push(Blind {
-                path: start.clone(),
+            Err(e) => out.blind.push(BlindFolder {
+                path: start.display().to_string(),
                 error: Some(e.to_string()),
             }),
         }
     }
     out.files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    out
 }
 
 fn add_file(path: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Scan) {
@@ -108,7 +76,7 @@ fn add_file(path: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &m
     };
     if meta.is_file() {
         out.files.push(ScannedFile {
-            path: path.to_path_buf(),
+            path: path.display().to_string(),
             size: meta.len(),
             mtime: mtime_of(&meta),
         });
@@ -119,8 +87,8 @@ fn walk(dir: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Sc
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
-            out.blind.push(Blind {
-                path: dir.to_path_buf(),
+            out.blind.push(BlindFolder {
+                path: dir.display().to_string(),
                 error: Some(e.to_string()),
             });
             return;
