@@ -9,9 +9,10 @@ use crate::chunk::{chunk_markdown, parent_id, Chunk, ChunkOptions};
 use crate::config::Config;
 use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
+use crate::formats::{self, FormatKind};
 use crate::ports::{
-    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, FileError,
-    Files, Index, IndexError, IndexView, SourceRecord, SourceType, TokenCounter,
+    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, FileError, Files,
+    Index, IndexError, IndexView, SourceRecord, SourceType, TokenCounter,
 };
 use crate::reconstruct::{document, join_chunks};
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
@@ -21,7 +22,6 @@ use crate::search::{
     ResultItem, Scope,
 };
 use crate::time::iso_utc;
-use crate::formats::{self, FormatKind};
 use crate::title::{content_title, file_title};
 use crate::CHUNK_SCHEME;
 
@@ -153,14 +153,10 @@ impl Engine {
     /// converts and chunks a file: what a sync runs ahead of the embedder.
     pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
         let max = self.settings.max_file_size;
-        let read = self
-            .ports
-            .files
-            .read(path, max)
-            .map_err(|e| match e {
-                FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
-                e => EngineError::File(e),
-            })?;
+        let read = self.ports.files.read(path, max).map_err(|e| match e {
+            FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
+            e => EngineError::File(e),
+        })?;
         self.prepare_file(path, &read.bytes, &read.sha256, read.mtime)
     }
 
@@ -490,7 +486,9 @@ impl Engine {
         let keyword_hits = match keyword_hits {
             Ok(h) => h,
             Err(e) if query_vector.is_some() => {
-                notices.push(format!("vector-only results: the keyword search failed ({e})"));
+                notices.push(format!(
+                    "vector-only results: the keyword search failed ({e})"
+                ));
                 Vec::new()
             }
             Err(e) => return Err(e.into()),

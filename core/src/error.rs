@@ -1,9 +1,9 @@
 //! Errors of the engine's use cases. Every message names the thing that is
 //! wrong and, where there is one, the next step.
 
+use crate::formats::{extensions, FormatKind};
 use crate::ports::{ConvertError, EmbedError, FetchError, FileError, IndexError};
 use crate::search::QueryError;
-use crate::formats::{extensions, FormatKind};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineError {

@@ -120,7 +120,10 @@ mod tests {
 
     #[test]
     fn extensions_and_media_types_are_unique() {
-        let mut exts: Vec<&str> = FORMATS.iter().flat_map(|f| f.extensions.iter().copied()).collect();
+        let mut exts: Vec<&str> = FORMATS
+            .iter()
+            .flat_map(|f| f.extensions.iter().copied())
+            .collect();
         let n = exts.len();
         exts.sort_unstable();
         exts.dedup();
@@ -138,7 +141,10 @@ mod tests {
         assert!(is_document_extension("PDF"));
         assert!(!is_document_extension("png"));
         assert!(is_known_extension("PNG"));
-        assert_eq!(by_content_type("text/x-markdown").map(|f| f.key), Some("md"));
+        assert_eq!(
+            by_content_type("text/x-markdown").map(|f| f.key),
+            Some("md")
+        );
         assert_eq!(by_content_type("image/png"), None);
         assert!(extensions(FormatKind::Document).contains(&"xlsx"));
     }

@@ -7,8 +7,8 @@
 use std::ops::RangeInclusive;
 
 use crate::chunk::Chunk;
-pub use crate::search::{Candidate, ChunkKey};
 use crate::search::Scope;
+pub use crate::search::{Candidate, ChunkKey};
 pub use crate::tokens::TokenCounter;
 
 // ---------------------------------------------------------------- Converter

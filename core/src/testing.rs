@@ -58,9 +58,9 @@ impl MapFiles {
 }
 
 fn digest(bytes: &[u8]) -> String {
-    let h = bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3));
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100_0000_01b3)
+    });
     format!("{h:016x}")
 }
 

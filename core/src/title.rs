@@ -88,11 +88,7 @@ pub fn stem(file_name: &str) -> &str {
 /// Removes one trailing extension the product knows (documents or images).
 pub fn strip_known_extension(stem: &str) -> &str {
     match stem.rsplit_once('.') {
-        Some((base, ext))
-            if !base.is_empty() && crate::formats::is_known_extension(ext) =>
-        {
-            base
-        }
+        Some((base, ext)) if !base.is_empty() && crate::formats::is_known_extension(ext) => base,
         _ => stem,
     }
 }

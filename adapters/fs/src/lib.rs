@@ -74,7 +74,9 @@ impl Files for LocalFiles {
     }
 
     fn mtime(&self, path: &str) -> Option<f64> {
-        std::fs::metadata(Path::new(path)).ok().map(|m| mtime_of(&m))
+        std::fs::metadata(Path::new(path))
+            .ok()
+            .map(|m| mtime_of(&m))
     }
 }
 

@@ -527,14 +527,6 @@ impl Index for MemIndex {
         })
     }
 
-
-
-
-
-
-
-
-
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
         match self.guard() {
             Ok(inner) => texts

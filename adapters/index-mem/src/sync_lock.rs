@@ -62,7 +62,15 @@ pub fn take(db_path: &Path) -> Result<SyncLease, IndexError> {
             let written = file
                 .set_len(0)
                 .and_then(|()| file.rewind())
-                .and_then(|()| write!(file, "{} {}", std::process::id(), now_unix()))
+                .and_then(|()| {
+                    let now = now_unix();
+                    write!(
+                        file,
+                        "{{\"pid\": {}, \"startedAt\": \"{}\", \"started\": {now}}}",
+                        std::process::id(),
+                        minirag_core::time::iso_utc(now)
+                    )
+                })
                 .and_then(|()| file.sync_data());
             match written {
                 Ok(()) => Ok(SyncLease::held(Box::new(Held(file)))),
@@ -81,9 +89,8 @@ pub fn take(db_path: &Path) -> Result<SyncLease, IndexError> {
 }
 
 fn holder_message(text: &str, path: &Path) -> String {
-    let mut parts = text.split_whitespace().map(str::parse::<i64>);
-    let pid = parts.next().and_then(Result::ok);
-    let started = parts.next().and_then(Result::ok);
+    let pid = number_field(text, "pid");
+    let started = number_field(text, "started");
     match (pid, started) {
         (Some(pid), Some(t)) if t <= now_unix() => format!(
             "Another minirag-mcp process (PID {pid}) has been syncing this index for {}. Wait for it to finish, or use a different DB_PATH.",
@@ -99,8 +106,27 @@ fn holder_message(text: &str, path: &Path) -> String {
     }
 }
 
+/// The integer after `"name":` in the lock file's one-line JSON object.
+fn number_field(text: &str, name: &str) -> Option<i64> {
+    let key = format!("\"{name}\"");
+    let rest = text[text.find(&key)? + key.len()..].trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_holder_is_read_from_its_json_line() {
+        let text = r#"{"pid": 4242, "startedAt": "2026-11-30T00:00:00Z", "started": 17}"#;
+        assert_eq!(super::number_field(text, "pid"), Some(4242));
+        assert_eq!(super::number_field(text, "started"), Some(17));
+        assert_eq!(super::number_field(text, "missing"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -282,7 +282,11 @@ fn a_width_clash_is_refused_and_another_model_switches_the_index() {
     assert!(
         err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional")
     );
-    assert_eq!(index.stats().unwrap().source_count, 1, "nothing half-written");
+    assert_eq!(
+        index.stats().unwrap().source_count,
+        1,
+        "nothing half-written"
+    );
 
     // Another model's vectors (here also another width) switch the index:
     // the old vectors go, the old chunks stay for keyword search.
@@ -302,7 +306,10 @@ fn a_width_clash_is_refused_and_another_model_switches_the_index() {
         assert_eq!(hits.len(), 1, "only the new model's vector is compared");
         assert_eq!(hits[0].key.source, "/d/c.md");
         let words = view.keyword_search("x", 5, &Scope::all()).unwrap();
-        assert_eq!(words[0].key.source, "/d/a.md", "old chunks answer by keyword");
+        assert_eq!(
+            words[0].key.source, "/d/a.md",
+            "old chunks answer by keyword"
+        );
         drop(view);
         assert_eq!(index.cached_vectors("test-model", &["x"]), vec![None]);
     }

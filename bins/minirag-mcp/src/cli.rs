@@ -2,6 +2,7 @@
 //! or for people. Errors go to stderr as `error: …` with exit code 1.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
@@ -10,7 +11,7 @@ use minirag_core::config::CliOverrides;
 use serde_json::{json, Value};
 
 use crate::app::App;
-use crate::sync;
+use crate::payload::sync_json;
 
 #[derive(Parser)]
 #[command(
@@ -259,11 +260,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::IngestUrl {
             url, source, title, ..
         } => {
-            let out = app
-                .engine()?
-                .ingest_url(&url, source.as_deref(), title.as_deref())?;
-            let v =
-                json!({"source": out.source, "chunkCount": out.chunk_count, "title": out.title});
+            let v = app.ingest_url(&url, source.as_deref(), title.as_deref())?;
+            if let Some(n) = v.get("notice") {
+                eprintln!("note: {}", plain(n));
+            }
             print(j, &v, |v| {
                 format!(
                     "ingested {} ({} chunks)",
@@ -276,24 +276,25 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Ingest { paths, .. } => ingest(&app, &paths, j),
         Command::Sync { path, .. } => {
             let scope = path.map(|p| app.contain(&p, false)).transpose()?;
-            let config = app.config()?;
-            let _lock = sync::SyncLock::take(std::path::Path::new(&config.db_path))?;
             let bar = progress_bar();
             let progress =
                 |done: u64, total: u64, line: &str| report_progress(&bar, done, total, line);
-            let report = sync::run(&app, scope.as_deref(), &progress, &AtomicBool::new(false))?;
+            let report = app.sync(scope.as_deref(), &progress, &AtomicBool::new(false))?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
             for (s, e) in &report.errors {
                 eprintln!("warn: {s}: {e}");
             }
-            let v = json!({"counts": report.counts.json(), "errors": report.errors_json()});
+            for n in &report.notices {
+                eprintln!("note: {n}");
+            }
+            let v = sync_json(&report);
             print(j, &v, |v| {
                 let c = &v["counts"];
                 format!(
-                    "scanned: {}, ingested: {}, skipped: {}, moved: {}, deleted: {}, unreadable: {}, failed: {}",
-                    c["scanned"], c["ingested"], c["skipped"], c["moved"], c["deleted"], c["unreadable"], c["failed"]
+                    "scanned: {}, ingested: {}, re-embedded: {}, skipped: {}, moved: {}, deleted: {}, unreadable: {}, failed: {}",
+                    c["scanned"], c["ingested"], c["reembedded"], c["skipped"], c["moved"], c["deleted"], c["unreadable"], c["failed"]
                 )
             });
             Ok(if report.counts.failed > 0 { 1 } else { 0 })
@@ -386,12 +387,16 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
     for p in paths {
         let path = app.contain(p, false)?;
         if path.is_dir() {
-            let scan = crate::scan::scan(&app.roots, &[path])?;
+            let engine = app.engine()?;
+            let scan = engine
+                .ports()
+                .files
+                .scan(&app.root_strings(), &[path.display().to_string()]);
             for b in &scan.blind {
-                eprintln!("warn: {}: {}", b.path.display(), b.message());
-                failed.push(json!({"source": b.path.display().to_string(), "error": b.message()}));
+                eprintln!("warn: {}: {}", b.path, b.message());
+                failed.push(json!({"source": b.path, "error": b.message()}));
             }
-            files.extend(scan.files.into_iter().map(|f| f.path));
+            files.extend(scan.files.into_iter().map(|f| PathBuf::from(f.path)));
         } else {
             files.push(path);
         }

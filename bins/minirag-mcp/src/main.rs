@@ -4,9 +4,8 @@
 mod app;
 mod cli;
 mod instructions;
-mod scan;
+mod payload;
 mod server;
-mod sync;
 
 use clap::Parser;
 

@@ -20,9 +20,10 @@ use rmcp::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::app::App;
+use crate::app::{now_unix, App};
 use crate::instructions::{instructions, QUERY_DESCRIPTION};
-use crate::sync;
+use crate::payload::{counts_json, errors_json};
+use minirag_core::time::iso_utc;
 
 fn default_top_k() -> i64 {
     8
@@ -235,13 +236,7 @@ impl Server {
         Parameters(a): Parameters<DataArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        blocking(move || {
-            let out =
-                app.engine()?
-                    .ingest_data(&a.source, &a.data, &a.format, a.title.as_deref())?;
-            Ok(json!({"source": out.source, "chunkCount": out.chunk_count, "title": out.title}))
-        })
-        .await
+        blocking(move || app.ingest_data(&a.source, &a.data, &a.format, a.title.as_deref())).await
     }
 
     #[tool(
@@ -252,13 +247,7 @@ impl Server {
         Parameters(a): Parameters<UrlArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        blocking(move || {
-            let out = app
-                .engine()?
-                .ingest_url(&a.url, a.source.as_deref(), a.title.as_deref())?;
-            Ok(json!({"source": out.source, "chunkCount": out.chunk_count, "title": out.title}))
-        })
-        .await
+        blocking(move || app.ingest_url(&a.url, a.source.as_deref(), a.title.as_deref())).await
     }
 
     #[tool(
@@ -406,7 +395,9 @@ type Notify = Box<dyn Fn(u64, u64, &str) + Send + Sync>;
 /// Checks and starts a sync job. Without `notify` it runs on a background
 /// thread and the caller gets its jobId at once; with `notify` (the client
 /// asked for progress) it runs to the end on this thread, reporting each
-/// file, and stops between files once `cancel` is set.
+/// file, and stops between files once `cancel` is set. Admission is one
+/// critical section: no other job runs, the index's sync lock is taken, and
+/// the job is published as running, or nothing happens.
 fn start_job(
     app: Arc<App>,
     jobs: Arc<Jobs>,
@@ -414,29 +405,27 @@ fn start_job(
     notify: Option<(Notify, Arc<AtomicBool>)>,
 ) -> Result<Value> {
     let scope = match &path {
-        Some(p) => Some(app.contain(p, true)?),
+        Some(p) => Some(app.contain(p, true)?.display().to_string()),
         None => None,
     };
-    {
-        let current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        if current
-            .as_ref()
-            .is_some_and(|j| j["state"] == "pending" || j["state"] == "running")
-        {
-            anyhow::bail!("A sync job is already running");
-        }
-    }
-    let config = app.config()?;
-    let lock = sync::SyncLock::take(std::path::Path::new(&config.db_path))?;
+    let engine = app.engine()?;
     let id = format!(
         "{:032x}",
-        (sync::now_unix() as u128) << 64 | std::process::id() as u128 ^ rand_bits()
+        (now_unix() as u128) << 64 | std::process::id() as u128 ^ rand_bits()
     );
-    let job = json!({
-        "jobId": id, "state": "running", "startedAt": minirag_core::time::iso_utc(sync::now_unix()), "finishedAt": null,
-        "counts": sync::Counts::default().json(), "errors": [], "error": null, "progress": {"done": 0, "total": 0},
-    });
-    *jobs.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+    let session = {
+        let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.as_ref().is_some_and(|j| j["state"] == "running") {
+            anyhow::bail!("A sync job is already running");
+        }
+        let session = engine.begin_sync(scope.as_deref())?;
+        *current = Some(json!({
+            "jobId": id, "state": "running", "startedAt": iso_utc(now_unix()), "finishedAt": null,
+            "counts": counts_json(&Default::default()), "errors": [], "error": null,
+            "progress": {"done": 0, "total": 0},
+        }));
+        session
+    };
     let run = move |notify: Option<Notify>, cancel: Arc<AtomicBool>| {
         let progress = |done: u64, total: u64, line: &str| {
             if let Some(j) = jobs
@@ -453,15 +442,20 @@ fn start_job(
                 n(done, total, line);
             }
         };
-        let result = sync::run(&app, scope.as_deref(), &progress, &cancel);
-        drop(lock); // released before the terminal state is published
+        // The session's lock is released inside, before the end is published.
+        let result = engine.run_sync(session, &progress, &cancel);
         let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        let j = current.as_mut().expect("job record");
-        j["finishedAt"] = json!(minirag_core::time::iso_utc(sync::now_unix()));
+        let Some(j) = current.as_mut() else {
+            return Value::Null;
+        };
+        j["finishedAt"] = json!(iso_utc(now_unix()));
         match result {
             Ok(r) => {
-                j["counts"] = r.counts.json();
-                j["errors"] = r.errors_json();
+                j["counts"] = counts_json(&r.counts);
+                j["errors"] = errors_json(&r);
+                if !r.notices.is_empty() {
+                    j["notice"] = json!(r.notices.join(" "));
+                }
                 j["state"] = json!("succeeded");
             }
             Err(e) => {
@@ -483,14 +477,19 @@ fn start_job(
 fn rand_bits() -> u128 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(sync::now_unix() as u64);
+    h.write_u64(now_unix() as u64);
     h.finish() as u128
 }
 
 #[tool_handler]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        let append = std::env::var("RAG_INSTRUCTIONS_APPEND").ok();
+        let append = self
+            .app
+            .config
+            .as_ref()
+            .ok()
+            .and_then(|c| c.instructions_append.clone());
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("minirag-mcp", crate::app::VERSION))
             .with_instructions(instructions(append.as_deref()))

@@ -341,7 +341,9 @@ impl Index for MemIndex {
         // Vectors of another model switch the index: the others' go.
         if vectors.is_some() {
             for s in map.values_mut() {
-                if s.record.as_ref().and_then(|r| r.embedded_with.as_ref()) != record.embedded_with.as_ref() {
+                if s.record.as_ref().and_then(|r| r.embedded_with.as_ref())
+                    != record.embedded_with.as_ref()
+                {
                     s.vectors = None;
                 }
             }
@@ -938,7 +940,11 @@ fn states(f: &Fixture) -> Vec<&'static str> {
 
 fn sync(f: &Fixture) -> crate::sync::SyncReport {
     f.engine
-        .sync(None, &|_, _, _| {}, &std::sync::atomic::AtomicBool::new(false))
+        .sync(
+            None,
+            &|_, _, _| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
         .unwrap()
 }
 
@@ -946,20 +952,28 @@ fn sync(f: &Fixture) -> crate::sync::SyncReport {
 fn a_model_change_is_a_re_embed_that_sync_and_list_files_agree_on() {
     let f = fixture();
     f.files.put("/docs/a.md", "# Alpha\n\nApples are red.", 1.0);
-    f.files.put("/docs/b.md", "# Beta\n\nBananas are yellow.", 1.0);
+    f.files
+        .put("/docs/b.md", "# Beta\n\nBananas are yellow.", 1.0);
     let r = sync(&f);
     assert_eq!((r.counts.scanned, r.counts.ingested), (2, 2));
     assert_eq!(states(&f), ["ingested", "ingested"]);
 
     f.embedder.other_model.store(true, Ordering::SeqCst);
-    assert_eq!(states(&f), ["stale", "stale"], "list_files sees the model change");
+    assert_eq!(
+        states(&f),
+        ["stale", "stale"],
+        "list_files sees the model change"
+    );
     let q = f.engine.query(query("apples", 5, &[])).unwrap();
     assert!(
         q.notice.as_deref().unwrap_or("").contains("another model"),
         "old vectors are not compared with the new model's query: {:?}",
         q.notice
     );
-    assert_eq!(q.results[0].source, "/docs/a.md", "keyword side still answers");
+    assert_eq!(
+        q.results[0].source, "/docs/a.md",
+        "keyword side still answers"
+    );
 
     let embedded_before = f.embedder.embedded.load(Ordering::SeqCst);
     let r = sync(&f);
@@ -987,7 +1001,11 @@ fn sync_reports_too_large_files_moves_and_deletions() {
     f.files.put("/docs/big.md", &"x".repeat(41), 1.0);
     let r = sync(&f);
     assert_eq!((r.counts.ingested, r.counts.failed), (2, 1));
-    assert!(r.errors[0].1.contains("MAX_FILE_SIZE is 40"), "{:?}", r.errors);
+    assert!(
+        r.errors[0].1.contains("MAX_FILE_SIZE is 40"),
+        "{:?}",
+        r.errors
+    );
 
     f.files.remove("/docs/a/soup.md");
     f.files.remove("/docs/gone.md");
@@ -995,14 +1013,22 @@ fn sync_reports_too_large_files_moves_and_deletions() {
     let r = sync(&f);
     // The stand-in index cannot move, so the move falls back to an ingest.
     assert_eq!((r.counts.deleted, r.counts.ingested), (2, 1), "{r:?}");
-    assert_eq!(states(&f), ["ingested", "not_ingested"], "b/soup.md, big.md");
+    assert_eq!(
+        states(&f),
+        ["ingested", "not_ingested"],
+        "b/soup.md, big.md"
+    );
 }
 
 #[test]
 fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
     let f = fixture();
     for i in 0..5 {
-        f.files.put(&format!("/docs/{i}.md"), &format!("# N{i}\n\nnote {i}"), 1.0);
+        f.files.put(
+            &format!("/docs/{i}.md"),
+            &format!("# N{i}\n\nnote {i}"),
+            1.0,
+        );
     }
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let err = f

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{plan, Outcome, PlanInput, SyncPlan, SyncReport};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::ports::{ConvertError, SourceRecord, SourceType};
+use crate::ports::{ConvertError, SourceRecord, SourceType, SyncLease};
 use crate::search::{is_under, Scope};
 
 /// Files converted and chunked ahead of the one being embedded.
@@ -17,6 +17,12 @@ const PREPARED_AHEAD: usize = 2;
 /// Progress sink: (files done, files total, a line for people). `total` is
 /// 0 for lines that are not a step of the count (moves, deletions).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
+
+/// A sync that holds the index's sync lock and has not run yet.
+pub struct SyncSession {
+    lease: SyncLease,
+    scope: Option<String>,
+}
 
 /// One row of `list_files`.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +77,29 @@ impl Engine {
         progress: Progress<'_>,
         cancel: &AtomicBool,
     ) -> Result<SyncReport, EngineError> {
-        let lease = self.ports().index.lock_sync()?;
+        let session = self.begin_sync(scope)?;
+        self.run_sync(session, progress, cancel)
+    }
+
+    /// Takes the index's sync lock for a sync of `scope`, or fails at once
+    /// ([`crate::ports::IndexError::Busy`] names the holder), so a caller that
+    /// runs the sync in the background can refuse before it answers.
+    pub fn begin_sync(&self, scope: Option<&str>) -> Result<SyncSession, EngineError> {
+        Ok(SyncSession {
+            lease: self.ports().index.lock_sync()?,
+            scope: scope.map(str::to_string),
+        })
+    }
+
+    /// Scans, plans and carries the plan out; the lock is released at the end.
+    pub fn run_sync(
+        &self,
+        session: SyncSession,
+        progress: Progress<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<SyncReport, EngineError> {
+        let SyncSession { lease, scope } = session;
+        let scope = scope.as_deref();
         let roots = &self.settings().roots;
         let limit: Vec<String> = scope.map(|s| vec![s.to_string()]).unwrap_or_default();
         let scan = self.ports().files.scan(roots, &limit);
@@ -91,9 +119,9 @@ impl Engine {
         );
         let mut report = SyncReport::default();
         report.notices.extend(lease.warning.clone());
-        self.execute(plan, progress, cancel, &mut report)?;
+        let result = self.execute(plan, progress, cancel, &mut report);
         drop(lease);
-        Ok(report)
+        result.map(|()| report)
     }
 
     fn execute(
@@ -238,9 +266,8 @@ impl Engine {
             }
         }
         rows.sort_by(|a, b| a.source.cmp(&b.source));
-        let related = |p: &str| {
-            scope.is_empty() || scope.iter().any(|s| is_under(p, s) || is_under(s, p))
-        };
+        let related =
+            |p: &str| scope.is_empty() || scope.iter().any(|s| is_under(p, s) || is_under(s, p));
         let unlisted = scan
             .blind
             .iter()

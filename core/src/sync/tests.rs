@@ -105,7 +105,12 @@ fn each_file_gets_one_verdict_by_the_staleness_rule() {
     );
 
     // Without a loadable model, missing or foreign vectors are not stale.
-    let p = plan_of(&scan, &indexed, None, &Table::new(&[("/r/touched.md", "h-touched")]));
+    let p = plan_of(
+        &scan,
+        &indexed,
+        None,
+        &Table::new(&[("/r/touched.md", "h-touched")]),
+    );
     assert!(p.reembed.is_empty());
     assert_eq!(p.skipped, 4);
 }
@@ -119,7 +124,10 @@ fn list_labels_follow_the_same_rule() {
     assert_eq!(file_state(&r, &f, Some("m1"), &none).label(), "stale");
     assert_eq!(file_state(&r, &f, None, &none).label(), "ingested");
     let moved = file("/r/a.md", 9.0);
-    assert_eq!(file_state(&r, &moved, Some("m0"), &none), FileState::Changed);
+    assert_eq!(
+        file_state(&r, &moved, Some("m0"), &none),
+        FileState::Changed
+    );
 }
 
 #[test]
@@ -168,7 +176,11 @@ fn blind_folders_hold_their_files_and_roots_count_as_failures() {
     let p = plan_of(&scan, &indexed, Some("m"), &Table::new(&[]));
     assert_eq!(p.delete, ["/r/x.md"], "only the visible vanished file goes");
     let counted: Vec<bool> = p.blind.iter().map(|(_, c)| *c).collect();
-    assert_eq!(counted, [true, false], "a folder holding indexed files fails the sync");
+    assert_eq!(
+        counted,
+        [true, false],
+        "a folder holding indexed files fails the sync"
+    );
 }
 
 #[test]
@@ -198,7 +210,11 @@ fn too_large_files_are_reported_and_scope_limits_deletions() {
     );
     assert_eq!(p.too_large, [("/r/in/big.md".to_string(), 101)]);
     assert!(p.ingest.is_empty());
-    assert_eq!(p.delete, ["/r/in/a.md"], "a source outside the scope is not touched");
+    assert_eq!(
+        p.delete,
+        ["/r/in/a.md"],
+        "a source outside the scope is not touched"
+    );
 }
 
 #[test]

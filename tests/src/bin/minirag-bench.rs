@@ -251,8 +251,11 @@ fn engine(env: &[(String, String)]) -> Engine {
         default_cache_dir: env["CACHE_DIR"].clone(),
     };
     let config = Config::load(&env, &CliOverrides::default(), &ctx).expect("config");
+    // The same identity the binary stores, or the index's vectors would
+    // count as another model's.
+    let id = minirag_embed_candle::source::content_id(&model_dir()).expect("model files");
     let embedder =
-        Arc::new(minirag_embed_candle::CandleEmbedder::load("bench", &model_dir()).expect("model"));
+        Arc::new(minirag_embed_candle::CandleEmbedder::load(id, &model_dir()).expect("model"));
     let index = Arc::new(minirag_index_mem::MemIndex::open(&config.db_path).expect("index"));
     Engine::new(
         Settings::from(&config),
@@ -262,6 +265,7 @@ fn engine(env: &[(String, String)]) -> Engine {
             tokens: embedder,
             index,
             fetcher: Arc::new(NoFetch),
+            files: Arc::new(minirag_fs::LocalFiles),
             clock: Arc::new(Epoch),
         },
     )
