@@ -46,6 +46,8 @@ fn hidden_states_match_candle_bert_on_a_padded_batch() {
 
     let dev = Device::Cpu;
     let config: Config = serde_json::from_slice(&raw).unwrap();
+    // SAFETY: the shared model file is read-only and never modified while
+    // this test maps it.
     let vb = unsafe {
         VarBuilder::from_mmaped_safetensors(&[dir.join("model.safetensors")], DType::F32, &dev)
     }

@@ -57,6 +57,10 @@ impl Quantized {
 
 /// [`dot_i8`] with AVX2: sixteen codes widened to i16 and multiplied-and-
 /// pair-added (`vpmaddwd`) per step; the auto-vectoriser does not find this.
+///
+/// # Safety
+///
+/// The CPU must support AVX2 (`is_x86_feature_detected!("avx2")`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
@@ -516,6 +520,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.f32");
         std::fs::write(&path, bytes).unwrap();
+        // SAFETY: the file is this test's own and is not modified while mapped.
         let map = unsafe { Mmap::map(&std::fs::File::open(&path).unwrap()) }.unwrap();
         (dir, Matrix::with_base(dim, map, vec![true; rows]))
     }

@@ -67,6 +67,8 @@ fn run_measured(mut cmd: Command) -> (Duration, u64, String) {
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.unwrap(), &mut stdout).unwrap();
     let mut status = 0;
+    // SAFETY: rusage is a plain C struct of integers and timevals, for which
+    // all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: pid is our own child, not yet reaped; usage is a valid out-pointer.
     unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };

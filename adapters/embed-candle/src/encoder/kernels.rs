@@ -85,6 +85,9 @@ macro_rules! simd_kernel {
         pub fn $name($($arg: $ty),*) {
             #[inline(always)]
             fn portable($($arg: $ty),*) $body
+            /// # Safety
+            ///
+            /// The CPU must support AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2($($arg: $ty),*) {
