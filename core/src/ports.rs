@@ -7,6 +7,7 @@
 use std::ops::RangeInclusive;
 
 use crate::chunk::Chunk;
+use crate::error::Cause;
 use crate::search::Scope;
 pub use crate::search::{Candidate, ChunkKey};
 pub use crate::tokens::TokenCounter;
@@ -220,8 +221,8 @@ pub enum FileError {
     IsFolder { path: String },
     /// Larger than the limit the caller passed; not read.
     TooLarge { path: String, size: u64 },
-    /// The OS refused; `reason` is its message.
-    Unreadable { path: String, reason: String },
+    /// The OS refused.
+    Unreadable { path: String, source: Cause },
 }
 
 impl std::fmt::Display for FileError {
@@ -232,12 +233,19 @@ impl std::fmt::Display for FileError {
                 "{path} is a folder; index folders with sync_start (CLI: `minirag-mcp sync {path}`)"
             ),
             Self::TooLarge { path, size } => write!(f, "{path} is {size} bytes, over the limit"),
-            Self::Unreadable { path, reason } => write!(f, "cannot read {path}: {reason}"),
+            Self::Unreadable { path, source } => write!(f, "cannot read {path}: {source}"),
         }
     }
 }
 
-impl std::error::Error for FileError {}
+impl std::error::Error for FileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Unreadable { source, .. } => Some(source.get()),
+            _ => None,
+        }
+    }
+}
 
 /// The document folders: walking them by the scan rules, reading files.
 /// Paths are absolute strings; roots are already resolved.
@@ -319,8 +327,10 @@ pub enum IndexError {
     DimensionMismatch { stored: usize, model: usize },
     /// Another process holds the sync lock; `reason` names it and says what to do.
     Busy { reason: String },
-    /// Storage failure; the message names the path and the cause.
+    /// Storage failure; the message names the path and what is wrong.
     Storage { reason: String },
+    /// The OS refused an operation; `context` names it and the path.
+    Io { context: String, source: Cause },
 }
 
 impl std::fmt::Display for IndexError {
@@ -332,11 +342,19 @@ impl std::fmt::Display for IndexError {
                  point DB_PATH at a new folder or re-ingest everything with the new model"
             ),
             Self::Busy { reason } | Self::Storage { reason } => f.write_str(reason),
+            Self::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
 }
 
-impl std::error::Error for IndexError {}
+impl std::error::Error for IndexError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source.get()),
+            _ => None,
+        }
+    }
+}
 
 /// One consistent read of the index, like tantivy's `Searcher`: every call
 /// sees the same generation, so a query's searches, chunks, titles and

@@ -104,7 +104,9 @@ impl crate::ports::Files for MapFiles {
                 .get(path)
                 .ok_or_else(|| crate::ports::FileError::Unreadable {
                     path: path.into(),
-                    reason: "No such file or directory".into(),
+                    source: crate::error::Cause::new(std::io::Error::from(
+                        std::io::ErrorKind::NotFound,
+                    )),
                 })?;
         if bytes.len() as u64 > max_bytes {
             return Err(crate::ports::FileError::TooLarge {

@@ -53,3 +53,27 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use minirag_core::formats::{FormatKind, FORMATS};
+    use minirag_core::ports::{ConvertError, ConvertRequest};
+
+    /// The format table and the converter's arms cannot drift apart.
+    #[test]
+    fn every_readable_format_has_a_converter() {
+        for f in FORMATS.iter().filter(|f| f.kind == FormatKind::Document) {
+            let r = super::convert_unguarded(ConvertRequest {
+                name: "x",
+                format: f.key,
+                bytes: b"",
+            });
+            assert!(
+                !matches!(r, Err(ConvertError::Unsupported { .. })),
+                "{} ({}) has no converter",
+                f.name,
+                f.key
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@ pub mod scan;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use minirag_core::error::Cause;
 use minirag_core::ports::{FileError, FileRead, Files, Scan};
 use sha2::Digest;
 
@@ -29,7 +30,7 @@ pub fn mtime_of(meta: &std::fs::Metadata) -> f64 {
 fn unreadable(path: &str, e: std::io::Error) -> FileError {
     FileError::Unreadable {
         path: path.into(),
-        reason: e.to_string(),
+        source: Cause::new(e),
     }
 }
 
@@ -106,10 +107,12 @@ mod tests {
         let err = LocalFiles.read(&folder, 10).unwrap_err();
         assert!(err.to_string().contains("is a folder"), "{err}");
         let missing = dir.path().join("missing.md").display().to_string();
-        assert!(matches!(
-            LocalFiles.read(&missing, 10),
-            Err(FileError::Unreadable { .. })
-        ));
+        let err = LocalFiles.read(&missing, 10).unwrap_err();
+        let os = std::error::Error::source(&err).expect("the OS error is kept");
+        assert_eq!(
+            os.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+            Some(std::io::ErrorKind::NotFound)
+        );
     }
 
     #[test]

@@ -65,6 +65,15 @@ pub struct Snapshot {
     pub vector_bytes: u64,
 }
 
+/// The OS refused `what` on `path`; the OS error is kept as the source.
+pub fn io(path: &Path, what: &str, e: std::io::Error) -> IndexError {
+    IndexError::Io {
+        context: format!("{what} {}", path.display()),
+        source: minirag_core::error::Cause::new(e),
+    }
+}
+
+/// Something is wrong with `path` that is not an OS error (corrupt, unknown version).
 pub fn storage(path: &Path, what: &str, e: impl std::fmt::Display) -> IndexError {
     IndexError::Storage {
         reason: format!("{what} {}: {e}", path.display()),
@@ -119,7 +128,7 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
     let bytes = match fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(storage(&path, "cannot read", e)),
+        Err(e) => return Err(io(&path, "cannot read", e)),
     };
     let corrupt = |why: &str| {
         storage(
@@ -256,11 +265,11 @@ pub fn write_snapshot(
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(|e| storage(&tmp, "cannot create", e))?;
+    let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
     f.write_all(bytes)
-        .map_err(|e| storage(&tmp, "cannot write", e))?;
-    f.sync_all().map_err(|e| storage(&tmp, "cannot fsync", e))?;
-    fs::rename(&tmp, path).map_err(|e| storage(path, "cannot rename into", e))
+        .map_err(|e| io(&tmp, "cannot write", e))?;
+    f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
+    fs::rename(&tmp, path).map_err(|e| io(path, "cannot rename into", e))
 }
 
 /// Before a compaction replaces the snapshot: the current one becomes the
@@ -269,14 +278,14 @@ pub fn keep_previous_snapshot(paths: &Paths) -> Result<(), IndexError> {
     let prev = paths.prev_meta();
     match fs::remove_file(&prev) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(storage(&prev, "cannot remove", e))
+            return Err(io(&prev, "cannot remove", e))
         }
         _ => {}
     }
     // A hard link: no bytes copied, and the rename of the new snapshot over
     // snapshot.meta leaves the linked file as it was.
     match fs::hard_link(paths.meta(), &prev) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(storage(&prev, "cannot link", e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&prev, "cannot link", e)),
         _ => Ok(()),
     }
 }
@@ -286,7 +295,7 @@ pub fn keep_previous_snapshot(paths: &Paths) -> Result<(), IndexError> {
 pub fn keep_previous_wal(paths: &Paths) -> Result<(), IndexError> {
     match fs::rename(paths.wal(), paths.prev_wal()) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(storage(&paths.wal(), "cannot rename", e))
+            Err(io(&paths.wal(), "cannot rename", e))
         }
         _ => Ok(()),
     }
@@ -350,7 +359,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
                 tail: 0,
             })
         }
-        Err(e) => return Err(storage(&path, "cannot open", e)),
+        Err(e) => return Err(io(&path, "cannot open", e)),
     };
     let mut head = [0u8; 16];
     if f.read_exact(&mut head).is_err() || &head[..8] != WAL_MAGIC {
@@ -365,10 +374,10 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
     let generation = u64::from_le_bytes(head[8..16].try_into().unwrap());
     let start = from.max(WAL_HEADER);
     f.seek(SeekFrom::Start(start))
-        .map_err(|e| storage(&path, "cannot seek in", e))?;
+        .map_err(|e| io(&path, "cannot seek in", e))?;
     let mut rest = Vec::new();
     f.read_to_end(&mut rest)
-        .map_err(|e| storage(&path, "cannot read", e))?;
+        .map_err(|e| io(&path, "cannot read", e))?;
     let mut ops = Vec::new();
     let mut pos = 0usize;
     while rest.len() - pos >= 8 {
@@ -403,11 +412,8 @@ pub fn append_wal(paths: &Paths, end: u64, op: &Op) -> Result<u64, IndexError> {
     let mut f = OpenOptions::new()
         .write(true)
         .open(&path)
-        .map_err(|e| storage(&path, "cannot open", e))?;
-    let len = f
-        .metadata()
-        .map_err(|e| storage(&path, "cannot stat", e))?
-        .len();
+        .map_err(|e| io(&path, "cannot open", e))?;
+    let len = f.metadata().map_err(|e| io(&path, "cannot stat", e))?.len();
     if len > end {
         eprintln!(
             "warn: {}: cut a torn tail of {} byte(s) left by an interrupted write",
@@ -415,18 +421,17 @@ pub fn append_wal(paths: &Paths, end: u64, op: &Op) -> Result<u64, IndexError> {
             len - end
         );
         f.set_len(end)
-            .map_err(|e| storage(&path, "cannot truncate", e))?;
+            .map_err(|e| io(&path, "cannot truncate", e))?;
     }
     f.seek(SeekFrom::Start(end))
-        .map_err(|e| storage(&path, "cannot seek in", e))?;
+        .map_err(|e| io(&path, "cannot seek in", e))?;
     let mut rec = Vec::with_capacity(8 + payload.len());
     rec.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     rec.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     rec.extend_from_slice(&payload);
     f.write_all(&rec)
-        .map_err(|e| storage(&path, "cannot append to", e))?;
-    f.sync_data()
-        .map_err(|e| storage(&path, "cannot fsync", e))?;
+        .map_err(|e| io(&path, "cannot append to", e))?;
+    f.sync_data().map_err(|e| io(&path, "cannot fsync", e))?;
     Ok(end + rec.len() as u64)
 }
 
@@ -441,8 +446,8 @@ impl WriterLock {
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| storage(&path, "cannot open", e))?;
-        f.lock().map_err(|e| storage(&path, "cannot lock", e))?;
+            .map_err(|e| io(&path, "cannot open", e))?;
+        f.lock().map_err(|e| io(&path, "cannot lock", e))?;
         Ok(Self(f))
     }
 }

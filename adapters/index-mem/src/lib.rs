@@ -256,10 +256,10 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
     let dim = snap.dim as usize;
     let map = if snap.vector_bytes > 0 {
         let path = paths.dir.join(&snap.vector_file);
-        let file = File::open(&path).map_err(|e| disk::storage(&path, "cannot open", e))?;
+        let file = File::open(&path).map_err(|e| disk::io(&path, "cannot open", e))?;
         // SAFETY: vector files are written once, renamed into place and never
         // modified; a replaced file stays valid while mapped.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| disk::storage(&path, "cannot map", e))?;
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| disk::io(&path, "cannot map", e))?;
         Some((path, map))
     } else {
         None

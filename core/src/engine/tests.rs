@@ -1063,3 +1063,19 @@ fn a_failing_keyword_side_is_a_notice_not_silence() {
         "{notice}"
     );
 }
+
+#[test]
+fn errors_keep_their_cause() {
+    let f = fixture();
+    let err = f.engine.ingest_path("/docs/missing.md").unwrap_err();
+    assert!(
+        err.to_string().contains("cannot read /docs/missing.md"),
+        "{err}"
+    );
+    let file = std::error::Error::source(&err).expect("the file error");
+    let os = file.source().expect("the OS error");
+    assert_eq!(
+        os.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+        Some(std::io::ErrorKind::NotFound)
+    );
+}
