@@ -17,7 +17,7 @@ pub enum FormatKind {
 pub struct Format {
     /// Shown to people.
     pub name: &'static str,
-    /// What [`crate::ports::ConvertRequest::format`] carries for this format.
+    /// The format key a converter is asked for (`ConvertRequest::format`).
     pub key: &'static str,
     /// Lower-case, without the dot.
     pub extensions: &'static [&'static str],

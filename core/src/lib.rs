@@ -12,6 +12,7 @@
 //! - [`config`]: environment + flags → [`config::Config`] (§3).
 //! - [`engine`]: the ingest and query use cases, generic over the ports.
 
+pub mod cause;
 pub mod chunk;
 pub mod config;
 pub mod datauri;

@@ -6,8 +6,8 @@
 
 use std::ops::RangeInclusive;
 
+use crate::cause::Cause;
 use crate::chunk::Chunk;
-use crate::error::Cause;
 use crate::search::Scope;
 pub use crate::search::{Candidate, ChunkKey};
 pub use crate::tokens::TokenCounter;

@@ -104,7 +104,7 @@ impl crate::ports::Files for MapFiles {
                 .get(path)
                 .ok_or_else(|| crate::ports::FileError::Unreadable {
                     path: path.into(),
-                    source: crate::error::Cause::new(std::io::Error::from(
+                    source: crate::cause::Cause::new(std::io::Error::from(
                         std::io::ErrorKind::NotFound,
                     )),
                 })?;
