@@ -1,6 +1,7 @@
 //! The minirag domain.
 //!
-//! Everything here is pure: no file system, no network, no clock, no threads.
+//! Everything here is pure: no file system, no network, no clock; the only
+//! threads are scoped ones a use case joins before it returns.
 //! The outside world reaches the domain only through the traits in [`ports`],
 //! which the crates under `adapters/` implement and `bins/` wires together.
 //!
@@ -10,6 +11,8 @@
 //! - [`title`]: document titles (§4.7) and [`datauri`] image stripping (§4.1).
 //! - [`search`]: query validation, weighted RRF, filters, result shaping (§5).
 //! - [`config`]: environment + flags → [`config::Config`] (§3).
+//! - [`formats`]: the one table of formats the product knows.
+//! - [`sync`]: the staleness rule, the sync plan and its runner (§6).
 //! - [`engine`]: the ingest and query use cases, generic over the ports.
 
 pub mod cause;
