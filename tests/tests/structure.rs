@@ -6,6 +6,7 @@ use std::net::TcpListener;
 use std::path::Path;
 
 use minirag_blackbox::{model_dir, Corpus};
+use minirag_embed_candle::source::{OPTIONAL, REQUIRED};
 use serde_json::Value;
 
 /// Serves `body` as text/plain to every connection until the test ends.
@@ -59,14 +60,12 @@ fn url_max_bytes_takes_effect() {
 
 fn copy_model(to: &Path, tweak: impl Fn(&str, Vec<u8>) -> Vec<u8>) {
     std::fs::create_dir_all(to.join("1_Pooling")).unwrap();
-    for f in [
-        "config.json",
-        "tokenizer.json",
-        "model.safetensors",
-        "modules.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-    ] {
+    // Every file the model's identity reads.
+    let files = REQUIRED
+        .iter()
+        .chain(&["model.safetensors"])
+        .chain(&OPTIONAL);
+    for f in files {
         let bytes = std::fs::read(model_dir().join(f)).unwrap();
         std::fs::write(to.join(f), tweak(f, bytes)).unwrap();
     }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use minirag_core::ports::Embedder;
+use minirag_embed_candle::source::{OPTIONAL, REQUIRED};
 use minirag_embed_candle::{LazyEmbedder, ModelSource};
 
 fn model_dir() -> PathBuf {
@@ -15,14 +16,12 @@ fn model_dir() -> PathBuf {
 
 fn copy_model(to: &Path) {
     std::fs::create_dir_all(to.join("1_Pooling")).unwrap();
-    for f in [
-        "config.json",
-        "tokenizer.json",
-        "model.safetensors",
-        "modules.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-    ] {
+    // Every file the model's identity reads.
+    let files = REQUIRED
+        .iter()
+        .chain(&["model.safetensors"])
+        .chain(&OPTIONAL);
+    for f in files {
         std::fs::copy(model_dir().join(f), to.join(f)).unwrap();
         let mut perms = std::fs::metadata(to.join(f)).unwrap().permissions();
         #[allow(clippy::permissions_set_readonly_false)]
