@@ -5,6 +5,7 @@ mod app;
 mod cli;
 mod instructions;
 mod payload;
+mod resources;
 mod server;
 
 use clap::Parser;

@@ -1,6 +1,9 @@
 //! One function per tool that builds its answer, shared by the MCP server
-//! and the CLI (`--json` prints the same payload the tool returns).
+//! and the CLI (`--json` prints the same payload the tool returns). Each
+//! answer is a typed struct: the MCP `outputSchema` is derived from the same
+//! type that builds the payload, so the two cannot drift apart.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -10,73 +13,268 @@ use minirag_core::search::{QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
 use minirag_core::CHUNK_SCHEME;
-use serde_json::{json, Map, Value};
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::app::{App, VERSION};
 
-pub fn result_json(r: &ResultItem) -> Value {
-    json!({
-        "text": r.text,
-        "source": r.source,
-        "title": r.title,
-        "chunkIndex": r.chunk_index,
-        "score": r.score,
-        "distance": r.distance,
-        "parentId": r.parent_id,
+/// A payload as the JSON both shells print.
+pub fn value(payload: &impl Serialize) -> Value {
+    serde_json::to_value(payload).unwrap_or(Value::Null)
+}
+
+/// One hit (or one neighbouring chunk).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    pub text: String,
+    /// Absolute path, URL or data id of the document.
+    pub source: String,
+    pub title: String,
+    pub chunk_index: u32,
+    /// Fused rank score (higher is better); 0 for neighbours.
+    pub score: f64,
+    /// Squared L2 distance of the unit vectors, when the vector side matched.
+    pub distance: Option<f32>,
+    /// Id of the parent section in `parents`.
+    pub parent_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceHits {
+    pub source: String,
+    pub title: String,
+    pub hits: usize,
+    /// The source relative to its root, for people.
+    pub display_path: String,
+}
+
+/// `query_documents`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryAnswer {
+    pub results: Vec<Hit>,
+    pub sources: Vec<SourceHits>,
+    /// Parent id → the whole parent section, once per section.
+    pub parents: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// `ingest_file`, `ingest_data`, `ingest_url`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Ingested {
+    pub source: String,
+    pub chunk_count: usize,
+    pub title: String,
+    /// Set when the chunks were stored without vectors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// `read_chunk_neighbors`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Neighbors {
+    pub chunks: Vec<Hit>,
+}
+
+/// `read_file`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    pub source: String,
+    /// `file`, `data` or `url`.
+    pub source_type: String,
+    pub title: String,
+    pub chunk_count: u32,
+    /// The document as Markdown, rebuilt from its chunks.
+    pub text: String,
+}
+
+/// `delete_file`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Deleted {
+    pub source: String,
+    pub deleted_chunks: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedFile {
+    pub source: String,
+    pub source_type: String,
+    pub title: String,
+    /// `ingested`, `stale`, `stale_scheme`, `not_ingested` or `unlisted`.
+    pub state: String,
+    pub chunk_count: u32,
+    pub ocr_engine: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnlistedFolder {
+    pub path: String,
+    /// The OS error; null for a root that is an empty folder.
+    pub error: Option<String>,
+    pub indexed_count: usize,
+    pub message: String,
+}
+
+/// `list_files`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileList {
+    pub files: Vec<ListedFile>,
+    pub unlisted_folders: Vec<UnlistedFolder>,
+}
+
+/// `status`: always answers; without a configuration only `version` and
+/// `configError`.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid_weight: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_scheme: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_chunk_count: Option<u64>,
+    /// Chunks without vectors: stored while no model loaded, or waiting to be
+    /// re-embedded after a model change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectorless_chunk_count: Option<u64>,
+    /// The model whose vectors the index holds (its content id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme_warning: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    pub scanned: u64,
+    pub ingested: u64,
+    pub reembedded: u64,
+    pub skipped: u64,
+    pub moved: u64,
+    pub deleted: u64,
+    /// Always 0: document labels are out of scope.
+    pub relabelled: u64,
+    pub unreadable: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SourceError {
+    pub source: String,
+    pub error: String,
+}
+
+/// The CLI's `sync --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Synced {
+    pub counts: Counts,
+    pub errors: Vec<SourceError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+pub fn counts(c: &SyncCounts) -> Counts {
+    Counts {
+        scanned: c.scanned,
+        ingested: c.ingested,
+        reembedded: c.reembedded,
+        skipped: c.skipped,
+        moved: c.moved,
+        deleted: c.deleted,
+        relabelled: 0,
+        unreadable: c.unreadable,
+        failed: c.failed,
+    }
+}
+
+pub fn source_errors(r: &SyncReport) -> Vec<SourceError> {
+    r.errors
+        .iter()
+        .map(|(s, e)| SourceError {
+            source: s.clone(),
+            error: e.clone(),
+        })
+        .collect()
+}
+
+pub fn notice_of(r: &SyncReport) -> Option<String> {
+    (!r.notices.is_empty()).then(|| r.notices.join(" "))
+}
+
+pub fn sync_json(r: &SyncReport) -> Value {
+    value(&Synced {
+        counts: counts(&r.counts),
+        errors: source_errors(r),
+        notice: notice_of(r),
     })
+}
+
+fn hit(r: &ResultItem) -> Hit {
+    Hit {
+        text: r.text.clone(),
+        source: r.source.clone(),
+        title: r.title.clone(),
+        chunk_index: r.chunk_index,
+        score: r.score,
+        distance: r.distance,
+        parent_id: r.parent_id.clone(),
+    }
 }
 
 pub fn query_json(r: &QueryResponse) -> Value {
-    let mut parents = Map::new();
-    for (id, text) in &r.parents {
-        parents.insert(id.clone(), Value::String(text.clone()));
-    }
-    let mut out = json!({
-        "results": r.results.iter().map(result_json).collect::<Vec<_>>(),
-        "sources": r.sources.iter().map(|s| json!({
-            "source": s.source, "title": s.title, "hits": s.hits, "displayPath": s.display_path,
-        })).collect::<Vec<_>>(),
-        "parents": parents,
-    });
-    if let Some(n) = &r.notice {
-        out["notice"] = json!(n);
-    }
-    out
-}
-
-/// What every ingest tool answers: source, chunk count, title, and the
-/// notice when the chunks were stored without vectors.
-pub fn ingest_json(out: &IngestOutcome) -> Value {
-    let mut v = json!({ "source": out.source, "chunkCount": out.chunk_count, "title": out.title });
-    if let Some(n) = &out.notice {
-        v["notice"] = json!(n);
-    }
-    v
-}
-
-pub fn counts_json(c: &SyncCounts) -> Value {
-    json!({
-        "scanned": c.scanned, "ingested": c.ingested, "reembedded": c.reembedded,
-        "skipped": c.skipped, "moved": c.moved, "deleted": c.deleted, "relabelled": 0,
-        "unreadable": c.unreadable, "failed": c.failed,
+    value(&QueryAnswer {
+        results: r.results.iter().map(hit).collect(),
+        sources: r
+            .sources
+            .iter()
+            .map(|s| SourceHits {
+                source: s.source.clone(),
+                title: s.title.clone(),
+                hits: s.hits,
+                display_path: s.display_path.clone(),
+            })
+            .collect(),
+        parents: r.parents.iter().cloned().collect(),
+        notice: r.notice.clone(),
     })
 }
 
-pub fn errors_json(r: &SyncReport) -> Value {
-    json!(r
-        .errors
-        .iter()
-        .map(|(s, e)| json!({"source": s, "error": e}))
-        .collect::<Vec<_>>())
-}
-
-/// The CLI's `sync --json` answer (the MCP job carries the same fields).
-pub fn sync_json(r: &SyncReport) -> Value {
-    let mut v = json!({"counts": counts_json(&r.counts), "errors": errors_json(r)});
-    if !r.notices.is_empty() {
-        v["notice"] = json!(r.notices.join(" "));
-    }
-    v
+/// What every ingest tool answers.
+pub fn ingest_json(out: &IngestOutcome) -> Value {
+    value(&Ingested {
+        source: out.source.clone(),
+        chunk_count: out.chunk_count,
+        title: out.title.clone(),
+        notice: out.notice.clone(),
+    })
 }
 
 impl App {
@@ -92,44 +290,59 @@ impl App {
     pub fn status(&self) -> Value {
         let config = match &self.config {
             Ok(c) => c,
-            Err(e) => return json!({ "version": VERSION, "configError": e.to_string() }),
+            Err(e) => {
+                return value(&Status {
+                    version: VERSION.into(),
+                    config_error: Some(e.to_string()),
+                    ..Status::default()
+                })
+            }
         };
-        let mut out = json!({
-            "version": VERSION,
-            "roots": self.root_strings(),
-            "dbPath": config.db_path,
-            "model": config.model_path.clone().unwrap_or_else(|| config.model_name.clone()),
-            "hybridWeight": config.hybrid_weight,
-            "chunkScheme": CHUNK_SCHEME,
-        });
+        let mut out = Status {
+            version: VERSION.into(),
+            roots: Some(self.root_strings()),
+            db_path: Some(config.db_path.clone()),
+            model: Some(
+                config
+                    .model_path
+                    .clone()
+                    .unwrap_or_else(|| config.model_name.clone()),
+            ),
+            hybrid_weight: Some(config.hybrid_weight),
+            chunk_scheme: Some(CHUNK_SCHEME),
+            ..Status::default()
+        };
         let stats = self.engine().and_then(|e| {
             let view = e.ports().index.read()?;
             Ok((view.stats()?, view.vector_model()))
         });
         match stats {
             Ok((s, vector_model)) => {
-                out["chunkCount"] = json!(s.chunk_count);
-                out["sourceCount"] = json!(s.source_count);
-                out["staleChunkCount"] = json!(s.stale_chunk_count);
-                out["vectorlessChunkCount"] = json!(s.vectorless_chunk_count);
-                out["vectorModel"] = json!(vector_model);
+                out.chunk_count = Some(s.chunk_count);
+                out.source_count = Some(s.source_count);
+                out.stale_chunk_count = Some(s.stale_chunk_count);
+                out.vectorless_chunk_count = Some(s.vectorless_chunk_count);
+                out.vector_model = vector_model;
                 if s.stale_chunk_count > 0 {
-                    out["schemeWarning"] = json!(format!(
+                    out.scheme_warning = Some(format!(
                         "{} chunk(s) predate the current chunking scheme. Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
                         s.stale_chunk_count
                     ));
                 }
             }
-            Err(e) => out["indexError"] = json!(e.to_string()),
+            Err(e) => out.index_error = Some(e.to_string()),
         }
         if let Some(embedder) = self.embedder() {
-            out["embedder"] = json!(if embedder.is_loaded() {
-                "loaded"
-            } else {
-                "loads on first use"
-            });
+            out.embedder = Some(
+                if embedder.is_loaded() {
+                    "loaded"
+                } else {
+                    "loads on first use"
+                }
+                .into(),
+            );
         }
-        out
+        value(&out)
     }
 
     pub fn ingest_file(&self, path: &Path) -> Result<Value> {
@@ -160,12 +373,12 @@ impl App {
 
     pub fn read_file(&self, source: &str) -> Result<Value> {
         let doc = self.engine()?.read_document(source)?;
-        Ok(json!({
-            "source": doc.record.source,
-            "sourceType": doc.record.source_type.as_str(),
-            "title": doc.record.title,
-            "chunkCount": doc.record.chunk_count,
-            "text": doc.text,
+        Ok(value(&Document {
+            source: doc.record.source,
+            source_type: doc.record.source_type.as_str().into(),
+            title: doc.record.title,
+            chunk_count: doc.record.chunk_count,
+            text: doc.text,
         }))
     }
 
@@ -179,32 +392,45 @@ impl App {
         let items = self
             .engine()?
             .neighbors(source, chunk_index, before, after)?;
-        Ok(json!({ "chunks": items.iter().map(result_json).collect::<Vec<_>>() }))
+        Ok(value(&Neighbors {
+            chunks: items.iter().map(hit).collect(),
+        }))
     }
 
     pub fn delete(&self, source: &str) -> Result<Value> {
         let n = self.engine()?.delete(source)?;
-        Ok(json!({ "source": source, "deletedChunks": n }))
+        Ok(value(&Deleted {
+            source: source.into(),
+            deleted_chunks: n,
+        }))
     }
 
     pub fn list_files(&self, scope: &[String]) -> Result<Value> {
         let listing = self.engine()?.list_files(scope)?;
-        let files: Vec<Value> = listing
-            .files
-            .iter()
-            .map(|f| {
-                json!({"source": f.source, "sourceType": f.source_type.as_str(), "title": f.title,
-                       "state": f.state, "chunkCount": f.chunk_count, "ocrEngine": ""})
-            })
-            .collect();
-        let unlisted: Vec<Value> = listing
-            .unlisted
-            .iter()
-            .map(|u| {
-                json!({"path": u.path, "error": u.error, "indexedCount": u.indexed_count, "message": u.message})
-            })
-            .collect();
-        Ok(json!({ "files": files, "unlistedFolders": unlisted }))
+        Ok(value(&FileList {
+            files: listing
+                .files
+                .into_iter()
+                .map(|f| ListedFile {
+                    source: f.source,
+                    source_type: f.source_type.as_str().into(),
+                    title: f.title,
+                    state: f.state.into(),
+                    chunk_count: f.chunk_count,
+                    ocr_engine: String::new(),
+                })
+                .collect(),
+            unlisted_folders: listing
+                .unlisted
+                .into_iter()
+                .map(|u| UnlistedFolder {
+                    path: u.path,
+                    error: u.error,
+                    indexed_count: u.indexed_count,
+                    message: u.message,
+                })
+                .collect(),
+        }))
     }
 
     /// Runs one sync over the roots, or over `scope` (a folder or file under them).

@@ -9,20 +9,26 @@ use anyhow::Result;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig,
+    CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{
     schemars, tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler,
     ServiceExt,
 };
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::app::{now_unix, App};
 use crate::instructions::{instructions, QUERY_DESCRIPTION};
-use crate::payload::{counts_json, errors_json};
+use crate::payload::{
+    counts, notice_of, source_errors, value, Counts, Deleted, Document, FileList, Ingested,
+    Neighbors, QueryAnswer, SourceError, Status,
+};
+use crate::resources;
 use minirag_core::time::iso_utc;
 
 fn default_top_k() -> i64 {
@@ -149,7 +155,49 @@ pub struct NoArgs {}
 /// The one retained sync job.
 #[derive(Default)]
 pub struct Jobs {
-    current: Mutex<Option<Value>>,
+    current: Mutex<Option<SyncJob>>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct JobProgress {
+    pub done: u64,
+    pub total: u64,
+}
+
+/// A sync job's state, counts and errors.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobBody {
+    /// `running`, `succeeded` or `failed`.
+    pub state: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub counts: Counts,
+    pub errors: Vec<SourceError>,
+    /// Why the job failed as a whole.
+    pub error: Option<String>,
+    pub progress: JobProgress,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// `sync_status`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncJob {
+    pub job_id: String,
+    #[serde(flatten)]
+    pub body: JobBody,
+}
+
+/// `sync_start`: the job id, and the finished job when the call carried a
+/// progress token (the sync then ran inside the call).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncStarted {
+    pub job_id: String,
+    #[serde(flatten)]
+    pub finished: Option<JobBody>,
 }
 
 #[derive(Clone)]
@@ -160,10 +208,10 @@ pub struct Server {
     tool_router: ToolRouter<Self>,
 }
 
+/// The payload as structured content, and as the same JSON in a text block
+/// for clients that read only text.
 fn ok(v: Value) -> Result<CallToolResult, McpError> {
-    Ok(CallToolResult::success(vec![ContentBlock::text(
-        serde_json::to_string(&v).unwrap_or_default(),
-    )]))
+    Ok(CallToolResult::structured(v))
 }
 
 fn fail(msg: impl std::fmt::Display) -> Result<CallToolResult, McpError> {
@@ -204,7 +252,12 @@ impl Server {
         }
     }
 
-    #[tool(description = QUERY_DESCRIPTION)]
+    #[tool(
+        description = QUERY_DESCRIPTION,
+        title = "Search documents",
+        output_schema = rmcp::handler::server::common::schema_for_output::<QueryAnswer>(),
+        annotations(title = "Search documents", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
     async fn query_documents(
         &self,
         Parameters(a): Parameters<QueryArgs>,
@@ -214,7 +267,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Index one file (absolute path under a configured root); re-ingesting replaces its previous chunks atomically. Returns source, chunkCount and title."
+        description = "Index one file (absolute path under a configured root); re-ingesting replaces its previous chunks atomically. Returns source, chunkCount and title.",
+        title = "Index a file",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Ingested>(),
+        annotations(title = "Index a file", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn ingest_file(
         &self,
@@ -229,7 +285,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Index text you pass in (format text, markdown or html) under any source id; re-using an id replaces its content. Returns source, chunkCount and title."
+        description = "Index text you pass in (format text, markdown or html) under any source id; re-using an id replaces its content. Returns source, chunkCount and title.",
+        title = "Index text",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Ingested>(),
+        annotations(title = "Index text", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn ingest_data(
         &self,
@@ -240,7 +299,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Fetch an http(s) URL, convert it to Markdown and index it (source defaults to the URL). The only tool that touches the network."
+        description = "Fetch an http(s) URL, convert it to Markdown and index it (source defaults to the URL). The only tool that touches the network.",
+        title = "Index a web page",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Ingested>(),
+        annotations(title = "Index a web page", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true)
     )]
     async fn ingest_url(
         &self,
@@ -251,7 +313,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Read chunks around a hit: chunkIndex-before .. chunkIndex+after of one document (filePath or source), in order."
+        description = "Read chunks around a hit: chunkIndex-before .. chunkIndex+after of one document (filePath or source), in order.",
+        title = "Read neighbouring chunks",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Neighbors>(),
+        annotations(title = "Read neighbouring chunks", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn read_chunk_neighbors(
         &self,
@@ -266,7 +331,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Read a whole indexed document back as Markdown, rebuilt from its chunks with its headings (filePath or source)."
+        description = "Read a whole indexed document back as Markdown, rebuilt from its chunks with its headings (filePath or source).",
+        title = "Read a document",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Document>(),
+        annotations(title = "Read a document", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn read_file(
         &self,
@@ -290,7 +358,10 @@ impl Server {
     }
 
     #[tool(
-        description = "List files under the configured roots with their index state (ingested, stale, stale_scheme, not_ingested) plus indexed data and URL sources; optional scope."
+        description = "List files under the configured roots with their index state (ingested, stale, stale_scheme, not_ingested) plus indexed data and URL sources; optional scope.",
+        title = "List files and their index state",
+        output_schema = rmcp::handler::server::common::schema_for_output::<FileList>(),
+        annotations(title = "List files and their index state", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn list_files(
         &self,
@@ -301,7 +372,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Remove one document from the index (filePath or source). The file itself is untouched and comes back on the next sync if it is still under a root."
+        description = "Remove one document from the index (filePath or source). The file itself is untouched and comes back on the next sync if it is still under a root.",
+        title = "Remove a document from the index",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Deleted>(),
+        annotations(title = "Remove a document from the index", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn delete_file(
         &self,
@@ -316,7 +390,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Index status: roots, index path, model, chunk and source counts, and any configuration or index error. Always answers."
+        description = "Index status: roots, index path, model, chunk and source counts, and any configuration or index error. Always answers.",
+        title = "Index status",
+        output_schema = rmcp::handler::server::common::schema_for_output::<Status>(),
+        annotations(title = "Index status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn status(&self, Parameters(_): Parameters<NoArgs>) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
@@ -324,7 +401,10 @@ impl Server {
     }
 
     #[tool(
-        description = "Start a background sync of the roots (or of one folder or file under them): new and changed files are indexed, moved files re-pathed, deleted files removed. Returns a jobId for sync_status. When the request carries a progress token, the sync runs to the end inside the call, reports progress per file, honours cancellation, and returns the finished job."
+        description = "Start a background sync of the roots (or of one folder or file under them): new and changed files are indexed, moved files re-pathed, deleted files removed. Returns a jobId for sync_status. When the request carries a progress token, the sync runs to the end inside the call, reports progress per file, honours cancellation, and returns the finished job.",
+        title = "Sync the folders",
+        output_schema = rmcp::handler::server::common::schema_for_output::<SyncStarted>(),
+        annotations(title = "Sync the folders", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn sync_start(
         &self,
@@ -333,8 +413,19 @@ impl Server {
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
         let jobs = self.jobs.clone();
+        // After a sync that changed the set of documents, tell the client
+        // its resource list is stale.
+        let on_change = {
+            let peer = ctx.peer.clone();
+            let runtime = tokio::runtime::Handle::current();
+            move || {
+                runtime.spawn(async move {
+                    let _ = peer.notify_resource_list_changed().await;
+                });
+            }
+        };
         let Some(token) = ctx.meta.get_progress_token() else {
-            return blocking(move || start_job(app, jobs, a.path, None)).await;
+            return blocking(move || start_job(app, jobs, a.path, None, on_change)).await;
         };
         let cancel = Arc::new(AtomicBool::new(false));
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64, String)>();
@@ -360,14 +451,18 @@ impl Server {
         let notify: Notify = Box::new(move |done, total, line: &str| {
             let _ = tx.send((done, total, line.to_string()));
         });
-        let result = blocking(move || start_job(app, jobs, a.path, Some((notify, cancel)))).await;
+        let result =
+            blocking(move || start_job(app, jobs, a.path, Some((notify, cancel)), on_change)).await;
         let _ = forward.await;
         watcher.abort();
         result
     }
 
     #[tool(
-        description = "State of a sync job started by sync_start: state, counts, errors and progress (files done / total)."
+        description = "State of a sync job started by sync_start: state, counts, errors and progress (files done / total).",
+        title = "Sync job status",
+        output_schema = rmcp::handler::server::common::schema_for_output::<SyncJob>(),
+        annotations(title = "Sync job status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn sync_status(
         &self,
@@ -380,7 +475,7 @@ impl Server {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         match job {
-            Some(j) if j["jobId"] == json!(a.job_id) => ok(j),
+            Some(j) if j.job_id == a.job_id => ok(value(&j)),
             _ => fail(format!(
                 "Unknown sync job '{}' (only the latest job is retained)",
                 a.job_id
@@ -403,6 +498,7 @@ fn start_job(
     jobs: Arc<Jobs>,
     path: Option<String>,
     notify: Option<(Notify, Arc<AtomicBool>)>,
+    on_change: impl FnOnce() + Send + 'static,
 ) -> Result<Value> {
     let scope = match &path {
         Some(p) => Some(app.contain(p, true)?.display().to_string()),
@@ -415,15 +511,23 @@ fn start_job(
     );
     let session = {
         let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        if current.as_ref().is_some_and(|j| j["state"] == "running") {
+        if current.as_ref().is_some_and(|j| j.body.state == "running") {
             anyhow::bail!("A sync job is already running");
         }
         let session = engine.begin_sync(scope.as_deref())?;
-        *current = Some(json!({
-            "jobId": id, "state": "running", "startedAt": iso_utc(now_unix()), "finishedAt": null,
-            "counts": counts_json(&Default::default()), "errors": [], "error": null,
-            "progress": {"done": 0, "total": 0},
-        }));
+        *current = Some(SyncJob {
+            job_id: id.clone(),
+            body: JobBody {
+                state: "running".into(),
+                started_at: iso_utc(now_unix()),
+                finished_at: None,
+                counts: Counts::default(),
+                errors: Vec::new(),
+                error: None,
+                progress: JobProgress { done: 0, total: 0 },
+                notice: None,
+            },
+        });
         session
     };
     let run = move |notify: Option<Notify>, cancel: Arc<AtomicBool>| {
@@ -435,7 +539,7 @@ fn start_job(
                 .as_mut()
             {
                 if total > 0 {
-                    j["progress"] = json!({"done": done, "total": total});
+                    j.body.progress = JobProgress { done, total };
                 }
             }
             if let Some(n) = &notify {
@@ -444,32 +548,44 @@ fn start_job(
         };
         // The session's lock is released inside, before the end is published.
         let result = engine.run_sync(session, &progress, &cancel);
+        let changed = result
+            .as_ref()
+            .is_ok_and(|r| r.counts.ingested + r.counts.moved + r.counts.deleted > 0);
         let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(j) = current.as_mut() else {
-            return Value::Null;
-        };
-        j["finishedAt"] = json!(iso_utc(now_unix()));
+        let j = current.as_mut()?;
+        j.body.finished_at = Some(iso_utc(now_unix()));
         match result {
             Ok(r) => {
-                j["counts"] = counts_json(&r.counts);
-                j["errors"] = errors_json(&r);
-                if !r.notices.is_empty() {
-                    j["notice"] = json!(r.notices.join(" "));
-                }
-                j["state"] = json!("succeeded");
+                j.body.counts = counts(&r.counts);
+                j.body.errors = source_errors(&r);
+                j.body.notice = notice_of(&r);
+                j.body.state = "succeeded".into();
             }
             Err(e) => {
-                j["error"] = json!(e.to_string());
-                j["state"] = json!("failed");
+                j.body.error = Some(e.to_string());
+                j.body.state = "failed".into();
             }
         }
-        j.clone()
+        if changed {
+            on_change();
+        }
+        Some(j.clone())
     };
     match notify {
-        Some((n, cancel)) => Ok(run(Some(n), cancel)),
+        Some((n, cancel)) => {
+            let job =
+                run(Some(n), cancel).ok_or_else(|| anyhow::anyhow!("the sync job vanished"))?;
+            Ok(value(&SyncStarted {
+                job_id: job.job_id,
+                finished: Some(job.body),
+            }))
+        }
         None => {
             std::thread::spawn(move || run(None, Arc::new(AtomicBool::new(false))));
-            Ok(json!({"jobId": id}))
+            Ok(value(&SyncStarted {
+                job_id: id,
+                finished: None,
+            }))
         }
     }
 }
@@ -490,9 +606,71 @@ impl ServerHandler for Server {
             .as_ref()
             .ok()
             .and_then(|c| c.instructions_append.clone());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("minirag-mcp", crate::app::VERSION))
             .with_instructions(instructions(append.as_deref()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let app = self.app.clone();
+        let cursor = request.and_then(|r| r.cursor);
+        let page = tokio::task::spawn_blocking(move || resources::list(&app, cursor.as_deref()))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let (items, next) = page;
+        let items = items
+            .into_iter()
+            .map(|l| {
+                Resource::new(l.uri, l.source)
+                    .with_title(l.title)
+                    .with_mime_type("text/markdown")
+            })
+            .collect();
+        let mut out = ListResourcesResult::with_all_items(items);
+        out.next_cursor = next;
+        Ok(out)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(resources::TEMPLATE, "document")
+                .with_title("An indexed document as Markdown")
+                .with_description(
+                    "source: a document's source (absolute path, URL or data id), percent-encoded",
+                )
+                .with_mime_type("text/markdown"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let app = self.app.clone();
+        let uri = request.uri.clone();
+        let text = tokio::task::spawn_blocking(move || resources::read(&app, &uri))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, request.uri).with_mime_type("text/markdown")
+        ])
+        .into())
     }
 }
 

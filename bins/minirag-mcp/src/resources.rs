@@ -1,0 +1,112 @@
+//! Indexed documents as MCP resources: `minirag://doc/{source}`, the source
+//! percent-encoded (RFC 6570 simple expansion), read back as Markdown like
+//! `read_file`. File sources obey the same containment as `read_file`.
+
+use anyhow::{anyhow, bail, Result};
+use minirag_core::ports::SourceType;
+use minirag_core::search::Scope;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+use crate::app::App;
+
+pub const PREFIX: &str = "minirag://doc/";
+pub const TEMPLATE: &str = "minirag://doc/{source}";
+/// Resources per `resources/list` page.
+pub const PAGE: usize = 100;
+
+/// Everything but RFC 3986's unreserved characters is encoded.
+const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+pub fn uri_of(source: &str) -> String {
+    format!("{PREFIX}{}", utf8_percent_encode(source, ENCODED))
+}
+
+pub fn source_of(uri: &str) -> Result<String> {
+    let Some(rest) = uri.strip_prefix(PREFIX) else {
+        bail!("Unknown resource URI {uri}: minirag resources look like {TEMPLATE}");
+    };
+    percent_decode_str(rest)
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| anyhow!("Resource URI {uri} does not decode to UTF-8"))
+}
+
+/// One listed document.
+pub struct Listed {
+    pub uri: String,
+    pub source: String,
+    pub title: String,
+}
+
+/// A page of indexed documents, sorted by source, and the next cursor.
+pub fn list(app: &App, cursor: Option<&str>) -> Result<(Vec<Listed>, Option<String>)> {
+    let start: usize = match cursor {
+        None => 0,
+        Some(c) => c.parse().map_err(|_| {
+            anyhow!("Invalid cursor '{c}': pass the nextCursor of the previous page")
+        })?,
+    };
+    let roots = app.root_strings();
+    let records: Vec<_> = app
+        .engine()?
+        .ports()
+        .index
+        .sources(&Scope::all())?
+        .into_iter()
+        .filter(|r| {
+            r.source_type != SourceType::File
+                || roots
+                    .iter()
+                    .any(|root| minirag_core::search::is_under(&r.source, root))
+        })
+        .collect();
+    let page: Vec<Listed> = records
+        .iter()
+        .skip(start)
+        .take(PAGE)
+        .map(|r| Listed {
+            uri: uri_of(&r.source),
+            source: r.source.clone(),
+            title: r.title.clone(),
+        })
+        .collect();
+    let next = (start + PAGE < records.len()).then(|| (start + PAGE).to_string());
+    Ok((page, next))
+}
+
+/// The document behind a resource URI, as Markdown.
+pub fn read(app: &App, uri: &str) -> Result<String> {
+    let source = source_of(uri)?;
+    let doc = app.engine()?.read_document(&source)?;
+    if doc.record.source_type == SourceType::File {
+        app.contain(&source, true)?;
+    }
+    Ok(doc.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_round_trip_any_source() {
+        for s in [
+            "/home/me/docs/a b.md",
+            "https://x.org/p?q=1#f",
+            "notes-1",
+            "/д/склад.md",
+        ] {
+            let uri = uri_of(s);
+            assert!(!uri[PREFIX.len()..].contains('/'), "{uri}");
+            assert_eq!(source_of(&uri).unwrap(), s);
+        }
+        assert!(source_of("file:///etc/passwd")
+            .unwrap_err()
+            .to_string()
+            .contains("minirag://doc/"));
+    }
+}
