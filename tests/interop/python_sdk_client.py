@@ -1,12 +1,20 @@
 """Drives the real minirag-mcp binary with the official Python MCP SDK.
 
 usage: python_sdk_client.py BINARY MODEL_DIR
-Builds a small corpus in a temp folder, then over stdio: initialize, list
-tools, status, sync with a progress token, query, read, an unknown argument,
-an escaping path. Exits non-zero with the failed check on any mismatch.
+Builds a small corpus in a temp folder, then over stdio: initialize (the
+newest handshake version both SDKs speak), list tools with their
+annotations and output schemas, status, sync with a progress token, query,
+read, resources (list, template, read, list_changed after a sync), an
+unknown argument, an escaping path. Every successful tool call's
+structuredContent is validated against the tool's outputSchema (by the SDK,
+and again here). Exits non-zero with the failed check on any mismatch.
 """
 import asyncio
 import json
+import urllib.parse
+
+import jsonschema
+from mcp import types
 import os
 import sys
 import tempfile
@@ -21,13 +29,38 @@ TOOLS = {
 }
 
 
+# (readOnly, destructive, idempotent, openWorld) per tool.
+HINTS = {
+    "query_documents": (True, False, True, False),
+    "read_file": (True, False, True, False),
+    "read_chunk_neighbors": (True, False, True, False),
+    "list_files": (True, False, True, False),
+    "status": (True, False, True, False),
+    "sync_status": (True, False, True, False),
+    "delete_file": (False, True, True, False),
+    "ingest_file": (False, True, True, False),
+    "ingest_data": (False, True, True, False),
+    "ingest_url": (False, True, False, True),
+    "sync_start": (False, True, True, False),
+}
+SCHEMAS = {}
+
+
 def text_of(result):
     return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def check_structured(tool, result):
+    """structuredContent matches the outputSchema and is the text block's JSON."""
+    assert result.structured_content is not None, f"{tool}: no structuredContent"
+    jsonschema.validate(result.structured_content, SCHEMAS[tool])
+    assert json.loads(text_of(result)) == result.structured_content, tool
 
 
 async def call_json(session, tool, args):
     result = await session.call_tool(tool, args)
     assert not result.is_error, f"{tool} failed: {text_of(result)}"
+    check_structured(tool, result)
     return json.loads(text_of(result))
 
 
@@ -48,14 +81,31 @@ async def main(binary, model_dir):
                 "CACHE_DIR": os.path.join(tmp, "cache"),
             },
         )
+        changed = asyncio.Event()
+
+        async def on_message(message):
+            if isinstance(message, types.ResourceListChangedNotification):
+                changed.set()
+
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, message_handler=on_message) as session:
                 init = await session.initialize()
                 assert init.server_info.name == "minirag-mcp", init.server_info
                 assert "Sources" in (init.instructions or ""), init.instructions
+                assert init.protocol_version == "2025-11-25", init.protocol_version
+                assert init.capabilities.resources is not None, init.capabilities
+                assert init.capabilities.resources.list_changed, init.capabilities
 
-                tools = {t.name for t in (await session.list_tools()).tools}
-                assert tools == TOOLS, tools
+                listed = (await session.list_tools()).tools
+                assert {t.name for t in listed} == TOOLS, listed
+                for t in listed:
+                    a = t.annotations
+                    assert a is not None and a.title and t.title, t
+                    got = (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+                    assert got == HINTS[t.name], (t.name, got)
+                    assert t.output_schema and t.output_schema.get("type") == "object", t
+                    jsonschema.Draft202012Validator.check_schema(t.output_schema)
+                    SCHEMAS[t.name] = t.output_schema
 
                 status = await call_json(session, "status", {})
                 assert status["roots"] == [root], status
@@ -66,6 +116,7 @@ async def main(binary, model_dir):
                     progress.append((done, total, message))
 
                 result = await session.call_tool("sync_start", {}, progress_callback=on_progress)
+                check_structured("sync_start", result)
                 job = json.loads(text_of(result))
                 assert job["state"] == "succeeded", job
                 assert job["counts"]["ingested"] == 2, job
@@ -81,6 +132,33 @@ async def main(binary, model_dir):
 
                 doc = await call_json(session, "read_file", {"filePath": os.path.join(root, "склад.md")})
                 assert "ТОРГ-12" in json.dumps(doc, ensure_ascii=False), doc
+
+                # Resources: after the sync changed the set, the client hears of it.
+                await asyncio.wait_for(changed.wait(), 30)
+                templates = (await session.list_resource_templates()).resource_templates
+                assert [t.uri_template for t in templates] == ["minirag://doc/{source}"], templates
+                resources = (await session.list_resources()).resources
+                store = os.path.join(root, "склад.md")
+                uris = {r.name: str(r.uri) for r in resources}
+                assert set(uris) == {store, os.path.join(root, "ops", "retention.md")}, uris
+                assert uris[store] == "minirag://doc/" + urllib.parse.quote(store, safe=""), uris
+                contents = (await session.read_resource(uris[store])).contents
+                assert "ТОРГ-12" in contents[0].text and contents[0].mime_type == "text/markdown", contents
+                try:
+                    await session.read_resource("minirag://doc/" + urllib.parse.quote("/etc/passwd", safe=""))
+                    raise AssertionError("an unindexed source was read")
+                except Exception as e:  # the SDK raises McpError
+                    assert "not found" in str(e).lower(), e
+
+                for tool, args in [
+                    ("status", {}),
+                    ("list_files", {}),
+                    ("read_chunk_neighbors", {"source": store, "chunkIndex": 0}),
+                    ("sync_status", {"jobId": job["jobId"]}),
+                    ("ingest_data", {"source": "note-1", "data": "Kites need steady wind."}),
+                    ("delete_file", {"source": "note-1"}),
+                ]:
+                    await call_json(session, tool, args)
 
                 bad = await session.call_tool("query_documents", {"query": "x", "colour": "red"})
                 assert bad.is_error and "colour" in text_of(bad), text_of(bad)
