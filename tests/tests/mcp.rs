@@ -451,3 +451,135 @@ async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
     assert_eq!(list["files"].as_array().unwrap().len(), FILES, "{list}");
     client.cancel().await.unwrap();
 }
+
+/// Wakes the test when the server says its resource list changed.
+struct ListChanged(std::sync::Arc<tokio::sync::Notify>);
+
+impl rmcp::ClientHandler for ListChanged {
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.notify_one();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn annotations_structured_output_and_resources() {
+    let c = Corpus::new(&[
+        (
+            "guide.md",
+            "# Guide\n\nThe error ERR_CONN_RESET means the peer closed the socket.",
+        ),
+        (
+            "food/soup.md",
+            "# Soup\n\nBoil water, add vegetables and salt.",
+        ),
+    ]);
+    let woke = std::sync::Arc::new(tokio::sync::Notify::new());
+    let client = ListChanged(woke.clone())
+        .serve(transport(&c, &[]))
+        .await
+        .unwrap();
+
+    // (readOnly, destructive, idempotent, openWorld)
+    let hints = |name: &str| match name {
+        "query_documents"
+        | "read_file"
+        | "read_chunk_neighbors"
+        | "list_files"
+        | "status"
+        | "sync_status" => (true, false, true, false),
+        "delete_file" | "ingest_file" | "ingest_data" | "sync_start" => (false, true, true, false),
+        "ingest_url" => (false, true, false, true),
+        other => panic!("unexpected tool {other}"),
+    };
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 11);
+    let mut validators = std::collections::HashMap::new();
+    for t in &tools {
+        let a = t.annotations.as_ref().expect("annotations");
+        assert!(a.title.is_some() && t.title.is_some(), "{}", t.name);
+        let got = (
+            a.read_only_hint.unwrap(),
+            a.destructive_hint.unwrap(),
+            a.idempotent_hint.unwrap(),
+            a.open_world_hint.unwrap(),
+        );
+        assert_eq!(got, hints(&t.name), "{}", t.name);
+        let schema = Value::Object(t.output_schema.as_deref().expect("outputSchema").clone());
+        assert_eq!(schema["type"], "object", "{}", t.name);
+        validators.insert(
+            t.name.to_string(),
+            jsonschema::validator_for(&schema).unwrap(),
+        );
+    }
+    // Every tool's structuredContent matches its schema and the text block.
+    let structured = |name: &str, r: &rmcp::model::CallToolResult| -> Value {
+        assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
+        let s = r.structured_content.clone().expect("structuredContent");
+        if let Err(e) = validators[name].validate(&s) {
+            panic!("{name}: {e} in {s}");
+        }
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), s, "{name}");
+        s
+    };
+    let run = |name: &str, args: Value| {
+        let params = CallToolRequestParams::new(name.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        client.call_tool(params)
+    };
+    let job = run("sync_start", json!({})).await.unwrap();
+    let job = structured("sync_start", &job);
+    let done = finished_job(&client, &job).await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    woke.notified().await; // list_changed after the sync added documents
+
+    let guide = c.path("guide.md");
+    for (name, args) in [
+        ("sync_status", json!({"jobId": job["jobId"]})),
+        ("query_documents", json!({"query": "ERR_CONN_RESET"})),
+        ("read_file", json!({"source": guide})),
+        (
+            "read_chunk_neighbors",
+            json!({"source": guide, "chunkIndex": 0}),
+        ),
+        ("list_files", json!({})),
+        ("status", json!({})),
+        ("ingest_file", json!({"filePath": guide})),
+        (
+            "ingest_data",
+            json!({"source": "note-1", "data": "Kites need wind."}),
+        ),
+        ("delete_file", json!({"source": "note-1"})),
+    ] {
+        let r = run(name, args).await.unwrap();
+        structured(name, &r);
+    }
+
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert_eq!(templates.len(), 1);
+    assert_eq!(templates[0].uri_template, "minirag://doc/{source}");
+    let resources = client.list_all_resources().await.unwrap();
+    let names: Vec<&str> = resources.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, [c.path("food/soup.md"), guide.clone()]);
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            resources[1].uri.clone(),
+        ))
+        .await
+        .unwrap();
+    let text = match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(text.contains("ERR_CONN_RESET"), "{text}");
+    let refused = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "minirag://doc/%2Fetc%2Fpasswd",
+        ))
+        .await;
+    assert!(refused.is_err(), "an unindexed source is not readable");
+    client.cancel().await.unwrap();
+}
