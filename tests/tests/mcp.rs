@@ -583,3 +583,31 @@ async fn annotations_structured_output_and_resources() {
     assert!(refused.is_err(), "an unindexed source is not readable");
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn an_older_client_gets_its_protocol_version() {
+    use std::io::{BufRead, BufReader, Write};
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha")]);
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut child = std::process::Command::new(binary())
+            .env_clear()
+            .envs(c.env.iter().cloned())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "old-client", "version": "0"}}});
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{init}").unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+        drop(stdin);
+        child.wait().unwrap();
+    }
+}
