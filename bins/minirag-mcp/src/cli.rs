@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::app::App;
 use crate::payload::sync_json;
+use crate::{doctor, setup};
 
 #[derive(Parser)]
 #[command(
@@ -120,6 +121,34 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Check the set-up: configuration, model, index, sync lock, disk space.
+    Doctor {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print (or with --write merge) an MCP client's configuration for this binary.
+    Setup {
+        client: setup::Client,
+        /// Merge into the client's configuration file instead of printing.
+        #[arg(long)]
+        write: bool,
+        /// The configuration file (default: the client's usual one).
+        #[arg(long)]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print a shell completion script.
+    Completions {
+        shell: clap_complete::Shell,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print the man page (roff).
+    Man {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 impl Command {
@@ -133,7 +162,11 @@ impl Command {
             | Self::Read { common, .. }
             | Self::List { common, .. }
             | Self::Status { common }
-            | Self::Delete { common, .. } => common,
+            | Self::Delete { common, .. }
+            | Self::Doctor { common }
+            | Self::Setup { common, .. }
+            | Self::Completions { common, .. }
+            | Self::Man { common } => common,
         }
     }
 }
@@ -161,6 +194,48 @@ pub fn run(cli: Cli) -> Result<i32> {
     let app = App::load(&flags);
     let j = common.json;
     match cli.command {
+        Command::Doctor { .. } => {
+            let report = doctor::run(&app);
+            print(j, &crate::payload::value(&report), |_| {
+                doctor::human(&report)
+            });
+            Ok(if report.ok { 0 } else { 1 })
+        }
+        Command::Setup {
+            client,
+            write,
+            file,
+            ..
+        } => {
+            let config = app.config()?;
+            let entry = setup::Entry::new(&app.root_strings(), config.model_path.as_deref())?;
+            let file = match file {
+                Some(f) => f,
+                None => setup::default_file(client, &app.cwd)?,
+            };
+            if write {
+                setup::write(client, &entry, &file)?;
+                eprintln!("wrote the {} entry into {}", setup::NAME, file.display());
+            } else {
+                print!("{}", setup::merged(client, &entry, "", &file)?);
+            }
+            Ok(0)
+        }
+        Command::Completions { shell, .. } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            // Into a buffer first: the generator panics on a closed pipe.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "minirag-mcp", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+            Ok(0)
+        }
+        Command::Man { .. } => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut page)?;
+            std::io::Write::write_all(&mut std::io::stdout(), &page)?;
+            Ok(0)
+        }
         Command::Status { .. } => {
             let v = app.status();
             print(j, &v, |v| {

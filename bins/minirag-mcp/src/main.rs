@@ -3,10 +3,12 @@
 
 mod app;
 mod cli;
+mod doctor;
 mod instructions;
 mod payload;
 mod resources;
 mod server;
+mod setup;
 
 use clap::Parser;
 

@@ -1079,3 +1079,20 @@ fn errors_keep_their_cause() {
         Some(std::io::ErrorKind::NotFound)
     );
 }
+
+#[test]
+fn a_sync_without_a_model_says_so_and_stores_text_only() {
+    let mut e = HashEmbedder::new();
+    e.unavailable = true;
+    let f = fixture_with(e, |_| {});
+    f.files.put("/docs/a.md", "# Alpha\n\nApples are red.", 1.0);
+    let r = sync(&f);
+    assert_eq!(r.counts.ingested, 1);
+    let notice = r.notices.join(" ");
+    assert!(
+        notice.contains("without the embedding model") && notice.contains("MODEL_PATH"),
+        "{notice}"
+    );
+    let rec = f.index.source("/docs/a.md").unwrap().unwrap();
+    assert_eq!(rec.embedded_with, None);
+}

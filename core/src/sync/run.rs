@@ -104,7 +104,20 @@ impl Engine {
         let limit: Vec<String> = scope.map(|s| vec![s.to_string()]).unwrap_or_default();
         let scan = self.ports().files.scan(roots, &limit);
         let indexed = self.ports().index.sources(&Scope::all())?;
-        let model = self.usable_model();
+        let mut report = SyncReport::default();
+        report.notices.extend(lease.warning.clone());
+        let embedder = &self.ports().embedder;
+        let model = match embedder.ready() {
+            Ok(()) => Some(embedder.model_id().to_string()),
+            Err(e) => {
+                report.notices.push(format!(
+                    "This sync ran without the embedding model ({e}). Keyword search finds the files now; \
+                     the next sync with a working model adds their vectors without converting them again. \
+                     Offline, point MODEL_PATH at a local copy of the model folder."
+                ));
+                None
+            }
+        };
         let files = &self.ports().files;
         let plan = plan(
             &PlanInput {
@@ -117,8 +130,6 @@ impl Engine {
             },
             &|p: &str| files.sha256(p),
         );
-        let mut report = SyncReport::default();
-        report.notices.extend(lease.warning.clone());
         let result = self.execute(plan, progress, cancel, &mut report);
         drop(lease);
         result.map(|()| report)

@@ -1,0 +1,229 @@
+//! `minirag-mcp doctor`: is this set-up healthy? One line per check (ok,
+//! warn or fail) with the fix; the exit code is non-zero when any fails.
+
+use std::path::Path;
+use std::time::Instant;
+
+use minirag_core::ports::{Embedder, Index, IndexError};
+use minirag_index_mem::MemIndex;
+use rmcp::schemars::{self, JsonSchema};
+use serde::Serialize;
+
+use crate::app::App;
+
+/// Below this much free space under DB_PATH a sync may fail half-way.
+const LOW_DISK: u64 = 1 << 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Check {
+    pub name: &'static str,
+    pub level: Level,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    pub ok: bool,
+    pub checks: Vec<Check>,
+}
+
+fn check(name: &'static str, level: Level, message: String, fix: Option<&str>) -> Check {
+    Check {
+        name,
+        level,
+        message,
+        fix: fix.map(str::to_string),
+    }
+}
+
+pub fn run(app: &App) -> Report {
+    let mut checks = Vec::new();
+    let config = match &app.config {
+        Ok(c) => {
+            checks.push(check(
+                "config",
+                Level::Ok,
+                format!(
+                    "roots {}; index at {}",
+                    app.root_strings().join(", "),
+                    c.db_path
+                ),
+                None,
+            ));
+            c
+        }
+        Err(e) => {
+            checks.push(check(
+                "config",
+                Level::Fail,
+                e.to_string(),
+                Some("correct the variable or flag named above"),
+            ));
+            return finish(checks);
+        }
+    };
+    checks.push(model(app));
+    let db = Path::new(&config.db_path);
+    checks.extend(index(db));
+    checks.push(disk(db));
+    finish(checks)
+}
+
+fn finish(checks: Vec<Check>) -> Report {
+    Report {
+        ok: checks.iter().all(|c| c.level != Level::Fail),
+        checks,
+    }
+}
+
+fn model(app: &App) -> Check {
+    let Some(embedder) = app.embedder() else {
+        return check("model", Level::Fail, "no model configured".into(), None);
+    };
+    let started = Instant::now();
+    match embedder.embed_query("Is this set-up healthy?") {
+        Ok(v) => check(
+            "model",
+            Level::Ok,
+            format!(
+                "{} ({}) loads and embeds one sentence in {} ms, {} dimensions",
+                embedder.name(),
+                embedder.model_id(),
+                started.elapsed().as_millis(),
+                v.len()
+            ),
+            None,
+        ),
+        Err(e) => check(
+            "model",
+            Level::Fail,
+            e.to_string(),
+            Some(
+                "without network access, point MODEL_PATH at a local copy of the model folder \
+                 (config.json, tokenizer.json, model.safetensors); until then search is keyword-only",
+            ),
+        ),
+    }
+}
+
+fn index(db: &Path) -> Vec<Check> {
+    if !db.exists() {
+        return vec![check(
+            "index",
+            Level::Ok,
+            format!(
+                "{} does not exist yet; the first sync creates it",
+                db.display()
+            ),
+            None,
+        )];
+    }
+    let index = match MemIndex::open(db) {
+        Ok(i) => i,
+        Err(e) => {
+            return vec![check(
+                "index",
+                Level::Fail,
+                e.to_string(),
+                Some("move the index folder away and run `minirag-mcp sync` to rebuild it"),
+            )]
+        }
+    };
+    let mut out = Vec::new();
+    let read = index
+        .read()
+        .and_then(|v| Ok((v.stats()?, v.vector_model())));
+    match read {
+        Ok((s, model)) => {
+            let stale = s.stale_chunk_count + s.vectorless_chunk_count;
+            out.push(check(
+                "index",
+                if stale > 0 { Level::Warn } else { Level::Ok },
+                format!(
+                    "opens and its checksums verify: {} sources, {} chunks, {} of an older chunking scheme, {} without vectors{}",
+                    s.source_count,
+                    s.chunk_count,
+                    s.stale_chunk_count,
+                    s.vectorless_chunk_count,
+                    model.map(|m| format!(", vectors of {m}")).unwrap_or_default()
+                ),
+                (stale > 0).then_some("run `minirag-mcp sync` to rebuild or embed them"),
+            ));
+        }
+        Err(e) => out.push(check("index", Level::Fail, e.to_string(), None)),
+    }
+    out.push(match index.lock_sync() {
+        Ok(lease) => match lease.warning {
+            None => check("sync lock", Level::Ok, "free".into(), None),
+            Some(w) => check("sync lock", Level::Warn, w, Some("make DB_PATH writable")),
+        },
+        Err(IndexError::Busy { reason }) => check("sync lock", Level::Warn, reason, None),
+        Err(e) => check("sync lock", Level::Fail, e.to_string(), None),
+    });
+    out
+}
+
+fn disk(db: &Path) -> Check {
+    let mut at = db;
+    while !at.exists() {
+        match at.parent() {
+            Some(p) => at = p,
+            None => break,
+        }
+    }
+    match rustix::fs::statvfs(at) {
+        Ok(s) => {
+            let free = s.f_bavail.saturating_mul(s.f_frsize);
+            let text = format!(
+                "{:.1} GiB free under {}",
+                free as f64 / (1u64 << 30) as f64,
+                at.display()
+            );
+            if free < LOW_DISK {
+                check(
+                    "disk",
+                    Level::Warn,
+                    text,
+                    Some("free some space, or point DB_PATH at a roomier disk"),
+                )
+            } else {
+                check("disk", Level::Ok, text, None)
+            }
+        }
+        Err(e) => check(
+            "disk",
+            Level::Warn,
+            format!("cannot read the free space of {}: {e}", at.display()),
+            None,
+        ),
+    }
+}
+
+/// The report for people: one line per check.
+pub fn human(r: &Report) -> String {
+    r.checks
+        .iter()
+        .map(|c| {
+            let level = match c.level {
+                Level::Ok => "ok  ",
+                Level::Warn => "warn",
+                Level::Fail => "FAIL",
+            };
+            match &c.fix {
+                Some(fix) => format!("{level} {}: {} (fix: {fix})", c.name, c.message),
+                None => format!("{level} {}: {}", c.name, c.message),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,163 @@
+//! A first run that explains itself: `doctor`, `setup`, completions, and a
+//! sync that says when it ran without a model. Real binary, real model.
+
+use minirag_blackbox::Corpus;
+use serde_json::Value;
+
+fn doctor(c: &Corpus, extra: &[(&str, &str)]) -> (i32, Value) {
+    let out = c.cli_env(&["doctor", "--json"], extra);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn level<'a>(v: &'a Value, name: &str) -> (&'a str, String) {
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check in {v}"));
+    (
+        c["level"].as_str().unwrap(),
+        format!("{} {}", c["message"], c["fix"]),
+    )
+}
+
+#[test]
+fn doctor_passes_a_healthy_set_up_and_names_each_fault() {
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha beta")]);
+    let (code, v) = doctor(&c, &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(level(&v, "model").0, "ok", "{v}");
+    assert_eq!(level(&v, "disk").0, "ok", "{v}");
+
+    // A missing model: fail, with the fix.
+    let (code, v) = doctor(&c, &[("MODEL_PATH", "/nowhere/model")]);
+    assert_eq!(code, 1);
+    let (l, text) = level(&v, "model");
+    assert_eq!(l, "fail");
+    assert!(
+        text.contains("/nowhere/model") && text.contains("MODEL_PATH"),
+        "{text}"
+    );
+
+    // A bad config value: fail, naming the variable.
+    let (code, v) = doctor(&c, &[("RAG_HYBRID_WEIGHT", "7")]);
+    assert_eq!(code, 1);
+    let (l, text) = level(&v, "config");
+    assert_eq!(l, "fail");
+    assert!(text.contains("RAG_HYBRID_WEIGHT"), "{text}");
+
+    // A held sync lock: named with its holder.
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let db = c.dir.path().join("index");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(db.join(".sync.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    std::fs::write(db.join(".sync.lock"), "{\"pid\": 4242, \"started\": 0}").unwrap();
+    let (code, v) = doctor(&c, &[]);
+    assert_eq!(code, 0, "a held lock is a warning: {v}");
+    let (l, text) = level(&v, "sync lock");
+    assert_eq!(l, "warn");
+    assert!(text.contains("4242"), "{text}");
+    drop(lock);
+
+    // A corrupt snapshot without the history to rebuild it: fail, with the file.
+    std::fs::write(db.join("snapshot.meta"), b"MRSNAP02 this is not a snapshot").unwrap();
+    let (code, v) = doctor(&c, &[]);
+    assert_eq!(code, 1, "{v}");
+    let (l, text) = level(&v, "index");
+    assert_eq!(l, "fail");
+    assert!(
+        text.contains("snapshot.meta") && text.contains("corrupt"),
+        "{text}"
+    );
+}
+
+#[test]
+fn setup_write_merges_into_an_existing_client_file() {
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha")]);
+    let file = c.dir.path().join("client/.mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"other": {"command": "/bin/other"}}, "keep": true}"#,
+    )
+    .unwrap();
+    let f = file.display().to_string();
+    let out = c.cli(&["setup", "claude", "--write", "--file", &f]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["mcpServers"]["other"]["command"], "/bin/other", "{v}");
+    assert_eq!(v["keep"], true);
+    let ours = &v["mcpServers"]["minirag"];
+    assert!(
+        ours["command"].as_str().unwrap().ends_with("minirag-mcp"),
+        "{v}"
+    );
+    let roots: Vec<String> =
+        serde_json::from_str(ours["env"]["BASE_DIRS"].as_str().unwrap()).unwrap();
+    assert_eq!(roots, [c.root.display().to_string()]);
+    // Writing again replaces our entry only.
+    let out = c.cli(&["setup", "claude", "--write", "--file", &f]);
+    assert_eq!(out.status.code(), Some(0));
+    let again: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(again, v);
+
+    // A broken file is named and left alone.
+    std::fs::write(&file, "{broken").unwrap();
+    let out = c.cli(&["setup", "cursor", "--write", "--file", &f]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{broken");
+}
+
+#[test]
+fn a_sync_without_a_model_says_so_on_stderr_and_in_json() {
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha")]);
+    let out = c.cli_env(&["sync", "--json"], &[("MODEL_PATH", "/nowhere/model")]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("without the embedding model") && notes[0].contains("MODEL_PATH"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["notice"]
+            .as_str()
+            .unwrap()
+            .contains("next sync with a working model"),
+        "{v}"
+    );
+    assert_eq!(v["counts"]["ingested"], 1);
+}
+
+#[test]
+fn completions_and_man_page_come_from_clap() {
+    let c = Corpus::new(&[]);
+    for shell in ["bash", "zsh", "fish"] {
+        let out = c.cli(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            script.contains("doctor") && script.contains("setup"),
+            "{shell}"
+        );
+    }
+    let out = c.cli(&["man"]);
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        page.contains(".TH minirag-mcp 1") && page.contains("doctor"),
+        "{page}"
+    );
+}
