@@ -18,8 +18,8 @@ use crate::reconstruct::{document, join_chunks};
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
 use crate::search::shape::sources_of;
 use crate::search::{
-    candidate_window, clamp_top_k, fuse, validate_query, Grouping, QueryError, QueryResponse,
-    ResultItem, Scope,
+    candidate_window, clamp_top_k, fuse, validate_query, Explain, Grouping, ListRank, QueryError,
+    QueryResponse, ResultItem, Scope,
 };
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title};
@@ -97,6 +97,8 @@ pub struct QueryRequest<'a> {
     pub query: &'a str,
     pub top_k: i64,
     pub scope: &'a [String],
+    /// Carry each result's rank and score in every list, and the fused score.
+    pub explain: bool,
 }
 
 /// A document rebuilt from the index.
@@ -517,9 +519,18 @@ impl Engine {
         let chunks = index.get_chunks(&keys)?;
         let mut titles: HashMap<String, String> = HashMap::new();
         let mut results = Vec::with_capacity(hits.len());
+        let mut explained = Vec::new();
         let mut parent_keys: Vec<(String, u32)> = Vec::new();
         for (hit, chunk) in hits.iter().zip(chunks) {
             let Some(chunk) = chunk else { continue };
+            if request.explain {
+                explained.push(Explain {
+                    vector: list_rank(&vector_hits, &hit.key),
+                    keyword: list_rank(&keyword_hits, &hit.key),
+                    keyword_weight: weight,
+                    fused: hit.score,
+                });
+            }
             let source = &hit.key.source;
             if !titles.contains_key(source) {
                 let title = index
@@ -572,6 +583,7 @@ impl Engine {
             sources,
             parents,
             notice: (!notices.is_empty()).then(|| notices.join(" ")),
+            explain: request.explain.then_some(explained),
         })
     }
 
@@ -627,6 +639,14 @@ impl Engine {
             n => Ok(n),
         }
     }
+}
+
+/// A key's 1-based rank and score in one side's list.
+fn list_rank(list: &[crate::search::Candidate], key: &crate::search::ChunkKey) -> Option<ListRank> {
+    list.iter().position(|c| &c.key == key).map(|i| ListRank {
+        rank: i + 1,
+        score: list[i].value as f64,
+    })
 }
 
 /// Explicit or derived title; without one the id is stored and nothing seeded.

@@ -540,6 +540,10 @@ async fn annotations_structured_output_and_resources() {
     for (name, args) in [
         ("sync_status", json!({"jobId": job["jobId"]})),
         ("query_documents", json!({"query": "ERR_CONN_RESET"})),
+        (
+            "query_documents",
+            json!({"query": "ERR_CONN_RESET", "explain": true}),
+        ),
         ("read_file", json!({"source": guide})),
         (
             "read_chunk_neighbors",

@@ -75,6 +75,9 @@ pub enum Command {
         scope: Vec<String>,
         #[arg(long = "top-k", default_value_t = 8, allow_negative_numbers = true)]
         top_k: i64,
+        /// Show each result's rank and score in the vector and keyword lists and the fused score.
+        #[arg(long)]
+        explain: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -249,12 +252,16 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Query {
-            text, scope, top_k, ..
+            text,
+            scope,
+            top_k,
+            explain,
+            ..
         } => {
             if top_k < 1 {
                 bail!("--top-k must be at least 1, got {top_k}");
             }
-            let v = app.query(&text, top_k, &scope)?;
+            let v = app.query(&text, top_k, &scope, explain)?;
             print(j, &v, human_query);
             Ok(0)
         }
@@ -430,14 +437,18 @@ fn human_query(v: &Value) -> String {
         .iter()
         .map(|r| {
             let text: String = plain(&r["text"]).chars().take(160).collect();
-            format!(
+            let mut line = format!(
                 "[{:.3}] {}#{} — {}\n    {}",
                 r["score"].as_f64().unwrap_or(0.0),
                 plain(&r["source"]),
                 r["chunkIndex"],
                 plain(&r["title"]),
                 text.replace('\n', " ")
-            )
+            );
+            if let Some(e) = r.get("explain") {
+                line.push_str(&format!("\n    why: {}", human_explain(e)));
+            }
+            line
         })
         .collect();
     out.push(String::new());
@@ -454,6 +465,25 @@ fn human_query(v: &Value) -> String {
         out.push(format!("note: {}", plain(n)));
     }
     out.join("\n")
+}
+
+/// `vector #3 (distance 0.512) · keyword #1 (bm25 7.20) · fused 0.01639 at keyword weight 0.6`
+fn human_explain(e: &Value) -> String {
+    let side = |name: &str, what: &str, digits: usize| match e.get(name) {
+        Some(s) => format!(
+            "{name} #{} ({what} {:.digits$})",
+            s["rank"],
+            s["score"].as_f64().unwrap_or(0.0)
+        ),
+        None => format!("{name}: not in its list"),
+    };
+    format!(
+        "{} · {} · fused {:.5} at keyword weight {}",
+        side("vector", "distance", 3),
+        side("keyword", "bm25", 2),
+        e["fused"].as_f64().unwrap_or(0.0),
+        e["keywordWeight"]
+    )
 }
 
 fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{anyhow, Result};
 use minirag_core::engine::{IngestOutcome, QueryRequest};
-use minirag_core::search::{QueryResponse, ResultItem};
+use minirag_core::search::{ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
 use minirag_core::CHUNK_SCHEME;
@@ -39,6 +39,32 @@ pub struct Hit {
     pub distance: Option<f32>,
     /// Id of the parent section in `parents`.
     pub parent_id: Option<String>,
+    /// Only with `explain`: why the hit ranked where it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explained>,
+}
+
+/// A hit's rank (1-based) and score in one list.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Ranked {
+    pub rank: usize,
+    pub score: f64,
+}
+
+/// The hit's place in each ranked list, and the fused score.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Explained {
+    /// Rank and squared L2 distance in the vector list (absent: not in it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<Ranked>,
+    /// Rank and BM25 score in the keyword list (absent: not in it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyword: Option<Ranked>,
+    /// The keyword share of the fusion.
+    pub keyword_weight: f64,
+    /// The fused score the hits are ordered by.
+    pub fused: f64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -237,8 +263,16 @@ pub fn sync_json(r: &SyncReport) -> Value {
     })
 }
 
+fn ranked(r: &ListRank) -> Ranked {
+    Ranked {
+        rank: r.rank,
+        score: r.score,
+    }
+}
+
 fn hit(r: &ResultItem) -> Hit {
     Hit {
+        explain: None,
         text: r.text.clone(),
         source: r.source.clone(),
         title: r.title.clone(),
@@ -250,8 +284,25 @@ fn hit(r: &ResultItem) -> Hit {
 }
 
 pub fn query_json(r: &QueryResponse) -> Value {
+    let explain = |i: usize| {
+        let e = r.explain.as_ref()?.get(i)?;
+        Some(Explained {
+            vector: e.vector.as_ref().map(ranked),
+            keyword: e.keyword.as_ref().map(ranked),
+            keyword_weight: e.keyword_weight,
+            fused: e.fused,
+        })
+    };
     value(&QueryAnswer {
-        results: r.results.iter().map(hit).collect(),
+        results: r
+            .results
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Hit {
+                explain: explain(i),
+                ..hit(item)
+            })
+            .collect(),
         sources: r
             .sources
             .iter()
@@ -278,11 +329,12 @@ pub fn ingest_json(out: &IngestOutcome) -> Value {
 }
 
 impl App {
-    pub fn query(&self, query: &str, top_k: i64, scope: &[String]) -> Result<Value> {
+    pub fn query(&self, query: &str, top_k: i64, scope: &[String], explain: bool) -> Result<Value> {
         let r = self.engine()?.query(QueryRequest {
             query,
             top_k,
             scope,
+            explain,
         })?;
         Ok(query_json(&r))
     }

@@ -70,6 +70,9 @@ pub struct QueryArgs {
     /// Absolute folder path(s), URL(s) or id prefix(es) to search under (a result's `source`).
     #[serde(default)]
     pub scope: Option<ScopeArg>,
+    /// Add to each result its rank and score in the vector and keyword lists and the fused score.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -263,7 +266,7 @@ impl Server {
         Parameters(a): Parameters<QueryArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        blocking(move || app.query(&a.query, a.top_k, &ScopeArg::list(a.scope))).await
+        blocking(move || app.query(&a.query, a.top_k, &ScopeArg::list(a.scope), a.explain)).await
     }
 
     #[tool(

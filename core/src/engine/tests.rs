@@ -450,6 +450,7 @@ fn query<'a>(q: &'a str, k: i64, scope: &'a [String]) -> QueryRequest<'a> {
         query: q,
         top_k: k,
         scope,
+        explain: false,
     }
 }
 
@@ -1095,4 +1096,35 @@ fn a_sync_without_a_model_says_so_and_stores_text_only() {
     );
     let rec = f.index.source("/docs/a.md").unwrap().unwrap();
     assert_eq!(rec.embedded_with, None);
+}
+
+#[test]
+fn explain_gives_each_result_its_ranks_and_fused_score() {
+    let f = fixture();
+    f.engine
+        .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h", 1.0)
+        .unwrap();
+    let plain = f
+        .engine
+        .query(query("ERR_CONN_RESET socket", 5, &[]))
+        .unwrap();
+    assert_eq!(plain.explain, None, "no explain unless asked");
+    let mut request = query("ERR_CONN_RESET socket", 5, &[]);
+    request.explain = true;
+    let r = f.engine.query(request).unwrap();
+    let explain = r.explain.expect("explained");
+    assert_eq!(explain.len(), r.results.len());
+    for (hit, e) in r.results.iter().zip(&explain) {
+        assert_eq!(e.fused, hit.score);
+        assert_eq!(e.keyword_weight, 0.6);
+        assert_eq!(e.vector.map(|v| v.score as f32), hit.distance);
+        let expect: f64 = e.vector.map_or(0.0, |v| 0.4 / (60.0 + v.rank as f64))
+            + e.keyword.map_or(0.0, |k| 0.6 / (60.0 + k.rank as f64));
+        assert!((expect - e.fused).abs() < 1e-12, "{e:?}");
+    }
+    let top = &explain[0];
+    assert!(
+        top.keyword.is_some_and(|k| k.rank == 1 && k.score > 0.0),
+        "{top:?}"
+    );
 }

@@ -22,6 +22,27 @@ pub struct SourceItem {
     pub display_path: String,
 }
 
+/// A hit's place in one ranked list: 1-based rank and that list's score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListRank {
+    pub rank: usize,
+    /// Vector list: squared L2 distance of unit vectors (lower is nearer).
+    /// Keyword list: the BM25 score (higher is better).
+    pub score: f64,
+}
+
+/// Why a hit ranked where it did: its place in each list it was in, the
+/// keyword weight fusion used, and the fused score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explain {
+    pub vector: Option<ListRank>,
+    pub keyword: Option<ListRank>,
+    /// The keyword share of the fusion (`RAG_HYBRID_WEIGHT`, or 1 when the
+    /// vector side was blind).
+    pub keyword_weight: f64,
+    pub fused: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct QueryResponse {
     pub results: Vec<ResultItem>,
@@ -29,6 +50,8 @@ pub struct QueryResponse {
     /// Parent id → rebuilt section text, in order of first appearance.
     pub parents: Vec<(String, String)>,
     pub notice: Option<String>,
+    /// One per result, in order, when the request asked for it.
+    pub explain: Option<Vec<Explain>>,
 }
 
 /// Distinct sources in order of first appearance; `title` from the first hit.

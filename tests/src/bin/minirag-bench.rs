@@ -407,6 +407,7 @@ fn main() {
             query: q,
             top_k: 8,
             scope: &[],
+            explain: false,
         })
         .expect("query")
     };
