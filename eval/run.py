@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Retrieval eval: Recall@10, MRR@10 and nDCG@10 per query category.
 
-usage: run.py [--system rust|python] [--modes hybrid,vector,keyword] [--out FILE]
+usage: run.py [--system rust|python] [--modes hybrid,vector,keyword] [--split dev|test|all]
+              [--db DIR] [--out FILE]
 
 Builds an index of eval/corpus with the system's own `sync` (wall time and
 peak RSS measured), then for each mode starts the system's MCP server on stdio
@@ -29,8 +30,8 @@ def load_queries():
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
-            cat, query, rel = line.rstrip("\n").split("\t")
-            out.append((cat, query, set(rel.split(","))))
+            cat, query, rel, split = line.rstrip("\n").split("\t")
+            out.append((cat, query, set(rel.split(",")), split))
     return out
 
 
@@ -122,15 +123,18 @@ def main():
     ap.add_argument("--modes", default="hybrid,vector,keyword")
     ap.add_argument("--out", default=None)
     ap.add_argument("--corpus", default=os.path.join(HERE, "corpus"))
+    ap.add_argument("--split", default="all", choices=["dev", "test", "all"],
+                    help="tune on dev only; report test as measured")
+    ap.add_argument("--db", default=None, help="reuse this index folder (a re-sync skips what is unchanged)")
     a = ap.parse_args()
-    queries = load_queries()
+    queries = [(c, q, r) for c, q, r, s in load_queries() if a.split in ("all", s)]
     corpus = os.path.realpath(a.corpus)
     if not os.path.isdir(corpus):
         sys.exit("eval/corpus is missing: run eval/corpus.sh first")
     work = tempfile.mkdtemp(prefix=f"minirag-eval-{a.system}-")
-    db = os.path.join(work, "index")
+    db = a.db or os.path.join(work, "index")
     wall, rss = sync(a.system, environment(a.system, corpus, db, None))
-    report = {"system": a.system, "ingest_seconds": round(wall, 1), "ingest_peak_rss_mb": round(rss),
+    report = {"system": a.system, "split": a.split, "ingest_seconds": round(wall, 1), "ingest_peak_rss_mb": round(rss),
               "cores": os.cpu_count(), "modes": {}}
     print(f"{a.system}: ingest {wall:.1f} s, peak RSS {rss:.0f} MB", file=sys.stderr)
     for mode in a.modes.split(","):
