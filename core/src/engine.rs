@@ -15,7 +15,9 @@ use crate::ports::{
     Index, IndexError, IndexView, SourceRecord, SourceType, TokenCounter,
 };
 use crate::reconstruct::{document, join_chunks};
-use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
+use crate::search::fusion::{
+    add_documents, apply_grouping, apply_max_files, document_ranking, filter_max_distance,
+};
 use crate::search::shape::sources_of;
 use crate::search::{
     candidate_window, clamp_top_k, fuse, validate_query, Explain, Grouping, ListRank, QueryError,
@@ -24,6 +26,10 @@ use crate::search::{
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title};
 use crate::CHUNK_SCHEME;
+
+/// Weight of the whole-document list relative to the keyword chunk list
+/// (the document list is made from the keyword candidates).
+pub const DOCUMENT_SHARE: f64 = 1.0;
 
 /// The settings the use cases need, taken from [`Config`].
 #[derive(Debug, Clone)]
@@ -502,6 +508,8 @@ impl Engine {
         };
 
         let mut hits = fuse(&vector_hits, &keyword_hits, weight);
+        let documents = document_ranking(&keyword_hits);
+        add_documents(&mut hits, &documents, weight * DOCUMENT_SHARE);
         if query_vector.is_some() {
             if let Some(max) = s.max_distance {
                 hits = filter_max_distance(hits, max);
@@ -527,6 +535,13 @@ impl Engine {
                 explained.push(Explain {
                     vector: list_rank(&vector_hits, &hit.key),
                     keyword: list_rank(&keyword_hits, &hit.key),
+                    document: documents
+                        .iter()
+                        .position(|(d, _)| *d == hit.key.source)
+                        .map(|i| ListRank {
+                            rank: i + 1,
+                            score: documents[i].1,
+                        }),
                     keyword_weight: weight,
                     fused: hit.score,
                 });

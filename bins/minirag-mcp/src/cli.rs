@@ -478,9 +478,10 @@ fn human_explain(e: &Value) -> String {
         None => format!("{name}: not in its list"),
     };
     format!(
-        "{} · {} · fused {:.5} at keyword weight {}",
+        "{} · {} · {} · fused {:.5} at keyword weight {}",
         side("vector", "distance", 3),
         side("keyword", "bm25", 2),
+        side("document", "score", 2),
         e["fused"].as_f64().unwrap_or(0.0),
         e["keywordWeight"]
     )

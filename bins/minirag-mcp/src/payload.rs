@@ -61,6 +61,10 @@ pub struct Explained {
     /// Rank and BM25 score in the keyword list (absent: not in it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyword: Option<Ranked>,
+    /// Rank and score of the hit's document in the whole-document list
+    /// (its keyword chunks' BM25: max + ½·second + ¼·third …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<Ranked>,
     /// The keyword share of the fusion.
     pub keyword_weight: f64,
     /// The fused score the hits are ordered by.
@@ -289,6 +293,7 @@ pub fn query_json(r: &QueryResponse) -> Value {
         Some(Explained {
             vector: e.vector.as_ref().map(ranked),
             keyword: e.keyword.as_ref().map(ranked),
+            document: e.document.as_ref().map(ranked),
             keyword_weight: e.keyword_weight,
             fused: e.fused,
         })

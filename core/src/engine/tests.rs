@@ -1119,7 +1119,10 @@ fn explain_gives_each_result_its_ranks_and_fused_score() {
         assert_eq!(e.keyword_weight, 0.6);
         assert_eq!(e.vector.map(|v| v.score as f32), hit.distance);
         let expect: f64 = e.vector.map_or(0.0, |v| 0.4 / (60.0 + v.rank as f64))
-            + e.keyword.map_or(0.0, |k| 0.6 / (60.0 + k.rank as f64));
+            + e.keyword.map_or(0.0, |k| 0.6 / (60.0 + k.rank as f64))
+            + e.document.map_or(0.0, |d| {
+                0.6 * super::DOCUMENT_SHARE / (60.0 + d.rank as f64)
+            });
         assert!((expect - e.fused).abs() < 1e-12, "{e:?}");
     }
     let top = &explain[0];

@@ -73,6 +73,53 @@ pub fn fuse(vector: &[Candidate], keyword: &[Candidate], weight: f64) -> Vec<Fus
     hits
 }
 
+/// Whole-document evidence from the keyword list (§ issue 13): each
+/// document's candidate chunk scores, best first, summed with halving
+/// weights (max + ½·second + ¼·third …), so a document that matches the
+/// query in several sections outranks one that matches once. Best first;
+/// ties by source.
+pub fn document_ranking(keyword: &[Candidate]) -> Vec<(String, f64)> {
+    let mut per_doc: std::collections::HashMap<&str, Vec<f32>> = Default::default();
+    for c in keyword {
+        per_doc.entry(&c.key.source).or_default().push(c.value);
+    }
+    let mut docs: Vec<(String, f64)> = per_doc
+        .into_iter()
+        .map(|(doc, mut scores)| {
+            scores.sort_by(|a, b| b.total_cmp(a));
+            let mut weight = 1.0;
+            let mut sum = 0.0;
+            for s in scores {
+                sum += weight * s as f64;
+                weight *= 0.5;
+            }
+            (doc.to_string(), sum)
+        })
+        .collect();
+    docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    docs
+}
+
+/// Adds the document list to fused hits as a third RRF list: every hit of
+/// a ranked document gains `weight / (60 + rank + 1)`. Order is re-sorted
+/// (stable, so ties keep their order).
+pub fn add_documents(hits: &mut [Fused], documents: &[(String, f64)], weight: f64) {
+    if weight <= 0.0 || documents.is_empty() {
+        return;
+    }
+    let rank: std::collections::HashMap<&str, usize> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, (d, _))| (d.as_str(), i))
+        .collect();
+    for h in hits.iter_mut() {
+        if let Some(r) = rank.get(h.key.source.as_str()) {
+            h.score += weight / (RRF_K + *r as f64 + 1.0);
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+}
+
 /// How many of the ascending `distances` form the first group (`Similar`)
 /// or the first two groups (`Related`). A boundary is a gap larger than
 /// twice the mean gap; fewer than three distances are one group.

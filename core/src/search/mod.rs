@@ -10,7 +10,7 @@ pub mod validate;
 
 pub use candidate::{Candidate, ChunkKey};
 pub use display::display_path;
-pub use fusion::{fuse, relevance_cutoff, Fused, Grouping};
+pub use fusion::{add_documents, document_ranking, fuse, relevance_cutoff, Fused, Grouping};
 pub use scope::{is_under, Scope};
 pub use shape::{Explain, ListRank, QueryResponse, ResultItem, SourceItem};
 pub use validate::{candidate_window, clamp_top_k, validate_query, QueryError, MAX_TOP_K};

@@ -37,6 +37,9 @@ pub struct ListRank {
 pub struct Explain {
     pub vector: Option<ListRank>,
     pub keyword: Option<ListRank>,
+    /// The hit's document in the whole-document list (from the keyword
+    /// candidates: max + ½·second + ¼·third … of its chunks' BM25 scores).
+    pub document: Option<ListRank>,
     /// The keyword share of the fusion (`RAG_HYBRID_WEIGHT`, or 1 when the
     /// vector side was blind).
     pub keyword_weight: f64,
