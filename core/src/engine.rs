@@ -322,19 +322,20 @@ impl Engine {
         })
     }
 
+    /// The second half of an ingest without embedding: the chunks are
+    /// stored keyword-searchable and vector-less, for a later
+    /// [`Engine::reembed`] (a sync's second phase).
+    pub fn commit_keyword_only(
+        &self,
+        prepared: PreparedIngest,
+    ) -> Result<IngestOutcome, EngineError> {
+        self.store(prepared, None, None)
+    }
+
     /// The second half of an ingest: embed (reusing unchanged chunks'
     /// vectors) and replace the source's chunks in one index write.
     pub fn commit(&self, prepared: PreparedIngest) -> Result<IngestOutcome, EngineError> {
-        let PreparedIngest {
-            source,
-            source_type,
-            title,
-            title_seeded,
-            chunks,
-            file_hash,
-            mtime,
-        } = prepared;
-        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        let texts: Vec<&str> = prepared.chunks.iter().map(|c| c.text.as_str()).collect();
         let (vectors, notice) = match self.embed_chunks(&texts) {
             Ok(v) => (Some(v), None),
             Err(EmbedError::Unavailable { reason }) => (
@@ -346,6 +347,25 @@ impl Engine {
             ),
             Err(e) => return Err(EngineError::Embed(e)),
         };
+        self.store(prepared, vectors, notice)
+    }
+
+    /// Replaces the source's chunks (and vectors, when given) in one write.
+    fn store(
+        &self,
+        prepared: PreparedIngest,
+        vectors: Option<Embeddings>,
+        notice: Option<String>,
+    ) -> Result<IngestOutcome, EngineError> {
+        let PreparedIngest {
+            source,
+            source_type,
+            title,
+            title_seeded,
+            chunks,
+            file_hash,
+            mtime,
+        } = prepared;
         let chunk_count = chunks.len();
         let record = SourceRecord {
             source: source.clone(),
@@ -577,6 +597,16 @@ impl Engine {
             parents.push((parent_id(&source, parent), join_chunks(&units)));
         }
 
+        if query_vector.is_some() {
+            let stats = index.stats()?;
+            if stats.vectorless_chunk_count > 0 {
+                notices.push(format!(
+                    "{} of {} chunks are not embedded yet (a sync is embedding them, or the next one will); \
+                     until then they are found by their words only.",
+                    stats.vectorless_chunk_count, stats.chunk_count
+                ));
+            }
+        }
         if results.is_empty() {
             if index.stats()?.chunk_count == 0 {
                 notices.push(

@@ -43,6 +43,8 @@ pub enum EngineError {
     Cancelled {
         done: u64,
         total: u64,
+        /// What was counted: files, or chunks to embed.
+        unit: &'static str,
     },
 }
 
@@ -71,8 +73,8 @@ impl std::fmt::Display for EngineError {
             Self::Embed(e) => e.fmt(f),
             Self::Index(e) => e.fmt(f),
             Self::File(e) => e.fmt(f),
-            Self::Cancelled { done, total } => {
-                write!(f, "sync cancelled after {done} of {total} files; what was done is kept")
+            Self::Cancelled { done, total, unit } => {
+                write!(f, "sync cancelled after {done} of {total} {unit}; what was done is kept")
             }
             Self::NotFound { source } => {
                 write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")

@@ -304,10 +304,12 @@ fn a_sync_killed_mid_way_is_completed_by_the_next_sync() {
 
     let (code, v, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "the lock died with the killed process: {err}");
-    assert!(
-        v["counts"]["skipped"].as_u64().unwrap() >= 3,
-        "acknowledged files were kept: {v}"
-    );
+    // Two-phase sync: an acknowledged file is either embedded already
+    // (skipped now) or stored keyword-only (embedded now, not converted).
+    let kept =
+        v["counts"]["skipped"].as_u64().unwrap() + v["counts"]["reembedded"].as_u64().unwrap();
+    assert!(kept >= 3, "acknowledged files were kept: {v}");
+    assert_eq!(kept + v["counts"]["ingested"].as_u64().unwrap(), 12, "{v}");
     let (_, l, _) = c.json(&["list"]);
     let rows = l["files"].as_array().unwrap();
     assert_eq!(rows.len(), 12);
@@ -397,4 +399,76 @@ fn a_scanned_pdf_is_unreadable_not_failed() {
     assert_eq!(v["counts"]["failed"], 0, "{v}");
     let errors = v["errors"].to_string();
     assert!(errors.contains("scan.pdf") && errors.contains("OCR"), "{v}");
+}
+
+#[test]
+fn a_sync_killed_while_embedding_back_fills_and_converts_nothing_again() {
+    use std::io::{BufRead, BufReader};
+    let body = "Paragraph about warehouses, deliveries and the notes kept for them. ".repeat(40);
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("notes/n{i:02}.md"),
+                format!("# Note {i}\n\nTAG-{i:03}. {body}\n\n## More {i}\n\n{body}"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let c = Corpus::new(&refs);
+    let mut cmd = std::process::Command::new(minirag_blackbox::binary());
+    cmd.arg("sync")
+        .current_dir(&c.root)
+        .env_clear()
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null());
+    for (k, v) in &c.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // The first embedded file means phase 1 wrote every file.
+    loop {
+        let line = lines.next().expect("sync is running").unwrap();
+        if line.starts_with("embedded ") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL while embedding
+    child.wait().unwrap();
+
+    // Every file answers a keyword query already, embedded or not.
+    for i in [0, 20, 39] {
+        let tag = format!("TAG-{i:03}");
+        // Found, if not always first: a chunk with vectors also scores on
+        // the vector side, one without only on the keyword side.
+        let (_, q, _) = c.json(&["query", &tag, "--top-k", "5"]);
+        let want = c.path(&format!("notes/n{i:02}.md"));
+        let found = q["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["source"] == want);
+        assert!(found, "{tag} not found");
+        let notice = q["notice"].as_str().unwrap_or("");
+        assert!(notice.contains("not embedded yet"), "{notice}");
+    }
+
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let counts = &v["counts"];
+    assert_eq!(
+        counts["ingested"], 0,
+        "nothing is converted again: {counts}"
+    );
+    assert!(counts["reembedded"].as_u64().unwrap() >= 1, "{counts}");
+    assert_eq!(
+        counts["reembedded"].as_u64().unwrap() + counts["skipped"].as_u64().unwrap(),
+        40,
+        "{counts}"
+    );
+    let (_, s, _) = c.json(&["status"]);
+    assert_eq!(s["vectorlessChunkCount"], 0, "{s}");
 }

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::app::App;
 use crate::payload::sync_json;
 use crate::{doctor, setup};
+use minirag_core::sync::run::{Phase, Step};
 
 #[derive(Parser)]
 #[command(
@@ -359,8 +360,13 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Sync { path, .. } => {
             let scope = path.map(|p| app.contain(&p, false)).transpose()?;
             let bar = progress_bar();
-            let progress =
-                |done: u64, total: u64, line: &str| report_progress(&bar, done, total, line);
+            let progress = |s: Step<'_>| {
+                if let Some(bar) = &bar {
+                    bar.set_prefix(s.phase.as_str());
+                    bar.set_style(sync_style(s.phase));
+                }
+                report_progress(&bar, s.done, s.total, s.line)
+            };
             let report = app.sync(scope.as_deref(), &progress, &AtomicBool::new(false))?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
@@ -382,6 +388,18 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(if report.counts.failed > 0 { 1 } else { 0 })
         }
     }
+}
+
+/// The sync bar: files while indexing, chunks while embedding.
+fn sync_style(phase: Phase) -> indicatif::ProgressStyle {
+    let unit = match phase {
+        Phase::Indexing => "files",
+        Phase::Embedding => "chunks",
+    };
+    indicatif::ProgressStyle::with_template(&format!(
+        "{{prefix:>9}} {{bar:30}} {{pos}}/{{len}} {unit}  {{wide_msg}}"
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
 }
 
 /// A bar for people at a terminal; `None` (plain lines) for logs and pipes.

@@ -29,6 +29,7 @@ use crate::payload::{
     Neighbors, QueryAnswer, SourceError, Status,
 };
 use crate::resources;
+use minirag_core::sync::run::{Phase, Step};
 use minirag_core::time::iso_utc;
 
 fn default_top_k() -> i64 {
@@ -161,8 +162,12 @@ pub struct Jobs {
     current: Mutex<Option<SyncJob>>,
 }
 
+/// Files while indexing, chunks while embedding.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct JobProgress {
+    /// `indexing` (every new or changed file, keyword-searchable as soon as
+    /// it is written) or `embedding` (chunks without vectors).
+    pub phase: String,
     pub done: u64,
     pub total: u64,
 }
@@ -527,26 +532,34 @@ fn start_job(
                 counts: Counts::default(),
                 errors: Vec::new(),
                 error: None,
-                progress: JobProgress { done: 0, total: 0 },
+                progress: JobProgress {
+                    phase: Phase::Indexing.as_str().into(),
+                    done: 0,
+                    total: 0,
+                },
                 notice: None,
             },
         });
         session
     };
     let run = move |notify: Option<Notify>, cancel: Arc<AtomicBool>| {
-        let progress = |done: u64, total: u64, line: &str| {
+        let progress = |s: Step<'_>| {
             if let Some(j) = jobs
                 .current
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .as_mut()
             {
-                if total > 0 {
-                    j.body.progress = JobProgress { done, total };
+                if s.total > 0 {
+                    j.body.progress = JobProgress {
+                        phase: s.phase.as_str().into(),
+                        done: s.done,
+                        total: s.total,
+                    };
                 }
             }
             if let Some(n) = &notify {
-                n(done, total, line);
+                n(s.done, s.total, s.line);
             }
         };
         // The session's lock is released inside, before the end is published.

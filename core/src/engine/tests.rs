@@ -312,9 +312,15 @@ impl IndexView for LiveView<'_> {
     fn stats(&self) -> Result<IndexStats, IndexError> {
         let map = self.0.sources.lock().unwrap();
         let chunk_count = map.values().map(|s| s.chunks.len() as u64).sum();
+        let vectorless_chunk_count = map
+            .values()
+            .filter(|s| s.vectors.is_none())
+            .map(|s| s.chunks.len() as u64)
+            .sum();
         Ok(IndexStats {
             chunk_count,
             source_count: map.len() as u64,
+            vectorless_chunk_count,
             ..Default::default()
         })
     }
@@ -941,11 +947,7 @@ fn states(f: &Fixture) -> Vec<&'static str> {
 
 fn sync(f: &Fixture) -> crate::sync::SyncReport {
     f.engine
-        .sync(
-            None,
-            &|_, _, _| {},
-            &std::sync::atomic::AtomicBool::new(false),
-        )
+        .sync(None, &|_| {}, &std::sync::atomic::AtomicBool::new(false))
         .unwrap()
 }
 
@@ -1036,17 +1038,24 @@ fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
         .engine
         .sync(
             None,
-            &|done, _, _| {
-                if done == 2 {
+            &|step| {
+                if step.done == 2 {
                     cancel.store(true, Ordering::SeqCst)
                 }
             },
             &cancel,
         )
         .unwrap_err();
-    assert!(err.to_string().contains("cancelled after 2 of 5"), "{err}");
+    assert!(
+        err.to_string().contains("cancelled after 2 of 5 files"),
+        "{err}"
+    );
+    // The two kept files were stored keyword-only (their embedding phase
+    // never came): the next sync embeds them without converting them again.
     let r = sync(&f);
-    assert_eq!((r.counts.skipped, r.counts.ingested), (2, 3));
+    assert_eq!((r.counts.reembedded, r.counts.ingested), (2, 3), "{r:?}");
+    let r = sync(&f);
+    assert_eq!(r.counts.skipped, 5);
 }
 
 #[test]
@@ -1130,4 +1139,44 @@ fn explain_gives_each_result_its_ranks_and_fused_score() {
         top.keyword.is_some_and(|k| k.rank == 1 && k.score > 0.0),
         "{top:?}"
     );
+}
+
+#[test]
+fn a_sync_indexes_every_new_file_for_keywords_before_embedding_any() {
+    let f = fixture();
+    for i in 0..3 {
+        f.files.put(
+            &format!("/docs/{i}.md"),
+            &format!("# N{i}\n\nnote {i}"),
+            1.0,
+        );
+    }
+    let steps = Mutex::new(Vec::new());
+    let r = f
+        .engine
+        .sync(
+            None,
+            &|s| {
+                let vectorless = f.index.stats().unwrap().vectorless_chunk_count;
+                steps
+                    .lock()
+                    .unwrap()
+                    .push((s.phase, s.done, s.total, vectorless));
+            },
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+    assert_eq!((r.counts.ingested, r.counts.reembedded), (3, 0), "{r:?}");
+    let steps = steps.into_inner().unwrap();
+    let phases: Vec<_> = steps.iter().map(|s| s.0).collect();
+    use crate::sync::run::Phase::{Embedding, Indexing};
+    assert_eq!(
+        phases,
+        [Indexing, Indexing, Indexing, Embedding, Embedding, Embedding]
+    );
+    // When indexing ends every chunk is stored, none embedded yet; the
+    // embedding phase counts chunks up to the total.
+    assert_eq!(steps[2].3, 3, "all three keyword-only before any vector");
+    assert_eq!((steps[5].1, steps[5].2), (3, 3));
+    assert_eq!(f.index.stats().unwrap().vectorless_chunk_count, 0);
 }

@@ -206,7 +206,10 @@ fn file_name(path: &str) -> &str {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Ingested,
+    /// An unchanged source embedded again (another model, or none before).
     Reembedded,
+    /// A source this sync ingested keyword-only, embedded in phase 2.
+    Embedded,
     /// Recognised but not readable by this build (a scan needing OCR):
     /// reported, kept out of `failed`, as the reference treats files whose
     /// reader is a missing extra.

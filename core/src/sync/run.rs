@@ -14,9 +14,47 @@ use crate::search::{is_under, Scope};
 /// Files converted and chunked ahead of the one being embedded.
 const PREPARED_AHEAD: usize = 2;
 
-/// Progress sink: (files done, files total, a line for people). `total` is
-/// 0 for lines that are not a step of the count (moves, deletions).
-pub type Progress<'a> = &'a (dyn Fn(u64, u64, &str) + Sync);
+/// The two phases of a sync: every new or changed file is converted,
+/// chunked and keyword-indexed first (searchable by keyword at once), then
+/// the chunks without vectors are embedded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Counted in files.
+    Indexing,
+    /// Counted in chunks.
+    Embedding,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Indexing => "indexing",
+            Self::Embedding => "embedding",
+        }
+    }
+}
+
+/// One progress report: `total` is 0 for lines that are not a step of the
+/// count (moves, deletions).
+#[derive(Debug, Clone, Copy)]
+pub struct Step<'a> {
+    pub phase: Phase,
+    pub done: u64,
+    pub total: u64,
+    pub line: &'a str,
+}
+
+/// Progress sink of a sync.
+pub type Progress<'a> = &'a (dyn Fn(Step<'_>) + Sync);
+
+fn say(progress: Progress<'_>, phase: Phase, done: u64, total: u64, line: &str) {
+    progress(Step {
+        phase,
+        done,
+        total,
+        line,
+    });
+}
 
 /// A sync that holds the index's sync lock and has not run yet.
 pub struct SyncSession {
@@ -130,7 +168,14 @@ impl Engine {
             },
             &|p: &str| files.sha256(p),
         );
-        let result = self.execute(plan, progress, cancel, &mut report);
+        let result = self.execute(
+            plan,
+            &indexed,
+            model.is_some(),
+            progress,
+            cancel,
+            &mut report,
+        );
         drop(lease);
         result.map(|()| report)
     }
@@ -138,6 +183,8 @@ impl Engine {
     fn execute(
         &self,
         plan: SyncPlan,
+        indexed: &[SourceRecord],
+        defer: bool,
         progress: Progress<'_>,
         cancel: &AtomicBool,
         report: &mut SyncReport,
@@ -165,7 +212,8 @@ impl Engine {
         let mut delete = plan.delete;
         for m in plan.moves {
             if index.move_source(&m.from, &m.to, m.mtime)? > 0 {
-                progress(0, 0, &format!("moved {} -> {}", m.from, m.to));
+                let line = format!("moved {} -> {}", m.from, m.to);
+                say(progress, Phase::Indexing, 0, 0, &line);
                 report.counts.moved += 1;
             } else {
                 // Refused (the target appeared meanwhile): ingest the new
@@ -176,7 +224,15 @@ impl Engine {
         }
         ingest.sort();
         delete.sort();
-        let total = (ingest.len() + plan.reembed.len()) as u64;
+        // Phase 1. New files are stored keyword-only when a model is there
+        // to embed them in phase 2, so every file is searchable by keyword
+        // within the time it takes to convert them; a changed file keeps
+        // being embedded here, where its unchanged chunks reuse their
+        // stored vectors (a text-only replace would drop them).
+        let known: std::collections::HashSet<&str> =
+            indexed.iter().map(|r| r.source.as_str()).collect();
+        let mut later: Vec<(String, u64)> = Vec::new();
+        let total = ingest.len() as u64;
         let mut done = 0u64;
         // A bounded pipeline: one thread reads, converts and chunks ahead
         // while this one embeds and writes, with at most PREPARED_AHEAD files
@@ -184,7 +240,7 @@ impl Engine {
         // size; each file is committed (durable) before the next is written.
         let (tx, rx) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
         let queue = &ingest;
-        let stopped = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             s.spawn(move || {
                 for path in queue {
                     if cancel.load(Ordering::Relaxed)
@@ -196,32 +252,97 @@ impl Engine {
             });
             for (path, prepared) in rx.iter() {
                 if cancel.load(Ordering::Relaxed) {
-                    return true;
+                    return;
                 }
+                let keyword_only = defer && !known.contains(path.as_str());
                 let result = prepared
-                    .and_then(|p| self.commit(p))
-                    .map(|_| Outcome::Ingested);
-                record(report, progress, (&mut done, total), path, result);
+                    .and_then(|p| {
+                        if keyword_only {
+                            self.commit_keyword_only(p)
+                        } else {
+                            self.commit(p)
+                        }
+                    })
+                    .map(|out| {
+                        if keyword_only {
+                            later.push((out.source, out.chunk_count as u64));
+                        }
+                        Outcome::Ingested
+                    });
+                record(
+                    report,
+                    progress,
+                    (Phase::Indexing, &mut done, total),
+                    path,
+                    result,
+                );
             }
-            cancel.load(Ordering::Relaxed) && (done as usize) < queue.len()
         });
-        if !stopped {
-            for source in &plan.reembed {
-                if cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                let result = self.reembed(source).map(|_| Outcome::Reembedded);
-                record(report, progress, (&mut done, total), source, result);
-            }
-        }
         if cancel.load(Ordering::Relaxed) && done < total {
-            return Err(EngineError::Cancelled { done, total });
+            return Err(EngineError::Cancelled {
+                done,
+                total,
+                unit: "files",
+            });
         }
         for source in delete {
             if index.delete_source(&source)? > 0 {
                 report.counts.deleted += 1;
-                progress(total, total, &format!("deleted {source}"));
+                say(
+                    progress,
+                    Phase::Indexing,
+                    total,
+                    total,
+                    &format!("deleted {source}"),
+                );
             }
+        }
+
+        // Phase 2: embed what has no vectors of the current model — the
+        // sources phase 1 stored keyword-only, and unchanged sources of
+        // another model or none. A killed sync leaves such sources behind,
+        // and the next plan finds them again, so this resumes.
+        let chunks_of: std::collections::HashMap<&str, u64> = indexed
+            .iter()
+            .map(|r| (r.source.as_str(), r.chunk_count as u64))
+            .collect();
+        let mut work: Vec<(String, u64, bool)> = plan
+            .reembed
+            .iter()
+            .map(|s| {
+                (
+                    s.clone(),
+                    chunks_of.get(s.as_str()).copied().unwrap_or(0),
+                    true,
+                )
+            })
+            .collect();
+        work.extend(later.into_iter().map(|(s, n)| (s, n, false)));
+        let total = work.iter().map(|w| w.1).sum::<u64>();
+        let mut done = 0u64;
+        for (source, chunks, counted) in work {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(EngineError::Cancelled {
+                    done,
+                    total,
+                    unit: "chunks to embed",
+                });
+            }
+            let result = self.reembed(&source).map(|_| {
+                if counted {
+                    Outcome::Reembedded
+                } else {
+                    Outcome::Embedded
+                }
+            });
+            done += chunks;
+            record(
+                report,
+                progress,
+                (Phase::Embedding, &mut done, total),
+                &source,
+                result,
+            );
         }
         Ok(())
     }
@@ -310,17 +431,23 @@ fn listed(r: SourceRecord, state: &'static str) -> ListedFile {
     }
 }
 
-/// Counts one finished file and reports it.
+/// Counts one finished file and reports it. In the embedding phase the
+/// count is of chunks: the caller advances it by the file's chunks.
 fn record(
     report: &mut SyncReport,
     progress: Progress<'_>,
-    (done, total): (&mut u64, u64),
+    (phase, done, total): (Phase, &mut u64, u64),
     source: &str,
     result: Result<Outcome, EngineError>,
 ) {
-    *done += 1;
+    if phase == Phase::Indexing {
+        *done += 1;
+    }
     let (outcome, line) = match result {
-        Ok(Outcome::Reembedded) => (Outcome::Reembedded, format!("re-embedded {source}")),
+        Ok(Outcome::Reembedded) | Ok(Outcome::Embedded) => (
+            result.as_ref().map_or(Outcome::Failed, |o| *o),
+            format!("embedded {source}"),
+        ),
         Ok(o) => (o, format!("ingested {source}")),
         Err(e) => {
             let o = outcome_of_error(&e);
@@ -338,8 +465,9 @@ fn record(
     match outcome {
         Outcome::Ingested => c.ingested += 1,
         Outcome::Reembedded => c.reembedded += 1,
+        Outcome::Embedded => {}
         Outcome::Unreadable => c.unreadable += 1,
         Outcome::Failed => c.failed += 1,
     }
-    progress(*done, total, &line);
+    say(progress, phase, *done, total, &line);
 }
