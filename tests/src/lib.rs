@@ -94,6 +94,44 @@ impl Corpus {
         cmd.output().expect("binary runs")
     }
 
+    /// Holds this corpus' sync lock as another process would (an OS lock on
+    /// `.sync.lock`, with a made-up holder pid 4242) until the file drops.
+    pub fn hold_sync_lock(&self) -> std::fs::File {
+        let db = self.dir.path().join("index");
+        std::fs::create_dir_all(&db).unwrap();
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(db.join(".sync.lock"))
+            .unwrap();
+        lock.try_lock().unwrap();
+        std::fs::write(db.join(".sync.lock"), "{\"pid\": 4242, \"started\": 0}").unwrap();
+        lock
+    }
+
+    /// Starts `sync` in the background with its progress lines readable.
+    pub fn spawn_sync(
+        &self,
+    ) -> (
+        std::process::Child,
+        std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+    ) {
+        use std::io::BufRead;
+        let mut cmd = Command::new(binary());
+        cmd.arg("sync")
+            .current_dir(&self.root)
+            .env_clear()
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        (child, lines)
+    }
+
     /// Runs with `--json` and parses stdout.
     pub fn json(&self, args: &[&str]) -> (i32, Value, String) {
         let mut all = args.to_vec();

@@ -237,20 +237,7 @@ fn sync_skips_symlinks_that_leave_the_roots() {
 #[test]
 fn a_held_sync_lock_refuses_a_second_sync() {
     let c = corpus();
-    let db = c.dir.path().join("index");
-    std::fs::create_dir_all(&db).unwrap();
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(db.join(".sync.lock"))
-        .unwrap();
-    lock.try_lock().unwrap();
-    std::fs::write(
-        db.join(".sync.lock"),
-        format!("{{\"pid\": 4242, \"started\": {}}}", 0),
-    )
-    .unwrap();
+    let lock = c.hold_sync_lock();
     let out = c.cli(&["sync", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -267,7 +254,6 @@ fn a_held_sync_lock_refuses_a_second_sync() {
 
 #[test]
 fn a_sync_killed_mid_way_is_completed_by_the_next_sync() {
-    use std::io::{BufRead, BufReader};
     let files: Vec<(String, String)> = (0..12)
         .map(|i| {
             (
@@ -281,17 +267,7 @@ fn a_sync_killed_mid_way_is_completed_by_the_next_sync() {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     let c = Corpus::new(&refs);
-    let mut cmd = std::process::Command::new(minirag_blackbox::binary());
-    cmd.arg("sync")
-        .current_dir(&c.root)
-        .env_clear()
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null());
-    for (k, v) in &c.env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut child, mut lines) = c.spawn_sync();
     let mut acked = 0;
     while acked < 3 {
         let line = lines.next().expect("sync is running").unwrap();
@@ -403,7 +379,6 @@ fn a_scanned_pdf_is_unreadable_not_failed() {
 
 #[test]
 fn a_sync_killed_while_embedding_back_fills_and_converts_nothing_again() {
-    use std::io::{BufRead, BufReader};
     let body = "Paragraph about warehouses, deliveries and the notes kept for them. ".repeat(40);
     let files: Vec<(String, String)> = (0..40)
         .map(|i| {
@@ -418,17 +393,7 @@ fn a_sync_killed_while_embedding_back_fills_and_converts_nothing_again() {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     let c = Corpus::new(&refs);
-    let mut cmd = std::process::Command::new(minirag_blackbox::binary());
-    cmd.arg("sync")
-        .current_dir(&c.root)
-        .env_clear()
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null());
-    for (k, v) in &c.env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut child, mut lines) = c.spawn_sync();
     // The first embedded file means phase 1 wrote every file.
     loop {
         let line = lines.next().expect("sync is running").unwrap();

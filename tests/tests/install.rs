@@ -51,15 +51,7 @@ fn doctor_passes_a_healthy_set_up_and_names_each_fault() {
     // A held sync lock: named with its holder.
     let (code, _, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
-    let db = c.dir.path().join("index");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(db.join(".sync.lock"))
-        .unwrap();
-    lock.try_lock().unwrap();
-    std::fs::write(db.join(".sync.lock"), "{\"pid\": 4242, \"started\": 0}").unwrap();
+    let lock = c.hold_sync_lock();
     let (code, v) = doctor(&c, &[]);
     assert_eq!(code, 0, "a held lock is a warning: {v}");
     let (l, text) = level(&v, "sync lock");
@@ -68,6 +60,7 @@ fn doctor_passes_a_healthy_set_up_and_names_each_fault() {
     drop(lock);
 
     // A corrupt snapshot without the history to rebuild it: fail, with the file.
+    let db = c.dir.path().join("index");
     std::fs::write(db.join("snapshot.meta"), b"MRSNAP02 this is not a snapshot").unwrap();
     let (code, v) = doctor(&c, &[]);
     assert_eq!(code, 1, "{v}");
