@@ -598,12 +598,11 @@ impl Engine {
         }
 
         if query_vector.is_some() {
-            let stats = index.stats()?;
-            if stats.vectorless_chunk_count > 0 {
+            let waiting = index.vectorless_chunks()?;
+            if waiting > 0 {
                 notices.push(format!(
-                    "{} of {} chunks are not embedded yet (a sync is embedding them, or the next one will); \
-                     until then they are found by their words only.",
-                    stats.vectorless_chunk_count, stats.chunk_count
+                    "{waiting} chunks are not embedded yet (a sync is embedding them, or the next one will); \
+                     until then they are found by their words only."
                 ));
             }
         }

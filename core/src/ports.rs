@@ -387,6 +387,11 @@ pub trait IndexView: Sync {
     /// Every chunk of one parent section, ordered by index.
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError>;
     fn stats(&self) -> Result<IndexStats, IndexError>;
+    /// Live chunks without a vector (`stats().vectorless_chunk_count`);
+    /// adapters answer it without a scan, as every query with vectors asks.
+    fn vectorless_chunks(&self) -> Result<u64, IndexError> {
+        Ok(self.stats()?.vectorless_chunk_count)
+    }
     /// The model whose vectors the index holds; `None` when it holds none.
     /// Query vectors of another model are never compared with them.
     fn vector_model(&self) -> Option<String>;

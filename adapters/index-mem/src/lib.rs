@@ -300,6 +300,10 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
         }
     };
     state.model_id = snap.model_id;
+    // A snapshot is dense: every slot holds a live chunk.
+    state.vectorless = (0..snap.chunks.len() as u32)
+        .filter(|&slot| !state.vectors.has(slot))
+        .count() as u64;
     state.sources = snap.sources.into_iter().map(Some).collect();
     state.chunks = snap.chunks.into_iter().map(Some).collect();
     state.text = snap.text;
@@ -474,6 +478,10 @@ impl IndexView for MemView<'_> {
 
     fn vector_model(&self) -> Option<String> {
         self.inner.state.vector_model()
+    }
+
+    fn vectorless_chunks(&self) -> Result<u64, IndexError> {
+        Ok(self.inner.state.vectorless)
     }
 }
 

@@ -34,6 +34,9 @@ pub struct State {
     pub title: Field,
     /// Hash of a chunk text → a slot holding it with a vector.
     pub by_text: HashMap<u64, u32>,
+    /// Live chunks without a vector, kept current by every change so a
+    /// query can say how many wait for embedding without a scan.
+    pub vectorless: u64,
 }
 
 pub fn text_hash(text: &str) -> u64 {
@@ -60,6 +63,7 @@ impl State {
             text: Field::default(),
             title: Field::default(),
             by_text: HashMap::new(),
+            vectorless: 0,
         }
     }
 
@@ -188,6 +192,9 @@ impl State {
         if row.is_some() {
             self.by_text.insert(text_hash(&chunk.text), slot);
         }
+        if row.is_none() {
+            self.vectorless += 1;
+        }
         // A vector-less chunk in a matrix of unknown width gets a width later.
         if self.vectors.dim() == 0 && row.is_none() {
             self.vectors.push(None);
@@ -211,6 +218,7 @@ impl State {
             m.push(None);
         }
         self.vectors = m;
+        self.vectorless = self.chunks.iter().flatten().count() as u64;
     }
 
     /// Removes a source's chunks and title terms; keeps its id for reuse.
@@ -224,6 +232,9 @@ impl State {
                 let h = text_hash(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
+                }
+                if !self.vectors.has(slot) {
+                    self.vectorless -= 1;
                 }
             }
             self.vectors.clear_row(slot);

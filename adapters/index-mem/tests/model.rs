@@ -227,6 +227,9 @@ proptest! {
             let stats = index.stats().unwrap();
             prop_assert_eq!(stats.source_count as usize, model.len());
             prop_assert_eq!(stats.chunk_count as usize, model.values().map(|d| d.texts.len()).sum::<usize>());
+            let vectorless: usize = model.values().filter(|d| !d.vectors).map(|d| d.texts.len()).sum();
+            prop_assert_eq!(stats.vectorless_chunk_count as usize, vectorless);
+            prop_assert_eq!(index.read().unwrap().vectorless_chunks().unwrap() as usize, vectorless, "the counter agrees with the scan");
             for (s, d) in &model {
                 let stored: Vec<String> = index.chunks(s, 0..=100).unwrap().into_iter().map(|c| c.text).collect();
                 prop_assert_eq!(&stored, &d.texts);

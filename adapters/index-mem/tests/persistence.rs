@@ -302,6 +302,11 @@ fn a_width_clash_is_refused_and_another_model_switches_the_index() {
         assert_eq!(view.vector_model().as_deref(), Some("other-model"));
         let stats = view.stats().unwrap();
         assert_eq!((stats.source_count, stats.vectorless_chunk_count), (2, 1));
+        assert_eq!(
+            view.vectorless_chunks().unwrap(),
+            1,
+            "the counter follows a switch"
+        );
         let hits = view.vector_search(&[0.25; 16], 5, &Scope::all()).unwrap();
         assert_eq!(hits.len(), 1, "only the new model's vector is compared");
         assert_eq!(hits[0].key.source, "/d/c.md");
