@@ -10,7 +10,9 @@ structuredContent is validated against the tool's outputSchema (by the SDK,
 and again here). Exits non-zero with the failed check on any mismatch.
 """
 import asyncio
+import http.server
 import json
+import threading
 import urllib.parse
 
 import jsonschema
@@ -64,7 +66,25 @@ async def call_json(session, tool, args):
     return json.loads(text_of(result))
 
 
+class Page(http.server.BaseHTTPRequestHandler):
+    """A loopback page for ingest_url."""
+
+    def do_GET(self):
+        body = b"<html><title>Kites</title><body><h1>Kites</h1><p>Kites need steady wind.</p></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
 async def main(binary, model_dir):
+    web = http.server.HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    page_url = f"http://127.0.0.1:{web.server_port}/kites.html"
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(os.path.realpath(tmp), "docs")
         os.makedirs(os.path.join(root, "ops"))
@@ -79,6 +99,7 @@ async def main(binary, model_dir):
                 "DB_PATH": os.path.join(tmp, "index"),
                 "MODEL_PATH": model_dir,
                 "CACHE_DIR": os.path.join(tmp, "cache"),
+                "ALLOW_PRIVATE_URLS": "1",
             },
         )
         changed = asyncio.Event()
@@ -157,6 +178,8 @@ async def main(binary, model_dir):
                     ("sync_status", {"jobId": job["jobId"]}),
                     ("ingest_data", {"source": "note-1", "data": "Kites need steady wind."}),
                     ("delete_file", {"source": "note-1"}),
+                    ("ingest_file", {"filePath": store}),
+                    ("ingest_url", {"url": page_url}),
                 ]:
                     await call_json(session, tool, args)
 
@@ -165,6 +188,7 @@ async def main(binary, model_dir):
 
                 outside = await session.call_tool("read_file", {"filePath": os.path.join(root, "..", "index")})
                 assert outside.is_error and "outside" in text_of(outside), text_of(outside)
+    web.shutdown()
     print("python MCP SDK client: all checks passed")
 
 

@@ -483,9 +483,28 @@ async fn annotations_structured_output_and_resources() {
             "# Soup\n\nBoil water, add vegetables and salt.",
         ),
     ]);
+    // A loopback page for ingest_url.
+    let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let page = format!("http://{}/kites.txt", web.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{BufRead, Write};
+        for stream in web.incoming().flatten() {
+            let mut line = String::new();
+            let mut reader = std::io::BufReader::new(&stream);
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let body = "Kites need steady wind.";
+            let _ = write!(
+                &stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
     let woke = std::sync::Arc::new(tokio::sync::Notify::new());
     let client = ListChanged(woke.clone())
-        .serve(transport(&c, &[]))
+        .serve(transport(&c, &[("ALLOW_PRIVATE_URLS", "1")]))
         .await
         .unwrap();
 
@@ -564,6 +583,7 @@ async fn annotations_structured_output_and_resources() {
             json!({"source": "note-1", "data": "Kites need wind."}),
         ),
         ("delete_file", json!({"source": "note-1"})),
+        ("ingest_url", json!({"url": page})),
     ] {
         let r = run(name, args).await.unwrap();
         structured(name, &r);
