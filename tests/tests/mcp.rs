@@ -594,7 +594,7 @@ async fn annotations_structured_output_and_resources() {
     assert_eq!(templates[0].uri_template, "minirag://doc/{source}");
     let resources = client.list_all_resources().await.unwrap();
     let names: Vec<&str> = resources.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, [c.path("food/soup.md"), guide.clone()]);
+    assert_eq!(names, [c.path("food/soup.md"), guide.clone(), page.clone()]);
     let read = client
         .read_resource(rmcp::model::ReadResourceRequestParams::new(
             resources[1].uri.clone(),
