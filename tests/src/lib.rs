@@ -70,6 +70,16 @@ impl Corpus {
         Self { dir, root, env }
     }
 
+    /// A corpus of `n` generated files, `make(i)` giving each name and text.
+    pub fn generated(n: usize, make: impl Fn(usize) -> (String, String)) -> Self {
+        let files: Vec<(String, String)> = (0..n).map(make).collect();
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        Self::new(&refs)
+    }
+
     pub fn path(&self, name: &str) -> String {
         self.root.join(name).display().to_string()
     }

@@ -254,19 +254,12 @@ fn a_held_sync_lock_refuses_a_second_sync() {
 
 #[test]
 fn a_sync_killed_mid_way_is_completed_by_the_next_sync() {
-    let files: Vec<(String, String)> = (0..12)
-        .map(|i| {
-            (
-                format!("notes/n{i:02}.md"),
-                format!("# Note {i}\n\nNote number {i} talks about topic {i} and its details."),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let c = Corpus::new(&refs);
+    let c = Corpus::generated(12, |i| {
+        (
+            format!("notes/n{i:02}.md"),
+            format!("# Note {i}\n\nNote number {i} talks about topic {i} and its details."),
+        )
+    });
     let (mut child, mut lines) = c.spawn_sync();
     let mut acked = 0;
     while acked < 3 {
@@ -380,19 +373,12 @@ fn a_scanned_pdf_is_unreadable_not_failed() {
 #[test]
 fn a_sync_killed_while_embedding_back_fills_and_converts_nothing_again() {
     let body = "Paragraph about warehouses, deliveries and the notes kept for them. ".repeat(40);
-    let files: Vec<(String, String)> = (0..40)
-        .map(|i| {
-            (
-                format!("notes/n{i:02}.md"),
-                format!("# Note {i}\n\nTAG-{i:03}. {body}\n\n## More {i}\n\n{body}"),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let c = Corpus::new(&refs);
+    let c = Corpus::generated(40, |i| {
+        (
+            format!("notes/n{i:02}.md"),
+            format!("# Note {i}\n\nTAG-{i:03}. {body}\n\n## More {i}\n\n{body}"),
+        )
+    });
     let (mut child, mut lines) = c.spawn_sync();
     // The first embedded file means phase 1 wrote every file.
     loop {
