@@ -154,3 +154,24 @@ fn completions_and_man_page_come_from_clap() {
         "{page}"
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_cli_quietly() {
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha")]);
+    for args in [&["man"][..], &["status", "--json"][..]] {
+        let mut child = std::process::Command::new(minirag_blackbox::binary())
+            .args(args)
+            .current_dir(&c.root)
+            .env_clear()
+            .envs(c.env.iter().cloned())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before anything is written
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}

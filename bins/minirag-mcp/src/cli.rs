@@ -176,13 +176,28 @@ impl Command {
 }
 
 fn print(json_out: bool, payload: &Value, human: impl FnOnce(&Value) -> String) {
-    if json_out {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(payload).unwrap_or_default()
-        );
+    let text = if json_out {
+        serde_json::to_string_pretty(payload).unwrap_or_default()
     } else {
-        println!("{}", human(payload));
+        human(payload)
+    };
+    out(&format!("{text}\n"));
+}
+
+/// Writes to stdout. A reader that went away (`… | head -1`) ends the
+/// process quietly, as for other Unix tools, instead of `println!`'s panic.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
     }
 }
 
@@ -221,7 +236,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 setup::write(client, &entry, &file)?;
                 eprintln!("wrote the {} entry into {}", setup::NAME, file.display());
             } else {
-                print!("{}", setup::merged(client, &entry, "", &file)?);
+                out(&setup::merged(client, &entry, "", &file)?);
             }
             Ok(0)
         }
@@ -230,14 +245,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             // Into a buffer first: the generator panics on a closed pipe.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "minirag-mcp", &mut script);
-            std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+            out(&String::from_utf8_lossy(&script));
             Ok(0)
         }
         Command::Man { .. } => {
             let cmd = <Cli as clap::CommandFactory>::command();
             let mut page = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut page)?;
-            std::io::Write::write_all(&mut std::io::stdout(), &page)?;
+            out(&String::from_utf8_lossy(&page));
             Ok(0)
         }
         Command::Status { .. } => {
