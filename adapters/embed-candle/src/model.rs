@@ -197,7 +197,7 @@ impl Embedder for CandleEmbedder {
 
 impl TokenCounter for CandleEmbedder {
     fn count(&self, text: &str) -> usize {
-        match self.counter.encode(text, true) {
+        match self.counter.encode_fast(text, true) {
             Ok(e) => e.len(),
             Err(_) => estimate(text),
         }
