@@ -52,12 +52,13 @@ env = {"PATH": os.environ["PATH"], "BASE_DIR": docs, "DB_PATH": db, "MODEL_PATH"
        "CACHE_DIR": db + "-cache"}
 started = time.monotonic()
 p = subprocess.Popen([binary, "sync"], env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-files = 0
+files, last = 0, 0.0
 for line in p.stderr:
-    files += line.startswith("ingested ")
+    if line.startswith("ingested "):
+        files, last = files + 1, time.monotonic() - started
     if line.startswith("embedded "):
-        print(f"1,000 docs with the model: {files} files keyword-searchable after "
-              f"{time.monotonic() - started:.1f} s (then stopped, while embedding)")
+        print(f"1,000 docs with the model: {files} files keyword-searchable after {last:.1f} s "
+              f"(the last 'ingested' line; then stopped, while embedding)")
         break
 p.kill()
 p.wait()
