@@ -257,8 +257,6 @@ pub trait Files: Send + Sync {
     fn read(&self, path: &str, max_bytes: u64) -> Result<FileRead, FileError>;
     /// sha256 hex of a file, `None` when it cannot be read.
     fn sha256(&self, path: &str) -> Option<String>;
-    /// st_mtime of a file, `None` when it cannot be read.
-    fn mtime(&self, path: &str) -> Option<f64>;
 }
 
 // ---------------------------------------------------------------- Clock

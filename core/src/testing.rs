@@ -124,8 +124,4 @@ impl crate::ports::Files for MapFiles {
     fn sha256(&self, path: &str) -> Option<String> {
         self.lock().get(path).map(|(b, _)| digest(b))
     }
-
-    fn mtime(&self, path: &str) -> Option<f64> {
-        self.lock().get(path).map(|(_, m)| *m)
-    }
 }

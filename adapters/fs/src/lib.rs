@@ -4,7 +4,7 @@
 pub mod scan;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use minirag_core::error::Cause;
 use minirag_core::ports::{FileError, FileRead, Files, Scan};
@@ -73,12 +73,6 @@ impl Files for LocalFiles {
     fn sha256(&self, path: &str) -> Option<String> {
         std::fs::read(path).ok().map(|b| sha256_hex(&b))
     }
-
-    fn mtime(&self, path: &str) -> Option<f64> {
-        std::fs::metadata(Path::new(path))
-            .ok()
-            .map(|m| mtime_of(&m))
-    }
 }
 
 #[cfg(test)]
@@ -98,7 +92,7 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(LocalFiles.sha256(&path), Some(read.sha256));
-        assert!(LocalFiles.mtime(&path).unwrap() > 0.0);
+        assert!(read.mtime > 0.0);
         assert_eq!(
             LocalFiles.read(&path, 2),
             Err(FileError::TooLarge { path, size: 3 })
