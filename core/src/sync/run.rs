@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{plan, Outcome, PlanInput, SyncPlan, SyncReport};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::ports::{ConvertError, SourceRecord, SourceType, SyncLease};
+use crate::ports::{ConvertError, EmbedError, SourceRecord, SourceType, SyncLease};
 use crate::search::{is_under, Scope};
 
 /// Files converted and chunked ahead of the one being embedded.
@@ -99,12 +99,9 @@ pub fn outcome_of_error(e: &EngineError) -> Outcome {
 impl Engine {
     /// The id of the model when it can be loaded (loading it now), so a plan
     /// knows whether stored vectors are current.
-    fn usable_model(&self) -> Option<String> {
+    fn usable_model(&self) -> Result<String, EmbedError> {
         let embedder = &self.ports().embedder;
-        embedder
-            .ready()
-            .ok()
-            .map(|()| embedder.model_id().to_string())
+        embedder.ready().map(|()| embedder.model_id().to_string())
     }
 
     /// Brings the index in line with the roots, or with `scope` (a folder or
@@ -144,9 +141,8 @@ impl Engine {
         let indexed = self.ports().index.sources(&Scope::all())?;
         let mut report = SyncReport::default();
         report.notices.extend(lease.warning.clone());
-        let embedder = &self.ports().embedder;
-        let model = match embedder.ready() {
-            Ok(()) => Some(embedder.model_id().to_string()),
+        let model = match self.usable_model() {
+            Ok(id) => Some(id),
             Err(e) => {
                 report.notices.push(format!(
                     "This sync ran without the embedding model ({e}). Keyword search finds the files now; \
@@ -353,16 +349,20 @@ impl Engine {
     pub fn list_files(&self, scope: &[String]) -> Result<FileListing, EngineError> {
         let scope_filter = Scope::new(scope.iter().cloned());
         let scan = self.ports().files.scan(&self.settings().roots, &[]);
-        let view = self.ports().index.read()?;
-        let model = self.usable_model();
+        let model = self.usable_model().ok();
+        // One read of the records; the view is not held while files are
+        // hashed or the model loads, so writers in this process never wait.
+        let records = self.ports().index.sources(&Scope::all())?;
+        let by_source: std::collections::HashMap<&str, &SourceRecord> = records
+            .iter()
+            .filter(|r| r.source_type == SourceType::File)
+            .map(|r| (r.source.as_str(), r))
+            .collect();
         let files = &self.ports().files;
         let hasher = |p: &str| files.sha256(p);
         let mut rows = Vec::new();
         for file in scan.files.iter().filter(|f| scope_filter.matches(&f.path)) {
-            let row = match view
-                .source(&file.path)?
-                .filter(|r| r.source_type == SourceType::File)
-            {
+            let row = match by_source.get(file.path.as_str()).map(|r| (*r).clone()) {
                 None => ListedFile {
                     source: file.path.clone(),
                     source_type: SourceType::File,
@@ -380,7 +380,11 @@ impl Engine {
         let seen: std::collections::HashSet<&str> =
             scan.files.iter().map(|f| f.path.as_str()).collect();
         let mut held = vec![0usize; scan.blind.len()];
-        for r in view.sources(&scope_filter)? {
+        for r in records
+            .iter()
+            .filter(|r| scope_filter.matches(&r.source))
+            .cloned()
+        {
             if r.source_type != SourceType::File {
                 let state = super::stored_state(&r);
                 rows.push(listed(r, state));
@@ -444,10 +448,7 @@ fn record(
         *done += 1;
     }
     let (outcome, line) = match result {
-        Ok(Outcome::Reembedded) | Ok(Outcome::Embedded) => (
-            result.as_ref().map_or(Outcome::Failed, |o| *o),
-            format!("embedded {source}"),
-        ),
+        Ok(o @ (Outcome::Reembedded | Outcome::Embedded)) => (o, format!("embedded {source}")),
         Ok(o) => (o, format!("ingested {source}")),
         Err(e) => {
             let o = outcome_of_error(&e);
