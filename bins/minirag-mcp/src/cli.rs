@@ -125,6 +125,14 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Serve MCP: on stdio (as with no arguments), or with --http over
+    /// Streamable HTTP for many clients (README: HTTP mode).
+    Serve {
+        #[command(flatten)]
+        http: crate::http::ServeArgs,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Check the set-up: configuration, model, index, sync lock, disk space.
     Doctor {
         #[command(flatten)]
@@ -167,6 +175,7 @@ impl Command {
             | Self::List { common, .. }
             | Self::Status { common }
             | Self::Delete { common, .. }
+            | Self::Serve { common, .. }
             | Self::Doctor { common }
             | Self::Setup { common, .. }
             | Self::Completions { common, .. }
@@ -213,6 +222,24 @@ pub fn run(cli: Cli) -> Result<i32> {
     let app = App::load(&flags);
     let j = common.json;
     match cli.command {
+        Command::Serve { http, .. } => {
+            let options = match &http.http {
+                Some(bind) => Some(crate::http::Options::check(
+                    &http,
+                    bind,
+                    std::env::var("MINIRAG_TOKEN").ok(),
+                )?),
+                None => None,
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            match options {
+                Some(o) => runtime.block_on(crate::http::serve(app, o))?,
+                None => runtime.block_on(crate::server::serve(app))?,
+            }
+            Ok(0)
+        }
         Command::Doctor { .. } => {
             let report = doctor::run(&app);
             print(j, &crate::payload::value(&report), |_| {

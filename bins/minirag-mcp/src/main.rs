@@ -4,8 +4,10 @@
 mod app;
 mod cli;
 mod doctor;
+mod http;
 mod instructions;
 mod payload;
+mod reqlog;
 mod resources;
 mod server;
 mod setup;

@@ -1,6 +1,6 @@
-//! The MCP server on stdio: 11 tools over the same payloads as the CLI.
-//! Nothing is loaded before the first tool call, so `initialize` is answered
-//! at once.
+//! The MCP server: 11 tools over the same payloads as the CLI, on stdio or
+//! (one `Server` clone per session) over Streamable HTTP. Nothing is loaded
+//! before the first tool call, so `initialize` is answered at once.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -28,6 +28,7 @@ use crate::payload::{
     counts, notice_of, source_errors, value, Counts, Deleted, Document, FileList, Ingested,
     Neighbors, QueryAnswer, SourceError, Status,
 };
+use crate::reqlog::{Outcome, RequestLog};
 use crate::resources;
 use minirag_core::sync::run::{Phase, Step};
 use minirag_core::time::iso_utc;
@@ -156,10 +157,32 @@ pub struct ListArgs {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
-/// The one retained sync job.
+/// The one retained sync job, shared by every session of this process.
 #[derive(Default)]
 pub struct Jobs {
     current: Mutex<Option<SyncJob>>,
+    /// The running job's stop flag, so that a shutdown can stop it between
+    /// files (each written file is already durable).
+    stop: Mutex<Option<Arc<AtomicBool>>>,
+    /// The background job's thread, joined by [`Jobs::drain`].
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Jobs {
+    /// Stops a running sync between files and waits until it has ended.
+    pub fn drain(&self) {
+        if let Some(stop) = lock(&self.stop).as_ref() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let thread = lock(&self.thread).take();
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Files while indexing, chunks while embedding.
@@ -212,8 +235,9 @@ pub struct SyncStarted {
 pub struct Server {
     app: Arc<App>,
     jobs: Arc<Jobs>,
-    #[allow(dead_code)]
     tool_router: ToolRouter<Self>,
+    /// Set in HTTP mode: one line per tool call.
+    log: Option<RequestLog>,
 }
 
 /// The payload as structured content, and as the same JSON in a text block
@@ -257,7 +281,19 @@ impl Server {
             app: Arc::new(app),
             jobs: Arc::new(Jobs::default()),
             tool_router: Self::tool_router(),
+            log: None,
         }
+    }
+
+    /// Logs every tool call (HTTP mode).
+    pub fn with_log(mut self, log: RequestLog) -> Self {
+        self.log = Some(log);
+        self
+    }
+
+    /// The sync job shared by every clone of this server.
+    pub fn jobs(&self) -> Arc<Jobs> {
+        self.jobs.clone()
     }
 
     #[tool(
@@ -542,7 +578,14 @@ fn start_job(
         });
         session
     };
+    let cancel = match &notify {
+        Some((_, c)) => c.clone(),
+        None => Arc::new(AtomicBool::new(false)),
+    };
+    *lock(&jobs.stop) = Some(cancel.clone());
+    let jobs_of_run = jobs.clone();
     let run = move |notify: Option<Notify>, cancel: Arc<AtomicBool>| {
+        let jobs = jobs_of_run;
         let progress = |s: Step<'_>| {
             if let Some(j) = jobs
                 .current
@@ -588,7 +631,7 @@ fn start_job(
         Some(j.clone())
     };
     match notify {
-        Some((n, cancel)) => {
+        Some((n, _)) => {
             let job =
                 run(Some(n), cancel).ok_or_else(|| anyhow::anyhow!("the sync job vanished"))?;
             Ok(value(&SyncStarted {
@@ -597,7 +640,11 @@ fn start_job(
             }))
         }
         None => {
-            std::thread::spawn(move || run(None, Arc::new(AtomicBool::new(false))));
+            let thread = std::thread::spawn(move || {
+                run(None, cancel);
+            });
+            // A finished earlier thread is simply dropped (detached).
+            *lock(&jobs.thread) = Some(thread);
             Ok(value(&SyncStarted {
                 job_id: id,
                 finished: None,
@@ -615,6 +662,34 @@ fn rand_bits() -> u128 {
 
 #[tool_handler]
 impl ServerHandler for Server {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        let started = std::time::Instant::now();
+        let tool = request.name.to_string();
+        let query = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("query"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(tcc).await;
+        if let Some(log) = &self.log {
+            let outcome = match &response {
+                Ok(rmcp::model::CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                    Outcome::ToolError
+                }
+                Ok(_) => Outcome::Ok,
+                Err(_) => Outcome::Refused,
+            };
+            log.tool(&tool, started.elapsed(), outcome, query.as_deref());
+        }
+        response
+    }
+
     fn get_info(&self) -> ServerConfig {
         let append = self
             .app

@@ -4,10 +4,15 @@
 pub const MAX_TOP_K: usize = 100;
 /// Each side of the hybrid search fetches at least this many candidates.
 pub const MIN_CANDIDATES: usize = 50;
+/// Longest accepted query, in characters. The encoder reads only its first
+/// 256 tokens, and every extra keyword term costs a postings walk: a longer
+/// "query" is a document pasted by mistake, or load aimed at a shared server.
+pub const MAX_QUERY_CHARS: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryError {
     EmptyQuery,
+    TooLong(usize),
     TopKTooSmall(i64),
     EmptyScope,
 }
@@ -16,6 +21,10 @@ impl std::fmt::Display for QueryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::EmptyQuery => f.write_str("query must not be empty"),
+            Self::TooLong(n) => write!(
+                f,
+                "query is too long: {n} characters (the limit is {MAX_QUERY_CHARS}); search with the key words or a sentence instead"
+            ),
             Self::TopKTooSmall(k) => write!(f, "topK must be at least 1, got {k}"),
             Self::EmptyScope => f.write_str(
                 "scope entries must not be empty; pass absolute folder paths (a result's `source`), or omit scope",
@@ -28,8 +37,11 @@ impl std::error::Error for QueryError {}
 
 pub fn validate_query(query: &str) -> Result<&str, QueryError> {
     let q = query.trim();
+    let chars = q.chars().count();
     if q.is_empty() {
         Err(QueryError::EmptyQuery)
+    } else if chars > MAX_QUERY_CHARS {
+        Err(QueryError::TooLong(chars))
     } else {
         Ok(q)
     }
@@ -60,6 +72,16 @@ mod tests {
             "query must not be empty"
         );
         assert_eq!(validate_query(" x "), Ok("x"));
+    }
+
+    #[test]
+    fn queries_over_the_limit_are_refused_by_characters_not_bytes() {
+        let at_limit = "я".repeat(MAX_QUERY_CHARS);
+        assert_eq!(validate_query(&at_limit), Ok(at_limit.as_str()));
+        let over = "a".repeat(MAX_QUERY_CHARS + 1);
+        let e = validate_query(&over).unwrap_err();
+        assert_eq!(e, QueryError::TooLong(MAX_QUERY_CHARS + 1));
+        assert!(e.to_string().contains("4096"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,214 @@
+//! What every `/mcp` request passes before rmcp sees it: the drain flag,
+//! the bearer token, the per-client in-flight cap and the body cap. It also
+//! writes the request's log line, unless a tool call writes its own.
+//! (`Host` and `Origin` are checked by rmcp's service, configured in
+//! [`super::serve`].)
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use subtle::ConstantTimeEq;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::options::{digest, Options};
+use crate::reqlog::{HttpLine, Outcome, RequestLog};
+
+/// Permits of the drain semaphore: more than any server has requests.
+pub const DRAIN_PERMITS: u32 = 1 << 20;
+/// Client entries kept before idle ones are swept.
+const CLIENTS_SWEEP_AT: usize = 4096;
+
+pub struct Gate {
+    options: Options,
+    pub log: RequestLog,
+    draining: AtomicBool,
+    /// One permit per POST in flight; the drain takes them all.
+    pub posts: Arc<Semaphore>,
+    clients: Mutex<HashMap<IpAddr, Arc<Semaphore>>>,
+}
+
+impl Gate {
+    pub fn new(options: Options) -> Self {
+        Self {
+            log: RequestLog {
+                log_queries: options.log_queries,
+            },
+            options,
+            draining: AtomicBool::new(false),
+            posts: Arc::new(Semaphore::new(DRAIN_PERMITS as usize)),
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// New requests are refused from now on.
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    fn authorized(&self, value: Option<&HeaderValue>) -> bool {
+        let Some(expected) = &self.options.token else {
+            return true;
+        };
+        let presented = value
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        // Digests of equal length: the comparison time says nothing of the
+        // token's length or of how many leading bytes matched.
+        digest(presented).ct_eq(expected).into()
+    }
+
+    fn client_permit(&self, ip: IpAddr) -> Option<OwnedSemaphorePermit> {
+        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        if clients.len() >= CLIENTS_SWEEP_AT {
+            clients.retain(|_, s| Arc::strong_count(s) > 1);
+        }
+        let limit = self.options.max_inflight_per_client;
+        let slot = clients
+            .entry(ip)
+            .or_insert_with(|| Arc::new(Semaphore::new(limit)))
+            .clone();
+        drop(clients);
+        slot.try_acquire_owned().ok()
+    }
+}
+
+/// A JSON-RPC error as an HTTP response: clients show `message`.
+fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+pub async fn admit(
+    State(gate): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let (response, rpc) = pass(&gate, peer, request, next).await;
+    let status = response.status();
+    // A tool call that reached the tool is logged by the tool layer.
+    let tool_logged = rpc.as_deref() == Some("tools/call") && status.is_success();
+    if !tool_logged {
+        let outcome = if status.is_success() {
+            Outcome::Ok
+        } else {
+            Outcome::Refused
+        };
+        let line = HttpLine {
+            method: method.as_str(),
+            path: &path,
+            rpc: rpc.as_deref(),
+            status: status.as_u16(),
+        };
+        gate.log.http(&line, started.elapsed(), outcome);
+    }
+    response
+}
+
+/// The checks in order; returns the response and the JSON-RPC method.
+async fn pass(
+    gate: &Gate,
+    peer: SocketAddr,
+    request: Request,
+    next: Next,
+) -> (Response, Option<String>) {
+    if gate.draining.load(Ordering::SeqCst) {
+        let r = rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            "the server is shutting down; retry against its replacement".into(),
+        );
+        return (r, None);
+    }
+    if !gate.authorized(request.headers().get(header::AUTHORIZATION)) {
+        let r = (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+        )
+            .into_response();
+        return (r, None);
+    }
+    let Some(client) = gate.client_permit(peer.ip()) else {
+        let limit = gate.options.max_inflight_per_client;
+        let r = rpc_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32000,
+            format!("too many requests in flight from this client (limit {limit}, the server's --max-inflight-per-client); wait for one to finish"),
+        );
+        return (r, None);
+    };
+    let mut rpc = None;
+    let mut post = None;
+    let request = if request.method() == Method::POST {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body, gate.options.max_body_bytes).await {
+            Ok((b, method)) => {
+                rpc = method;
+                b
+            }
+            Err(r) => return (r, None),
+        };
+        // Held until the response body ends: the drain waits for it.
+        post = gate.posts.clone().try_acquire_owned().ok();
+        Request::from_parts(parts, Body::from(bytes))
+    } else {
+        request
+    };
+    let response = next.run(request).await;
+    let (parts, body) = response.into_parts();
+    // The permits live as long as the response streams (SSE included).
+    let body = body.map_frame(move |frame| {
+        let _held = (&client, &post);
+        frame
+    });
+    (Response::from_parts(parts, Body::new(body)), rpc)
+}
+
+/// The body under the cap and its JSON-RPC method, or the JSON-RPC error
+/// that says what is wrong with it.
+async fn read_body(body: Body, max: usize) -> Result<(Bytes, Option<String>), Response> {
+    let bytes = axum::body::to_bytes(body, max).await.map_err(|e| {
+        let too_large = e
+            .into_inner()
+            .downcast_ref::<http_body_util::LengthLimitError>()
+            .is_some();
+        if too_large {
+            rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                format!("the request body is over {max} bytes (the server's --max-body-bytes); send less text per call"),
+            )
+        } else {
+            rpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "the request body could not be read to its end".into(),
+            )
+        }
+    })?;
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => {
+            let method = v.get("method").and_then(Value::as_str).map(str::to_string);
+            Ok((bytes, method))
+        }
+        Err(e) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            format!("parse error: the request body is not JSON ({e})"),
+        )),
+    }
+}

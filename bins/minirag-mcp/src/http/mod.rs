@@ -1,0 +1,108 @@
+//! `serve --http`: MCP over Streamable HTTP at `/mcp` for many clients at
+//! once, each with its own session, all over one engine and one sync job.
+//! Security model (README, HTTP mode): loopback by default; elsewhere only
+//! with `--allow-remote` and a bearer token; `Host` and `Origin` checked
+//! against allow-lists against DNS rebinding; TLS left to a reverse proxy.
+
+mod gate;
+mod options;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use axum::routing::get;
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+pub use options::{Options, ServeArgs};
+
+use crate::app::App;
+use crate::server::Server;
+use gate::{admit, Gate, DRAIN_PERMITS};
+
+/// Serves until SIGTERM or SIGINT, then drains (see [`shutdown`]).
+pub async fn serve(app: App, options: Options) -> Result<()> {
+    let gate = Arc::new(Gate::new(options.clone()));
+    let server = Server::new(app).with_log(gate.log);
+    let jobs = server.jobs();
+    let stop = CancellationToken::new();
+
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(options.session_idle);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_allowed_origins(options.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(stop.child_token());
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.into(), config);
+
+    let router = Router::new()
+        .route_service("/mcp", mcp)
+        .route_layer(axum::middleware::from_fn_with_state(gate.clone(), admit))
+        .route("/healthz", get(healthz));
+
+    let listener = tokio::net::TcpListener::bind(options.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.bind))?;
+    let local = listener.local_addr()?;
+    // The first line on stderr: where clients connect (port 0 resolved).
+    eprintln!(
+        "{}",
+        serde_json::json!({"event": "listening", "url": format!("http://{local}/mcp")})
+    );
+    let drained = shutdown(gate, jobs, stop, options.drain);
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(drained)
+    .await?;
+    Ok(())
+}
+
+/// Liveness only: no version, no roots, no counts.
+async fn healthz() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({"status": "ok"}))
+}
+
+/// Waits for SIGTERM or SIGINT, then: refuse new requests, let those in
+/// flight finish (up to `drain`), stop a running sync between files (each
+/// written file is durable), and close the sessions' streams. The listener
+/// closes when this returns.
+async fn shutdown(
+    gate: Arc<Gate>,
+    jobs: Arc<crate::server::Jobs>,
+    stop: CancellationToken,
+    drain: std::time::Duration,
+) {
+    wait_for_signal().await;
+    gate.start_draining();
+    let stopping = tokio::task::spawn_blocking(move || jobs.drain());
+    let finished = gate.posts.acquire_many(DRAIN_PERMITS);
+    let drained = tokio::time::timeout(drain, finished).await.is_ok();
+    let _ = stopping.await;
+    stop.cancel();
+    eprintln!(
+        "{}",
+        serde_json::json!({"event": "shutdown", "drained": drained})
+    );
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

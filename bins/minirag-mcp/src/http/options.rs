@@ -1,0 +1,203 @@
+//! `serve --http` flags, checked before anything listens: where to bind,
+//! who may connect, and the limits. Each refusal names the flag that fixes it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use sha2::{Digest, Sha256};
+
+/// Shortest bearer token accepted: 128 bits as hex, or a long passphrase.
+const MIN_TOKEN_CHARS: usize = 16;
+
+#[derive(Args, Clone, Debug, Default)]
+pub struct ServeArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp (IP:PORT; port 0
+    /// picks a free one) instead of stdio.
+    #[arg(long, value_name = "IP:PORT")]
+    pub http: Option<String>,
+    /// Allow a non-loopback address. Requires a bearer token.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// A file whose content is the bearer token (else MINIRAG_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// A Host name (or host:port) clients may use, besides loopback names (repeatable).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// A browser Origin allowed to call, besides loopback origins (repeatable), e.g. https://app.example.com:443.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+    /// Put the query text of query_documents in the request log.
+    #[arg(long)]
+    pub log_queries: bool,
+    /// An MCP session with no request for this long is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+    pub session_idle_secs: u64,
+    /// Largest request body.
+    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Requests one client address may have in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_inflight_per_client: usize,
+    /// On SIGTERM, how long in-flight requests may take to finish.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub drain_secs: u64,
+}
+
+/// Checked HTTP settings.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub bind: SocketAddr,
+    /// SHA-256 of the bearer token, when one is required.
+    pub token: Option<[u8; 32]>,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    pub log_queries: bool,
+    pub session_idle: Duration,
+    pub max_body_bytes: usize,
+    pub max_inflight_per_client: usize,
+    pub drain: Duration,
+}
+
+impl Options {
+    /// `env_token`: the value of MINIRAG_TOKEN, if set.
+    pub fn check(args: &ServeArgs, bind: &str, env_token: Option<String>) -> Result<Self> {
+        let bind: SocketAddr = bind.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "--http takes IP:PORT, got '{bind}'; for example --http 127.0.0.1:8765"
+            )
+        })?;
+        let token = match (&args.token_file, env_token) {
+            (Some(file), _) => Some(read_token_file(file)?),
+            (None, Some(t)) => Some(valid_token(t.trim(), "MINIRAG_TOKEN")?.to_string()),
+            (None, None) => None,
+        };
+        let loopback = bind.ip().is_loopback();
+        if !loopback && !args.allow_remote {
+            bail!(
+                "refusing to listen on {bind}: it is not a loopback address. Bind 127.0.0.1, or pass --allow-remote with a bearer token (MINIRAG_TOKEN or --token-file) and put TLS in front (README: HTTP mode)"
+            );
+        }
+        if !loopback && token.is_none() {
+            bail!(
+                "--allow-remote needs a bearer token: set MINIRAG_TOKEN or pass --token-file FILE"
+            );
+        }
+        for (flag, n) in [
+            ("--max-body-bytes", args.max_body_bytes as u64),
+            ("--max-inflight-per-client", args.max_inflight_per_client as u64),
+            ("--session-idle-secs", args.session_idle_secs),
+        ] {
+            if n == 0 {
+                bail!("{flag} must be at least 1");
+            }
+        }
+        let mut allowed_hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        if !bind.ip().is_unspecified() && !loopback {
+            allowed_hosts.push(bind.ip().to_string());
+        }
+        allowed_hosts.extend(args.allowed_hosts.iter().cloned());
+        let mut allowed_origins: Vec<String> = [
+            "http://localhost:*",
+            "http://127.0.0.1:*",
+            "http://[::1]:*",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        for origin in &args.allowed_origins {
+            if !origin.contains("://") {
+                bail!("--allowed-origin needs a scheme, got '{origin}'; for example https://app.example.com:443");
+            }
+            allowed_origins.push(origin.clone());
+        }
+        Ok(Self {
+            bind,
+            token: token.map(|t| digest(&t)),
+            allowed_hosts,
+            allowed_origins,
+            log_queries: args.log_queries,
+            session_idle: Duration::from_secs(args.session_idle_secs),
+            max_body_bytes: args.max_body_bytes,
+            max_inflight_per_client: args.max_inflight_per_client,
+            drain: Duration::from_secs(args.drain_secs),
+        })
+    }
+}
+
+pub fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn read_token_file(file: &PathBuf) -> Result<String> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read --token-file {}", file.display()))?;
+    Ok(valid_token(text.trim(), &format!("--token-file {}", file.display()))?.to_string())
+}
+
+fn valid_token<'a>(token: &'a str, from: &str) -> Result<&'a str> {
+    if token.chars().count() < MIN_TOKEN_CHARS {
+        bail!(
+            "the bearer token in {from} is too short ({} characters; at least {MIN_TOKEN_CHARS}): generate one with `openssl rand -hex 32`",
+            token.chars().count()
+        );
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        bail!("the bearer token in {from} contains whitespace; use one line of visible characters");
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> ServeArgs {
+        ServeArgs {
+            session_idle_secs: 60,
+            max_body_bytes: 1024,
+            max_inflight_per_client: 4,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn loopback_needs_no_token() {
+        let o = Options::check(&args(), "127.0.0.1:0", None).unwrap();
+        assert!(o.token.is_none());
+        assert!(o.allowed_hosts.contains(&"localhost".to_string()));
+    }
+
+    #[test]
+    fn a_remote_address_needs_the_flag_and_a_token() {
+        let e = Options::check(&args(), "0.0.0.0:8765", None).unwrap_err();
+        assert!(e.to_string().contains("--allow-remote"), "{e}");
+        let mut a = args();
+        a.allow_remote = true;
+        let e = Options::check(&a, "0.0.0.0:8765", None).unwrap_err();
+        assert!(e.to_string().contains("MINIRAG_TOKEN"), "{e}");
+        let o = Options::check(&a, "0.0.0.0:8765", Some("0123456789abcdef0".into())).unwrap();
+        assert_eq!(o.token, Some(digest("0123456789abcdef0")));
+    }
+
+    #[test]
+    fn short_or_spaced_tokens_and_bad_addresses_are_refused() {
+        let e = Options::check(&args(), "127.0.0.1:1", Some("short".into())).unwrap_err();
+        assert!(e.to_string().contains("too short"), "{e}");
+        let e =
+            Options::check(&args(), "127.0.0.1:1", Some("0123456789 abcdef0".into())).unwrap_err();
+        assert!(e.to_string().contains("whitespace"), "{e}");
+        let e = Options::check(&args(), "localhost", None).unwrap_err();
+        assert!(e.to_string().contains("IP:PORT"), "{e}");
+        let mut a = args();
+        a.allowed_origins = vec!["app.example.com".into()];
+        let e = Options::check(&a, "127.0.0.1:1", None).unwrap_err();
+        assert!(e.to_string().contains("scheme"), "{e}");
+    }
+}
