@@ -1,7 +1,8 @@
 """Drives the real minirag-mcp binary with the official Python MCP SDK.
 
-usage: python_sdk_client.py BINARY MODEL_DIR
-Builds a small corpus in a temp folder, then over stdio: initialize (the
+usage: python_sdk_client.py BINARY MODEL_DIR [stdio|http]
+Builds a small corpus in a temp folder, then over stdio (or over
+Streamable HTTP against `serve --http` with a bearer token): initialize (the
 newest handshake version both SDKs speak), list tools with their
 annotations and output schemas, status, sync with a progress token, query,
 read, resources (list, template, read, list_changed after a sync), an
@@ -10,6 +11,7 @@ structuredContent is validated against the tool's outputSchema (by the SDK,
 and again here). Exits non-zero with the failed check on any mismatch.
 """
 import asyncio
+import contextlib
 import http.server
 import json
 import threading
@@ -23,6 +25,10 @@ import tempfile
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+TOKEN = "interop-token-0123456789abcdef"
 
 TOOLS = {
     "delete_file", "ingest_data", "ingest_file", "ingest_url", "list_files",
@@ -81,7 +87,34 @@ class Page(http.server.BaseHTTPRequestHandler):
         pass
 
 
-async def main(binary, model_dir):
+@contextlib.asynccontextmanager
+async def connect(transport, binary, env):
+    """(read, write) streams to the binary over stdio, or over HTTP."""
+    if transport == "stdio":
+        async with stdio_client(StdioServerParameters(command=binary, env=env)) as (read, write):
+            yield read, write
+        return
+    env = dict(env, MINIRAG_TOKEN=TOKEN, PATH=os.environ.get("PATH", ""))
+    server = await asyncio.create_subprocess_exec(
+        binary, "serve", "--http", "127.0.0.1:0", env=env, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        first = json.loads(await server.stderr.readline())
+        assert first["event"] == "listening", first
+        # Keep reading the request log so the server never blocks on a full pipe.
+        drain = asyncio.create_task(server.stderr.read())
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+        async with client:
+            async with streamable_http_client(first["url"], http_client=client) as streams:
+                yield streams[0], streams[1]
+    finally:
+        server.terminate()
+        code = await server.wait()
+        assert code == 0, f"serve --http exited {code} after SIGTERM"
+        await drain
+
+
+async def main(binary, model_dir, transport):
     web = http.server.HTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=web.serve_forever, daemon=True).start()
     page_url = f"http://127.0.0.1:{web.server_port}/kites.html"
@@ -92,23 +125,20 @@ async def main(binary, model_dir):
             f.write("# Retention\n\nWarehouse SPEC-112 keeps delivery notes for five years.\n")
         with open(os.path.join(root, "склад.md"), "w") as f:
             f.write("# Склад\n\nКладовщик сверяет накладную ТОРГ-12 с количеством мест.\n")
-        params = StdioServerParameters(
-            command=binary,
-            env={
-                "BASE_DIR": root,
-                "DB_PATH": os.path.join(tmp, "index"),
-                "MODEL_PATH": model_dir,
-                "CACHE_DIR": os.path.join(tmp, "cache"),
-                "ALLOW_PRIVATE_URLS": "1",
-            },
-        )
+        env = {
+            "BASE_DIR": root,
+            "DB_PATH": os.path.join(tmp, "index"),
+            "MODEL_PATH": model_dir,
+            "CACHE_DIR": os.path.join(tmp, "cache"),
+            "ALLOW_PRIVATE_URLS": "1",
+        }
         changed = asyncio.Event()
 
         async def on_message(message):
             if isinstance(message, types.ResourceListChangedNotification):
                 changed.set()
 
-        async with stdio_client(params) as (read, write):
+        async with connect(transport, binary, env) as (read, write):
             async with ClientSession(read, write, message_handler=on_message) as session:
                 init = await session.initialize()
                 assert init.server_info.name == "minirag-mcp", init.server_info
@@ -189,8 +219,8 @@ async def main(binary, model_dir):
                 outside = await session.call_tool("read_file", {"filePath": os.path.join(root, "..", "index")})
                 assert outside.is_error and "outside" in text_of(outside), text_of(outside)
     web.shutdown()
-    print("python MCP SDK client: all checks passed")
+    print(f"python MCP SDK client over {transport}: all checks passed")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "stdio"))

@@ -1,5 +1,8 @@
 //! Helpers for black-box tests of the `minirag-mcp` binary.
 
+pub mod http_server;
+pub mod mcp_client;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -152,4 +155,23 @@ impl Corpus {
         let value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
         (out.status.code().unwrap_or(-1), value, stderr)
     }
+}
+
+/// A loopback web server that answers every request with `html` and counts
+/// the requests it saw.
+pub fn serve_page(html: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/page", listener.local_addr().unwrap());
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}", html.len());
+        }
+    });
+    (url, hits)
 }

@@ -2,13 +2,14 @@
 
 use std::time::Instant;
 
-use minirag_blackbox::{binary, Corpus};
+use minirag_blackbox::mcp_client::{
+    call, call_json, finished_job, notes, sync_with_progress_token, Client, FirstProgress,
+};
+use minirag_blackbox::{binary, serve_page, Corpus};
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// The real binary as a child process speaking MCP on stdio.
 fn transport(c: &Corpus, extra: &[(&str, &str)]) -> TokioChildProcess {
@@ -30,42 +31,6 @@ fn transport(c: &Corpus, extra: &[(&str, &str)]) -> TokioChildProcess {
 
 async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
     ().serve(transport(c, extra)).await.expect("initialize")
-}
-
-/// (is_error, text)
-async fn call(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> (bool, String) {
-    let params = CallToolRequestParams::new(tool.to_string())
-        .with_arguments(args.as_object().cloned().unwrap_or_default());
-    match client.call_tool(params).await {
-        Ok(r) => {
-            let text = r
-                .content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-                .collect::<Vec<_>>()
-                .join("");
-            (r.is_error.unwrap_or(false), text)
-        }
-        Err(e) => (true, e.to_string()),
-    }
-}
-
-async fn call_json(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
-    let (err, text) = call(client, tool, args).await;
-    assert!(!err, "{tool} failed: {text}");
-    serde_json::from_str(&text).unwrap()
-}
-
-/// Polls `sync_status` for a job `sync_start` returned until it ends.
-async fn finished_job(client: &rmcp::Peer<rmcp::RoleClient>, job: &Value) -> Value {
-    let id = job["jobId"].as_str().unwrap().to_string();
-    loop {
-        let s = call_json(client, "sync_status", json!({"jobId": id})).await;
-        if s["state"] == "succeeded" || s["state"] == "failed" {
-            return s;
-        }
-        tokio::task::yield_now().await;
-    }
 }
 
 fn corpus() -> Corpus {
@@ -276,23 +241,6 @@ async fn without_a_model_the_server_stays_useful() {
 
 /// A loopback HTTP server that answers every request with one HTML page and
 /// counts the connections it accepted.
-fn serve_page(html: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/page", listener.local_addr().unwrap());
-    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = hits.clone();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}", html.len());
-        }
-    });
-    (url, hits)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn ingest_url_refuses_loopback_unless_allowed() {
     let (url, hits) = serve_page("<html><head><title>Local Page</title></head><body><h1>Kites</h1><p>LOOPBACK-BODY about kites.</p></body></html>");
@@ -324,20 +272,6 @@ async fn ingest_url_refuses_loopback_unless_allowed() {
     .await;
     assert_eq!(q["results"][0]["source"], url);
     client.cancel().await.unwrap();
-}
-
-/// Sends `sync_start` as a request that carries a progress token (rmcp adds
-/// one to every cancellable request), so the server runs it in the call.
-async fn sync_with_progress_token(
-    client: &rmcp::Peer<rmcp::RoleClient>,
-) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
-    use rmcp::model::{ClientRequest, Request};
-    let request =
-        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
-    client
-        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
-        .await
-        .unwrap()
 }
 
 /// A client that records the progress notifications it receives.
@@ -386,32 +320,10 @@ async fn sync_with_a_progress_token_reports_each_file() {
     client.cancel().await.unwrap();
 }
 
-/// A client that wakes the test at the first progress notification.
-#[derive(Clone)]
-struct FirstProgress(std::sync::Arc<tokio::sync::Notify>);
-
-impl rmcp::ClientHandler for FirstProgress {
-    async fn on_progress(
-        &self,
-        _params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0.notify_one();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
     const FILES: usize = 30;
-    let texts: Vec<(String, String)> = (0..FILES)
-        .map(|i| {
-            let para = format!("Paragraph about shipment {i} and the pallets it carried. ");
-            (
-                format!("f{i:02}.md"),
-                format!("# Note {i}\n\n{}", para.repeat(16)),
-            )
-        })
-        .collect();
+    let texts = notes(FILES);
     let files: Vec<(&str, &str)> = texts
         .iter()
         .map(|(n, t)| (n.as_str(), t.as_str()))

@@ -26,20 +26,31 @@ fn python() -> PathBuf {
     venv
 }
 
-#[test]
-fn the_python_sdk_client_passes_every_check() {
+fn run_checks(transport: &str) {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("interop/python_sdk_client.py");
     let out = Command::new(python())
         .arg(&script)
         .arg(binary())
         .arg(model_dir())
+        .arg(transport)
         .output()
         .expect("run the Python client");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && stdout.contains("all checks passed"),
+        out.status.success() && stdout.contains(&format!("over {transport}: all checks passed")),
         "python client failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
+}
+
+#[test]
+fn the_python_sdk_client_passes_every_check() {
+    run_checks("stdio");
+}
+
+/// The same checks through `serve --http`, with a bearer token, every tool.
+#[test]
+fn the_python_sdk_streamable_http_client_passes_every_check() {
+    run_checks("http");
 }

@@ -168,7 +168,13 @@ async fn pass(
     } else {
         request
     };
-    let response = next.run(request).await;
+    let deleting = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    // rmcp answers a session's DELETE with 202; nothing is pending, and the
+    // official Python client warns on anything but 200/204.
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
     let (parts, body) = response.into_parts();
     // The permits live as long as the response streams (SSE included).
     let body = body.map_frame(move |frame| {

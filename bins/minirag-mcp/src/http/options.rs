@@ -66,9 +66,7 @@ impl Options {
     /// `env_token`: the value of MINIRAG_TOKEN, if set.
     pub fn check(args: &ServeArgs, bind: &str, env_token: Option<String>) -> Result<Self> {
         let bind: SocketAddr = bind.parse().map_err(|_| {
-            anyhow::anyhow!(
-                "--http takes IP:PORT, got '{bind}'; for example --http 127.0.0.1:8765"
-            )
+            anyhow::anyhow!("--http takes IP:PORT, got '{bind}'; for example --http 127.0.0.1:8765")
         })?;
         let token = match (&args.token_file, env_token) {
             (Some(file), _) => Some(read_token_file(file)?),
@@ -88,7 +86,10 @@ impl Options {
         }
         for (flag, n) in [
             ("--max-body-bytes", args.max_body_bytes as u64),
-            ("--max-inflight-per-client", args.max_inflight_per_client as u64),
+            (
+                "--max-inflight-per-client",
+                args.max_inflight_per_client as u64,
+            ),
             ("--session-idle-secs", args.session_idle_secs),
         ] {
             if n == 0 {
@@ -103,14 +104,11 @@ impl Options {
             allowed_hosts.push(bind.ip().to_string());
         }
         allowed_hosts.extend(args.allowed_hosts.iter().cloned());
-        let mut allowed_origins: Vec<String> = [
-            "http://localhost:*",
-            "http://127.0.0.1:*",
-            "http://[::1]:*",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect();
+        let mut allowed_origins: Vec<String> =
+            ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+                .into_iter()
+                .map(String::from)
+                .collect();
         for origin in &args.allowed_origins {
             if !origin.contains("://") {
                 bail!("--allowed-origin needs a scheme, got '{origin}'; for example https://app.example.com:443");

@@ -1,0 +1,108 @@
+//! rmcp client helpers shared by the stdio and HTTP tests.
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+use serde_json::Value;
+
+pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// Connects to `serve --http` at `url`, with a bearer token if given.
+pub async fn connect_http<H: rmcp::ClientHandler>(
+    handler: H,
+    url: &str,
+    token: Option<&str>,
+) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(t) = token {
+        config = config.auth_header(t.to_string());
+    }
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    handler
+        .serve(transport)
+        .await
+        .expect("initialize over HTTP")
+}
+
+/// (is_error, text)
+pub async fn call(
+    client: &rmcp::Peer<rmcp::RoleClient>,
+    tool: &str,
+    args: Value,
+) -> (bool, String) {
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    match client.call_tool(params).await {
+        Ok(r) => {
+            let text = r
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect::<Vec<_>>()
+                .join("");
+            (r.is_error.unwrap_or(false), text)
+        }
+        Err(e) => (true, e.to_string()),
+    }
+}
+
+pub async fn call_json(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
+    let (err, text) = call(client, tool, args).await;
+    assert!(!err, "{tool} failed: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Polls `sync_status` for a job `sync_start` returned until it ends.
+pub async fn finished_job(client: &rmcp::Peer<rmcp::RoleClient>, job: &Value) -> Value {
+    let id = job["jobId"].as_str().unwrap().to_string();
+    loop {
+        let s = call_json(client, "sync_status", serde_json::json!({"jobId": id})).await;
+        if s["state"] == "succeeded" || s["state"] == "failed" {
+            return s;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Sends `sync_start` as a request that carries a progress token (rmcp adds
+/// one to every cancellable request), so the server runs it in the call.
+pub async fn sync_with_progress_token(
+    client: &rmcp::Peer<rmcp::RoleClient>,
+) -> rmcp::service::RequestHandle<rmcp::RoleClient> {
+    use rmcp::model::{ClientRequest, Request};
+    let request =
+        ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("sync_start")));
+    client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap()
+}
+
+/// A client that wakes the test at the first progress notification.
+#[derive(Clone)]
+pub struct FirstProgress(pub std::sync::Arc<tokio::sync::Notify>);
+
+impl rmcp::ClientHandler for FirstProgress {
+    async fn on_progress(
+        &self,
+        _params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.notify_one();
+    }
+}
+
+/// `n` notes of a few hundred words each: enough files that a sync is
+/// still running when a test acts on its first progress report.
+pub fn notes(n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let para = format!("Paragraph about shipment {i} and the pallets it carried. ");
+            (
+                format!("f{i:02}.md"),
+                format!("# Note {i}\n\n{}", para.repeat(16)),
+            )
+        })
+        .collect()
+}

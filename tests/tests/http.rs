@@ -1,0 +1,447 @@
+//! `serve --http`: the real binary over MCP's Streamable HTTP transport, on
+//! loopback. rmcp's client drives every tool; raw requests check what a
+//! client library would never send (wrong tokens, foreign Host and Origin
+//! headers, oversized and malformed bodies); kills and SIGTERM leave an
+//! index that reopens.
+
+use std::time::Duration;
+
+use minirag_blackbox::http_server::HttpServer;
+use minirag_blackbox::mcp_client::{
+    call, call_json, connect_http, finished_job, notes, sync_with_progress_token, FirstProgress,
+};
+use minirag_blackbox::{serve_page, Corpus};
+use serde_json::{json, Value};
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+const LOG_WAIT: Duration = Duration::from_secs(30);
+
+fn corpus() -> Corpus {
+    Corpus::new(&[
+        ("a.md", "# Alpha\n\nThe alpha service listens on port 8080.\n\n## Limits\n\nAt most 64 connections."),
+        ("b/b.md", "# Beta\n\nBeta stores invoices for the accounting team."),
+    ])
+}
+
+fn with_token(c: &Corpus) -> Vec<(String, String)> {
+    let mut env = c.env.clone();
+    env.push(("MINIRAG_TOKEN".into(), TOKEN.into()));
+    env.push(("ALLOW_PRIVATE_URLS".into(), "1".into()));
+    env
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// A raw POST to `/mcp`; (status, body).
+async fn post(server: &HttpServer, body: String, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.send().await.expect("the server answers");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rmcp_client_drives_every_tool_over_http() {
+    let c = corpus();
+    let server = HttpServer::start(&with_token(&c), &c.root, &[]);
+    let (page, _) = serve_page(
+        "<html><head><title>Kites</title></head><body><p>Kites need steady wind.</p></body></html>",
+    );
+    let client = connect_http((), &server.url, Some(TOKEN)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 11, "{tools:?}");
+
+    let job = call_json(&client, "sync_start", json!({})).await;
+    let done = finished_job(&client, &job).await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert_eq!(done["counts"]["ingested"], 2, "{done}");
+    let q = call_json(
+        &client,
+        "query_documents",
+        json!({"query": "invoices accounting"}),
+    )
+    .await;
+    assert_eq!(q["results"][0]["source"], c.path("b/b.md"), "{q}");
+    let a = c.path("a.md");
+    for (tool, args) in [
+        ("status", json!({})),
+        ("list_files", json!({})),
+        ("read_file", json!({"filePath": a})),
+        (
+            "read_chunk_neighbors",
+            json!({"filePath": a, "chunkIndex": 0}),
+        ),
+        ("ingest_file", json!({"filePath": a})),
+        (
+            "ingest_data",
+            json!({"source": "note-1", "data": "Pelicans nest on the pier."}),
+        ),
+        ("delete_file", json!({"source": "note-1"})),
+        ("ingest_url", json!({"url": page})),
+        ("sync_status", json!({"jobId": job["jobId"]})),
+    ] {
+        call_json(&client, tool, args).await;
+    }
+
+    // One log line per tool call: tool, duration, outcome; no query text.
+    let line = server
+        .log_line(LOG_WAIT, |v| v["tool"] == "query_documents")
+        .expect("a log line for the query");
+    assert_eq!(line["outcome"], "ok", "{line}");
+    assert!(line["ms"].as_f64().is_some(), "{line}");
+    assert!(line.get("query").is_none(), "query text leaked: {line}");
+
+    // A query over the length cap is refused by name, and the server goes on.
+    let (err, text) = call(
+        &client,
+        "query_documents",
+        json!({"query": "x".repeat(5000)}),
+    )
+    .await;
+    assert!(err && text.contains("too long"), "{text}");
+    let line = server
+        .log_line(LOG_WAIT, |v| {
+            v["event"] == "tool" && v["outcome"] == "tool_error"
+        })
+        .expect("the refused query is logged");
+    assert_eq!(line["tool"], "query_documents", "{line}");
+    call_json(&client, "status", json!({})).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_are_independent_and_share_one_sync() {
+    let c = corpus();
+    let server = HttpServer::start(&with_token(&c), &c.root, &["--log-queries"]);
+    let one = connect_http((), &server.url, Some(TOKEN)).await;
+    let two = connect_http((), &server.url, Some(TOKEN)).await;
+    let job = call_json(&one, "sync_start", json!({})).await;
+    // The other session sees the same job: one sync per index.
+    let seen = finished_job(&two, &job).await;
+    assert_eq!(seen["state"], "succeeded", "{seen}");
+    let (a, b) = tokio::join!(
+        call_json(&one, "query_documents", json!({"query": "alpha port"})),
+        call_json(&two, "query_documents", json!({"query": "invoices"})),
+    );
+    assert_eq!(a["results"][0]["source"], c.path("a.md"));
+    assert_eq!(b["results"][0]["source"], c.path("b/b.md"));
+    // With --log-queries the text is logged.
+    let line = server
+        .log_line(LOG_WAIT, |v| v["query"] == "invoices")
+        .expect("the query text is logged when asked");
+    assert_eq!(line["tool"], "query_documents");
+
+    // Another process's sync holds the index: a session's sync says so.
+    let held = c.hold_sync_lock();
+    let (err, text) = call(&one, "sync_start", json!({})).await;
+    assert!(err && text.contains("4242"), "{text}");
+    drop(held);
+    one.cancel().await.unwrap();
+    two.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refusals_name_nothing_and_the_server_keeps_serving() {
+    let c = corpus();
+    let server = HttpServer::start(&with_token(&c), &c.root, &["--max-body-bytes", "4096"]);
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = ("authorization", bearer.as_str());
+
+    let (status, body) = post(&server, INITIALIZE.into(), &[]).await;
+    assert_eq!((status, body.as_str()), (401, ""), "missing token");
+    let wrong = format!("Bearer {}x", &TOKEN[..TOKEN.len() - 1]);
+    let (status, body) = post(&server, INITIALIZE.into(), &[("authorization", &wrong)]).await;
+    assert_eq!((status, body.as_str()), (401, ""), "wrong token");
+    let (status, _) = post(&server, INITIALIZE.into(), &[("authorization", TOKEN)]).await;
+    assert_eq!(status, 401, "a token without the Bearer scheme");
+
+    let (status, _) = post(
+        &server,
+        INITIALIZE.into(),
+        &[auth, ("origin", "http://evil.example")],
+    )
+    .await;
+    assert_eq!(
+        status, 403,
+        "a foreign Origin (a web page driving a local server)"
+    );
+    let (status, _) = post(
+        &server,
+        INITIALIZE.into(),
+        &[auth, ("host", "evil.example:80")],
+    )
+    .await;
+    assert_eq!(status, 403, "a foreign Host (DNS rebinding)");
+    let (status, _) = post(
+        &server,
+        INITIALIZE.into(),
+        &[auth, ("origin", "http://localhost:3000")],
+    )
+    .await;
+    assert_eq!(status, 200, "a loopback Origin is allowed");
+
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"ingest_data","arguments":{{"source":"x","data":"{}"}}}}}}"#,
+        "a".repeat(10_000)
+    );
+    let (status, body) = post(&server, big, &[auth]).await;
+    let v: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
+    assert_eq!(status, 413);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-body-bytes"),
+        "{v}"
+    );
+    let (status, body) = post(&server, "{not json".into(), &[auth]).await;
+    let v: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
+    assert_eq!(
+        (status, v["error"]["code"].as_i64()),
+        (400, Some(-32700)),
+        "{v}"
+    );
+
+    // Liveness needs no token and says nothing else.
+    let health = reqwest::get(format!("{}/healthz", server.base()))
+        .await
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    assert_eq!(health.text().await.unwrap(), r#"{"status":"ok"}"#);
+
+    // Still serving.
+    let client = connect_http((), &server.url, Some(TOKEN)).await;
+    call_json(&client, "status", json!({})).await;
+    client.cancel().await.unwrap();
+    let refused = server
+        .log_line(LOG_WAIT, |v| v["status"] == 401)
+        .expect("refusals are logged");
+    assert_eq!(refused["outcome"], "refused", "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_client_cannot_hold_more_than_its_share() {
+    let c = corpus();
+    let server = HttpServer::start(&c.env, &c.root, &["--max-inflight-per-client", "1"]);
+    let http = reqwest::Client::new();
+    let init = http
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.text().await.unwrap();
+    let (status, _) = post(
+        &server,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        &[("mcp-session-id", &session)],
+    )
+    .await;
+    assert_eq!(status, 202);
+    // The session's event stream stays open, and holds the client's one slot.
+    let stream = http
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    let (status, body) = post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#.into(),
+        &[("mcp-session-id", &session)],
+    )
+    .await;
+    let v: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
+    assert_eq!(status, 429, "{body}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-inflight-per-client"),
+        "{v}"
+    );
+    drop(stream);
+}
+
+#[test]
+fn a_remote_address_needs_the_flag_and_a_token() {
+    let c = corpus();
+    let out = c.cli(&["serve", "--http", "0.0.0.0:0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not a loopback address") && err.contains("--allow-remote"),
+        "{err}"
+    );
+    let out = c.cli(&["serve", "--http", "0.0.0.0:0", "--allow-remote"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MINIRAG_TOKEN") && err.contains("--token-file"),
+        "{err}"
+    );
+    let out = c.cli(&["serve", "--http", "localhost"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("IP:PORT"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_session_expires() {
+    let c = corpus();
+    let server = HttpServer::start(&c.env, &c.root, &["--session-idle-secs", "1"]);
+    let init = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.text().await.unwrap();
+    // The feature under test is a timeout: waiting it out is the test. Any
+    // request in between would count as activity.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (status, _) = post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#.into(),
+        &[("mcp-session-id", &session)],
+    )
+    .await;
+    assert_eq!(status, 404, "the idle session is gone");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sync_is_cancelled_per_request_over_http() {
+    let texts = notes(30);
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let c = Corpus::new(&files);
+    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let woke = std::sync::Arc::new(tokio::sync::Notify::new());
+    let client = connect_http(FirstProgress(woke.clone()), &server.url, None).await;
+    let handle = sync_with_progress_token(&client).await;
+    woke.notified().await;
+    handle.cancel(Some("stop".into())).await.unwrap();
+    // A new sync may start once the cancelled one let go; it finds what the
+    // cancelled one kept.
+    let job = loop {
+        let (err, text) = call(&client, "sync_start", json!({})).await;
+        if !err {
+            break serde_json::from_str::<Value>(&text).unwrap();
+        }
+        assert!(text.contains("already running"), "{text}");
+        tokio::task::yield_now().await;
+    };
+    let status = finished_job(&client, &job).await;
+    let ingested = status["counts"]["ingested"].as_u64().unwrap();
+    assert!(ingested < 30, "the cancelled sync kept nothing: {status}");
+    client.cancel().await.unwrap();
+}
+
+type SyncingClient = (
+    rmcp::service::RunningService<rmcp::RoleClient, FirstProgress>,
+    rmcp::service::RequestHandle<rmcp::RoleClient>,
+);
+
+/// A client's sync (run in its call, with progress) that has written at
+/// least one file: the first progress report comes after the first file.
+async fn sync_under_way(server: &HttpServer) -> SyncingClient {
+    let woke = std::sync::Arc::new(tokio::sync::Notify::new());
+    let client = connect_http(FirstProgress(woke.clone()), &server.url, None).await;
+    let handle = sync_with_progress_token(&client).await;
+    woke.notified().await;
+    (client, handle)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kill_during_a_clients_sync_leaves_an_index_that_reopens() {
+    let texts = notes(40);
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let c = Corpus::new(&files);
+    let mut server = HttpServer::start(&c.env, &c.root, &[]);
+    let _syncing = sync_under_way(&server).await;
+    server.signal(libc::SIGKILL);
+    server.child.wait().unwrap();
+
+    let (code, status, err) = c.json(&["status"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(status["chunkCount"].as_u64() >= Some(1), "{status}");
+    let (code, q, err) = c.json(&["query", "shipment pallets"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!q["results"].as_array().unwrap().is_empty(), "{q}");
+    let (code, done, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let counts = &done["counts"];
+    let all = ["ingested", "skipped", "reembedded"]
+        .iter()
+        .map(|k| counts[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(all, 40, "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_drains_and_keeps_every_acknowledged_write() {
+    let texts = notes(40);
+    let files: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let c = Corpus::new(&files);
+    let mut server = HttpServer::start(&c.env, &c.root, &[]);
+    let client = connect_http((), &server.url, None).await;
+    call_json(
+        &client,
+        "ingest_data",
+        json!({"source": "memo-7", "data": "The heron counts fish at dawn."}),
+    )
+    .await;
+    let (_syncing, handle) = sync_under_way(&server).await;
+    server.signal(libc::SIGTERM);
+    // The sync in flight is stopped between files and answered.
+    let answer = handle.await_response().await;
+    assert!(
+        answer.is_ok(),
+        "the in-flight sync got no answer: {answer:?}"
+    );
+    let exit = server.child.wait().unwrap();
+    assert!(exit.success(), "serve --http after SIGTERM: {exit}");
+    let shutdown = server
+        .log_line(LOG_WAIT, |v| v["event"] == "shutdown")
+        .expect("a shutdown line");
+    assert_eq!(shutdown["drained"], true, "{shutdown}");
+
+    let (code, q, err) = c.json(&["query", "heron fish dawn"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(q["results"][0]["source"], "memo-7", "{q}");
+    let (code, done, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let counts = &done["counts"];
+    let all = ["ingested", "skipped", "reembedded"]
+        .iter()
+        .map(|k| counts[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(all, 40, "{done}");
+}
