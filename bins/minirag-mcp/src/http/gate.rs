@@ -34,7 +34,7 @@ pub struct Gate {
     draining: AtomicBool,
     /// One permit per POST in flight; the drain takes them all.
     pub posts: Arc<Semaphore>,
-    clients: Mutex<HashMap<IpAddr, Arc<Semaphore>>>,
+    clients: Mutex<HashMap<ClientKey, Arc<Semaphore>>>,
 }
 
 impl Gate {
@@ -68,18 +68,40 @@ impl Gate {
         digest(presented).ct_eq(expected).into()
     }
 
-    fn client_permit(&self, ip: IpAddr) -> Option<OwnedSemaphorePermit> {
+    fn client_permit(&self, client: ClientKey) -> Option<OwnedSemaphorePermit> {
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         if clients.len() >= CLIENTS_SWEEP_AT {
             clients.retain(|_, s| Arc::strong_count(s) > 1);
         }
         let limit = self.options.max_inflight_per_client;
         let slot = clients
-            .entry(ip)
+            .entry(client)
             .or_insert_with(|| Arc::new(Semaphore::new(limit)))
             .clone();
         drop(clients);
         slot.try_acquire_owned().ok()
+    }
+}
+
+/// Who a request counts against: its MCP session when it names one (many
+/// clients may share an address, e.g. behind a proxy or on one machine),
+/// else its address (`initialize`, and the sessionless 2026 protocol).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum ClientKey {
+    Session(String),
+    Address(IpAddr),
+}
+
+impl ClientKey {
+    fn of(request: &Request, peer: SocketAddr) -> Self {
+        match request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(id) => Self::Session(id.to_string()),
+            None => Self::Address(peer.ip()),
+        }
     }
 }
 
@@ -142,7 +164,7 @@ async fn pass(
             .into_response();
         return (r, None);
     }
-    let Some(client) = gate.client_permit(peer.ip()) else {
+    let Some(client) = gate.client_permit(ClientKey::of(&request, peer)) else {
         let limit = gate.options.max_inflight_per_client;
         let r = rpc_error(
             StatusCode::TOO_MANY_REQUESTS,

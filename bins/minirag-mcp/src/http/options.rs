@@ -39,7 +39,8 @@ pub struct ServeArgs {
     /// Largest request body.
     #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
     pub max_body_bytes: usize,
-    /// Requests one client address may have in flight at once.
+    /// Requests and event streams one client may have open at once (a client:
+    /// an MCP session, or an address for requests without one).
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_inflight_per_client: usize,
     /// On SIGTERM, how long in-flight requests may take to finish.
