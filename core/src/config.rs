@@ -53,6 +53,8 @@ pub struct Config {
     pub max_distance: Option<f64>,
     pub max_files: Option<usize>,
     pub allow_private_urls: bool,
+    /// RAG_WATCH: the MCP server keeps the index current as files change.
+    pub watch: bool,
     /// RAG_INSTRUCTIONS_APPEND, trimmed; `None` when unset or blank.
     pub instructions_append: Option<String>,
 }
@@ -229,20 +231,8 @@ impl Config {
             },
             None => None,
         };
-        let allow_private_urls = match get("ALLOW_PRIVATE_URLS") {
-            Some(raw) => match raw.trim().to_lowercase().as_str() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" | "" => false,
-                _ => {
-                    return Err(err(
-                        "ALLOW_PRIVATE_URLS",
-                        raw,
-                        "one of 1, true, yes, on, 0, false, no, off",
-                    ))
-                }
-            },
-            None => false,
-        };
+        let allow_private_urls = switch(get("ALLOW_PRIVATE_URLS"), "ALLOW_PRIVATE_URLS")?;
+        let watch = switch(get("RAG_WATCH"), "RAG_WATCH")?;
         let instructions_append = get("RAG_INSTRUCTIONS_APPEND")
             .map(str::trim)
             .filter(|t| !t.is_empty())
@@ -262,8 +252,21 @@ impl Config {
             max_distance,
             max_files,
             allow_private_urls,
+            watch,
             instructions_append,
         })
+    }
+}
+
+/// An on/off variable; unset is off.
+fn switch(raw: Option<&str>, name: &str) -> Result<bool, ConfigError> {
+    match raw {
+        None => Ok(false),
+        Some(raw) => match raw.trim().to_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" | "" => Ok(false),
+            _ => Err(err(name, raw, "one of 1, true, yes, on, 0, false, no, off")),
+        },
     }
 }
 

@@ -13,6 +13,7 @@
 //! - [`config`]: environment + flags → [`config::Config`] (§3).
 //! - [`formats`]: the one table of formats the product knows.
 //! - [`sync`]: the staleness rule, the sync plan and its runner (§6).
+//! - [`watch`]: which file changes matter, and the live index's loop.
 //! - [`engine`]: the ingest and query use cases, generic over the ports.
 
 pub mod cause;
@@ -26,11 +27,13 @@ mod json_strings;
 pub mod markdown;
 pub mod ports;
 pub mod reconstruct;
+pub mod scan_rules;
 pub mod search;
 pub mod sync;
 pub mod time;
 pub mod title;
 pub mod tokens;
+pub mod watch;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

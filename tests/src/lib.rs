@@ -2,6 +2,7 @@
 
 pub mod http_server;
 pub mod mcp_client;
+pub mod watcher;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -8,21 +8,14 @@ use std::path::{Path, PathBuf};
 
 use minirag_core::formats::is_document_extension;
 use minirag_core::ports::{BlindFolder, Scan, ScannedFile};
+use minirag_core::scan_rules::skipped_name;
 
 use crate::mtime_of;
-
-const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv", "venv"];
 
 pub fn is_supported(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(is_document_extension)
-}
-
-fn skipped_name(name: &str, is_dir: bool) -> bool {
-    name.starts_with('.')
-        || (is_dir && SKIPPED_DIRS.contains(&name))
-        || (!is_dir && name.starts_with("~$"))
 }
 
 /// Scans `roots` (already resolved), or only `limit` paths under them when given.

@@ -39,6 +39,8 @@ pub struct App {
     pub cwd: PathBuf,
     embedder: Option<Arc<LazyEmbedder>>,
     engine: Mutex<Option<Arc<Engine>>>,
+    /// The live index's state, when this process watches the roots.
+    pub watch: Arc<Mutex<minirag_core::watch::WatchState>>,
 }
 
 pub fn env_map() -> BTreeMap<String, String> {
@@ -85,6 +87,7 @@ impl App {
             cwd,
             embedder,
             engine: Mutex::new(None),
+            watch: Arc::default(),
         }
     }
 

@@ -133,6 +133,12 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Keep the index current as files change: a full sync to catch up, then
+    /// one sync per settled batch of changes, a line each, until Ctrl-C.
+    Watch {
+        #[command(flatten)]
+        common: Common,
+    },
     /// Check the set-up: configuration, model, index, sync lock, disk space.
     Doctor {
         #[command(flatten)]
@@ -176,6 +182,7 @@ impl Command {
             | Self::Status { common }
             | Self::Delete { common, .. }
             | Self::Serve { common, .. }
+            | Self::Watch { common }
             | Self::Doctor { common }
             | Self::Setup { common, .. }
             | Self::Completions { common, .. }
@@ -238,6 +245,22 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some(o) => runtime.block_on(crate::http::serve(app, o))?,
                 None => runtime.block_on(crate::server::serve(app))?,
             }
+            Ok(0)
+        }
+        Command::Watch { .. } => {
+            app.config()?;
+            let stop = std::sync::Arc::new(AtomicBool::new(false));
+            stop_on_signal(stop.clone())?;
+            let line = |e: minirag_core::watch::WatchEvent<'_>| {
+                let state = app.watch.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let v = watch_line(&e, &state);
+                // One compact JSON object per line with --json: a stream.
+                out(&format!(
+                    "{}\n",
+                    if j { v.to_string() } else { human_watch(&v) }
+                ));
+            };
+            crate::watch::run(&app, &line, &stop)?;
             Ok(0)
         }
         Command::Doctor { .. } => {
@@ -604,4 +627,77 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
         out.join("\n")
     });
     Ok(if failed.is_empty() { 0 } else { 1 })
+}
+
+/// Sets `stop` on SIGINT or SIGTERM (a thread with a small runtime).
+fn stop_on_signal(stop: std::sync::Arc<AtomicBool>) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async {
+            use tokio::signal::unix::{signal, SignalKind};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            } else {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    Ok(())
+}
+
+/// One `watch` line as JSON.
+fn watch_line(
+    e: &minirag_core::watch::WatchEvent<'_>,
+    state: &minirag_core::watch::WatchState,
+) -> Value {
+    use minirag_core::watch::WatchEvent;
+    let mode = state.mode.map(|m| m.as_str());
+    match e {
+        WatchEvent::Applied { scope, report } => {
+            let mut v = sync_json(report);
+            v["event"] = json!("applied");
+            v["scope"] = json!(scope);
+            v["mode"] = json!(mode);
+            if let Some(n) = &state.notice {
+                v["watchNotice"] = json!(n);
+            }
+            v
+        }
+        WatchEvent::Waiting { reason } => {
+            json!({"event": "waiting", "reason": reason, "mode": mode})
+        }
+        WatchEvent::Failed { error } => {
+            json!({"event": "failed", "error": error.to_string(), "mode": mode})
+        }
+    }
+}
+
+fn human_watch(v: &Value) -> String {
+    match v["event"].as_str() {
+        Some("applied") => {
+            let c = &v["counts"];
+            let mut line = format!(
+                "synced {} ({}): {} ingested, {} re-embedded, {} moved, {} deleted, {} failed",
+                v["scope"].as_str().unwrap_or("all roots"),
+                plain(&v["mode"]),
+                c["ingested"],
+                c["reembedded"],
+                c["moved"],
+                c["deleted"],
+                c["failed"]
+            );
+            if let Some(n) = v["watchNotice"].as_str() {
+                line.push_str(&format!("\nnote: {n}"));
+            }
+            line
+        }
+        Some("waiting") => format!("waiting: {}", plain(&v["reason"])),
+        _ => format!("sync failed: {}", plain(&v["error"])),
+    }
 }

@@ -11,6 +11,7 @@ mod reqlog;
 mod resources;
 mod server;
 mod setup;
+mod watch;
 
 use clap::Parser;
 

@@ -12,6 +12,7 @@ use minirag_core::engine::{IngestOutcome, QueryRequest};
 use minirag_core::search::{ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
+use minirag_core::time::iso_utc;
 use minirag_core::CHUNK_SCHEME;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
@@ -199,6 +200,25 @@ pub struct Status {
     pub index_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedder: Option<String>,
+    /// The live index (`RAG_WATCH=1`, or `minirag-mcp watch` in this process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchStatus>,
+}
+
+/// `status.watch`.
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchStatus {
+    pub active: bool,
+    /// `events` (OS notifications) or `polling` (periodic rescans).
+    pub mode: Option<String>,
+    /// Changes seen and not yet applied.
+    pub pending: u64,
+    /// When the last change was applied (ISO 8601, UTC).
+    pub last_change_at: Option<String>,
+    /// Why the mode is what it is (the OS watch limit), when that is news.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, JsonSchema)]
@@ -389,6 +409,7 @@ impl App {
             }
             Err(e) => out.index_error = Some(e.to_string()),
         }
+        out.watch = self.watch_status();
         if let Some(embedder) = self.embedder() {
             out.embedder = Some(
                 if embedder.is_loaded() {
@@ -400,6 +421,17 @@ impl App {
             );
         }
         value(&out)
+    }
+
+    fn watch_status(&self) -> Option<WatchStatus> {
+        let s = self.watch.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        s.mode.map(|mode| WatchStatus {
+            active: s.active,
+            mode: Some(mode.as_str().into()),
+            pending: s.pending as u64,
+            last_change_at: s.last_change_at.map(iso_utc),
+            notice: s.notice,
+        })
     }
 
     pub fn ingest_file(&self, path: &Path) -> Result<Value> {

@@ -166,11 +166,15 @@ pub struct Jobs {
     stop: Mutex<Option<Arc<AtomicBool>>>,
     /// The background job's thread, joined by [`Jobs::drain`].
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Stops the `RAG_WATCH` watcher.
+    watch_stop: Arc<AtomicBool>,
 }
 
 impl Jobs {
     /// Stops a running sync between files and waits until it has ended.
     pub fn drain(&self) {
+        self.watch_stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(stop) = lock(&self.stop).as_ref() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -289,6 +293,22 @@ impl Server {
     pub fn with_log(mut self, log: RequestLog) -> Self {
         self.log = Some(log);
         self
+    }
+
+    /// Under `RAG_WATCH=1`, keeps the index current on a background thread
+    /// (its first sync catches up); `status.watch` shows it.
+    pub fn start_watching(&self) {
+        let on = self.app.config().is_ok_and(|c| c.watch);
+        if !on {
+            return;
+        }
+        let app = self.app.clone();
+        let stop = self.jobs.watch_stop.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = crate::watch::run(&app, &|_| {}, &stop) {
+                eprintln!("minirag-mcp: RAG_WATCH: {e:#}");
+            }
+        });
     }
 
     /// The sync job shared by every clone of this server.
@@ -766,7 +786,9 @@ impl ServerHandler for Server {
 }
 
 pub async fn serve(app: App) -> Result<()> {
-    let service = Server::new(app).serve(rmcp::transport::stdio()).await?;
+    let server = Server::new(app);
+    server.start_watching();
+    let service = server.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }

@@ -145,6 +145,11 @@ fn booleans() {
             "{v}"
         );
     }
+    assert!(load(&[("RAG_WATCH", "1")]).unwrap().watch);
+    assert!(!load(&[]).unwrap().watch);
+    let e = load(&[("RAG_WATCH", "sometimes")]).unwrap_err();
+    assert_eq!(e.variable, "RAG_WATCH");
+    assert!(e.to_string().contains("one of 1, true"), "{e}");
 }
 
 #[test]

@@ -27,6 +27,7 @@ use gate::{admit, Gate, DRAIN_PERMITS};
 pub async fn serve(app: App, options: Options) -> Result<()> {
     let gate = Arc::new(Gate::new(options.clone()));
     let server = Server::new(app).with_log(gate.log);
+    server.start_watching();
     let jobs = server.jobs();
     let stop = CancellationToken::new();
 
