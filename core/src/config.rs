@@ -11,6 +11,8 @@ use crate::search::Grouping;
 
 pub const DEFAULT_MODEL: &str = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2";
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 104_857_600;
+pub const DEFAULT_OCR_MIN_CHARS_PER_PAGE: u32 = 25;
+pub const DEFAULT_OCR_LANG: &str = "rus+eng";
 pub const DEFAULT_HYBRID_WEIGHT: f64 = 0.6;
 pub const DEFAULT_URL_MAX_BYTES: u64 = 20 << 20;
 
@@ -55,6 +57,11 @@ pub struct Config {
     pub allow_private_urls: bool,
     /// RAG_WATCH: the MCP server keeps the index current as files change.
     pub watch: bool,
+    /// RAG_OCR_MIN_CHARS_PER_PAGE: thinner PDF pages are OCRed; 0 never.
+    pub ocr_min_chars_per_page: u32,
+    /// RAG_OCR_LANG: Tesseract languages, `+`-joined. Whether they are
+    /// installed is the OCR adapter's to check.
+    pub ocr_lang: String,
     /// RAG_INSTRUCTIONS_APPEND, trimmed; `None` when unset or blank.
     pub instructions_append: Option<String>,
 }
@@ -233,6 +240,33 @@ impl Config {
         };
         let allow_private_urls = switch(get("ALLOW_PRIVATE_URLS"), "ALLOW_PRIVATE_URLS")?;
         let watch = switch(get("RAG_WATCH"), "RAG_WATCH")?;
+        let ocr_min_chars_per_page = match get("RAG_OCR_MIN_CHARS_PER_PAGE") {
+            Some(raw) => raw.trim().parse::<u32>().map_err(|_| {
+                err(
+                    "RAG_OCR_MIN_CHARS_PER_PAGE",
+                    raw,
+                    "a whole number of characters ≥ 0 (0 turns PDF OCR routing off)",
+                )
+            })?,
+            None => DEFAULT_OCR_MIN_CHARS_PER_PAGE,
+        };
+        let ocr_lang = match get("RAG_OCR_LANG").map(str::trim) {
+            None | Some("") => DEFAULT_OCR_LANG.to_string(),
+            Some(l)
+                if l.split('+').all(|p| {
+                    !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                }) =>
+            {
+                l.to_string()
+            }
+            Some(l) => {
+                return Err(err(
+                    "RAG_OCR_LANG",
+                    l,
+                    "Tesseract language codes joined by '+', e.g. rus+eng",
+                ))
+            }
+        };
         let instructions_append = get("RAG_INSTRUCTIONS_APPEND")
             .map(str::trim)
             .filter(|t| !t.is_empty())
@@ -253,6 +287,8 @@ impl Config {
             max_files,
             allow_private_urls,
             watch,
+            ocr_min_chars_per_page,
+            ocr_lang,
             instructions_append,
         })
     }

@@ -11,8 +11,8 @@ use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
 use crate::formats::{self, FormatKind};
 use crate::ports::{
-    Clock, ConvertRequest, Converter, EmbedError, Embedder, Embeddings, Fetcher, FileError, Files,
-    Index, IndexError, IndexView, SourceRecord, SourceType, TokenCounter,
+    Clock, ConvertRequest, Converted, Converter, EmbedError, Embedder, Embeddings, Fetcher,
+    FileError, Files, Index, IndexError, IndexView, Ocr, SourceRecord, SourceType, TokenCounter,
 };
 use crate::reconstruct::{document, join_chunks};
 use crate::search::fusion::{
@@ -24,7 +24,7 @@ use crate::search::{
     QueryResponse, ResultItem, Scope,
 };
 use crate::time::iso_utc;
-use crate::title::{content_title, file_title};
+use crate::title::{content_title, file_title, image_title};
 use crate::CHUNK_SCHEME;
 
 /// Weight of the whole-document list relative to the keyword chunk list
@@ -41,6 +41,8 @@ pub struct Settings {
     pub max_distance: Option<f64>,
     pub max_files: Option<usize>,
     pub max_file_size: u64,
+    /// A PDF page with fewer non-whitespace characters is OCRed (0: never).
+    pub ocr_min_chars_per_page: u32,
 }
 
 impl From<&Config> for Settings {
@@ -53,6 +55,7 @@ impl From<&Config> for Settings {
             max_distance: c.max_distance,
             max_files: c.max_files,
             max_file_size: c.max_file_size,
+            ocr_min_chars_per_page: c.ocr_min_chars_per_page,
         }
     }
 }
@@ -67,6 +70,7 @@ pub struct Ports {
     pub fetcher: Arc<dyn Fetcher>,
     pub files: Arc<dyn Files>,
     pub clock: Arc<dyn Clock>,
+    pub ocr: Arc<dyn Ocr>,
 }
 
 /// What an ingest stored.
@@ -179,8 +183,7 @@ impl Engine {
     ) -> Result<PreparedIngest, EngineError> {
         let extension = file_extension(path);
         let format = match formats::by_extension(&extension) {
-            Some(f) if f.kind == FormatKind::Document => f,
-            Some(_) => return Err(EngineError::Image { path: path.into() }),
+            Some(f) => f,
             None => {
                 return Err(EngineError::UnsupportedExtension {
                     path: path.into(),
@@ -196,16 +199,27 @@ impl Engine {
                 max: self.settings.max_file_size,
             });
         }
-        let converted = self.ports.converter.convert(ConvertRequest {
-            name: path,
-            format: format.key,
-            bytes,
-        })?;
-        let title = file_title(
-            path,
-            converted.metadata_title.as_deref(),
-            &converted.markdown,
-        );
+        let (converted, title) = match format.kind {
+            FormatKind::Image => {
+                let markdown = self.recognise_image(path, bytes)?;
+                (
+                    Converted {
+                        markdown,
+                        ..Default::default()
+                    },
+                    image_title(path),
+                )
+            }
+            FormatKind::Document => {
+                let converted = self.convert_with_ocr(path, format.key, bytes)?;
+                let title = file_title(
+                    path,
+                    converted.metadata_title.as_deref(),
+                    &converted.markdown,
+                );
+                (converted, title)
+            }
+        };
         let titled = Titled { title, seed: true };
         self.prepare(
             path,
@@ -730,3 +744,5 @@ fn format_for_content_type(content_type: Option<&str>, url: &str) -> &'static st
 
 #[cfg(test)]
 mod tests;
+
+pub mod ocr;

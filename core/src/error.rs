@@ -13,10 +13,23 @@ pub enum EngineError {
         path: String,
         extension: String,
     },
-    /// An image file: recognised, but this build does no OCR.
+    /// An image file, and no OCR engine: `hint` says what to install.
     Image {
         path: String,
+        hint: String,
     },
+    /// A PDF with no text layer, and no OCR engine.
+    ScannedPdf {
+        path: String,
+        hint: String,
+    },
+    /// Recognition ran and found no text.
+    OcrEmpty {
+        path: String,
+    },
+    /// Recognition failed (an undecodable image, a page that cannot be
+    /// rendered, a time or memory limit).
+    Ocr(crate::ports::OcrError),
     TooLarge {
         path: String,
         size: u64,
@@ -53,19 +66,40 @@ impl std::fmt::Display for EngineError {
         match self {
             Self::Query(e) => e.fmt(f),
             Self::UnsupportedExtension { path, extension } => {
-                let list: Vec<String> = extensions(FormatKind::Document).iter().map(|e| format!(".{e}")).collect();
-                let shown = if extension.is_empty() { "(none)".to_string() } else { format!(".{extension}") };
-                write!(f, "Unsupported file extension '{shown}' of {path}; supported: {}", list.join(", "))
+                let list: Vec<String> = extensions(FormatKind::Document)
+                    .iter()
+                    .map(|e| format!(".{e}"))
+                    .collect();
+                let shown = if extension.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    format!(".{extension}")
+                };
+                write!(
+                    f,
+                    "Unsupported file extension '{shown}' of {path}; supported: {}",
+                    list.join(", ")
+                )
             }
-            Self::Image { path } => write!(
-                f,
-                "{path} is an image, which needs OCR; this build reads text only (convert it to PDF with a text layer first)"
-            ),
+            Self::Image { path, hint } => write!(f, "{path} is an image, which needs OCR: {hint}"),
+            Self::ScannedPdf { path, hint } => {
+                write!(f, "{path} looks like a scanned PDF (no text layer); {hint}")
+            }
+            Self::OcrEmpty { path } => {
+                write!(
+                    f,
+                    "{path}: OCR produced no text (page may be blank or unreadable)"
+                )
+            }
+            Self::Ocr(e) => e.fmt(f),
             Self::TooLarge { path, size, max } => {
                 write!(f, "{path} is {size} bytes; MAX_FILE_SIZE is {max} (raise MAX_FILE_SIZE to index it)")
             }
             Self::BadFormat { format } => {
-                write!(f, "format must be one of ('text', 'markdown', 'html'), got '{format}'")
+                write!(
+                    f,
+                    "format must be one of ('text', 'markdown', 'html'), got '{format}'"
+                )
             }
             Self::Empty { source } => write!(f, "No text content extracted from {source}"),
             Self::Convert(e) => e.fmt(f),
@@ -74,7 +108,10 @@ impl std::fmt::Display for EngineError {
             Self::Index(e) => e.fmt(f),
             Self::File(e) => e.fmt(f),
             Self::Cancelled { done, total, unit } => {
-                write!(f, "sync cancelled after {done} of {total} {unit}; what was done is kept")
+                write!(
+                    f,
+                    "sync cancelled after {done} of {total} {unit}; what was done is kept"
+                )
             }
             Self::NotFound { source } => {
                 write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")
@@ -92,6 +129,7 @@ impl std::error::Error for EngineError {
             Self::Embed(e) => Some(e),
             Self::Index(e) => Some(e),
             Self::File(e) => Some(e),
+            Self::Ocr(e) => Some(e),
             _ => None,
         }
     }

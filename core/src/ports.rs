@@ -31,6 +31,9 @@ pub struct ConvertRequest<'a> {
 pub struct Converted {
     pub markdown: String,
     pub metadata_title: Option<String>,
+    /// PDFs: non-whitespace characters of each page's text layer, in page
+    /// order, so the engine can route thin pages to OCR. Empty otherwise.
+    pub page_chars: Vec<u32>,
 }
 
 /// Why a document could not be converted. Messages name the document.
@@ -40,8 +43,8 @@ pub enum ConvertError {
     Unsupported { format: String },
     /// The file is malformed, truncated, encrypted or hostile; `reason` says which.
     Malformed { name: String, reason: String },
-    /// A PDF without a text layer.
-    NeedsOcr { name: String },
+    /// A PDF without a text layer on any of its `pages`.
+    NeedsOcr { name: String, pages: u32 },
 }
 
 impl std::fmt::Display for ConvertError {
@@ -49,7 +52,7 @@ impl std::fmt::Display for ConvertError {
         match self {
             Self::Unsupported { format } => write!(f, "no converter reads the format '{format}'"),
             Self::Malformed { name, reason } => write!(f, "could not read {name}: {reason}"),
-            Self::NeedsOcr { name } => write!(
+            Self::NeedsOcr { name, .. } => write!(
                 f,
                 "{name} looks like a scanned PDF (no text layer); it needs OCR, which this build does not do"
             ),
@@ -61,6 +64,44 @@ impl std::error::Error for ConvertError {}
 
 pub trait Converter: Send + Sync {
     fn convert(&self, request: ConvertRequest<'_>) -> Result<Converted, ConvertError>;
+}
+
+// ---------------------------------------------------------------- Ocr
+
+/// Why recognition failed. The message names the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OcrError {
+    pub name: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for OcrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for OcrError {}
+
+/// Text recognition for scans: image files and PDF pages without a text
+/// layer. Which pages need it, and what becomes of the text, is the
+/// engine's rule; the adapter only reads pixels.
+pub trait Ocr: Send + Sync {
+    /// The engine's name (`tesseract 5.3.0 (rus+eng)`), or why it is
+    /// unavailable, phrased as what to install or change.
+    fn engine(&self) -> Result<String, String>;
+    /// The text of every frame of an image (each page of a multi-page TIFF).
+    fn image(&self, name: &str, bytes: &[u8]) -> Result<Vec<String>, OcrError>;
+    /// The text of the given 1-based pages of a PDF, in that order. After
+    /// each page `go_on(done, total)` is asked; `false` stops between pages
+    /// with an error.
+    fn pdf_pages(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        pages: &[u32],
+        go_on: &dyn Fn(u32, u32) -> bool,
+    ) -> Result<Vec<String>, OcrError>;
 }
 
 // ---------------------------------------------------------------- Embedder
@@ -251,7 +292,8 @@ impl std::error::Error for FileError {
 /// Paths are absolute strings; roots are already resolved.
 pub trait Files: Send + Sync {
     /// Walks `roots`, or only `limit` (folders or files under them) when given.
-    fn scan(&self, roots: &[String], limit: &[String]) -> Scan;
+    /// `images`: image files count as documents (OCR is available).
+    fn scan(&self, roots: &[String], limit: &[String], images: bool) -> Scan;
     /// Reads a file (the bytes, their sha256 and the mtime), refusing one
     /// over `max_bytes` before reading it.
     fn read(&self, path: &str, max_bytes: u64) -> Result<FileRead, FileError>;

@@ -65,7 +65,7 @@ fn digest(bytes: &[u8]) -> String {
 }
 
 impl crate::ports::Files for MapFiles {
-    fn scan(&self, roots: &[String], limit: &[String]) -> crate::ports::Scan {
+    fn scan(&self, roots: &[String], limit: &[String], _images: bool) -> crate::ports::Scan {
         use crate::search::is_under;
         let files = self.lock();
         let mut out = crate::ports::Scan::default();
@@ -123,5 +123,31 @@ impl crate::ports::Files for MapFiles {
 
     fn sha256(&self, path: &str) -> Option<String> {
         self.lock().get(path).map(|(b, _)| digest(b))
+    }
+}
+
+/// An OCR port with no engine: scans stay unreadable, with this hint.
+pub struct NoOcr;
+
+pub const NO_OCR_HINT: &str = "install Tesseract (tests have none)";
+
+impl crate::ports::Ocr for NoOcr {
+    fn engine(&self) -> Result<String, String> {
+        Err(NO_OCR_HINT.into())
+    }
+    fn image(&self, name: &str, _bytes: &[u8]) -> Result<Vec<String>, crate::ports::OcrError> {
+        Err(crate::ports::OcrError {
+            name: name.into(),
+            reason: NO_OCR_HINT.into(),
+        })
+    }
+    fn pdf_pages(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        _pages: &[u32],
+        _go_on: &dyn Fn(u32, u32) -> bool,
+    ) -> Result<Vec<String>, crate::ports::OcrError> {
+        self.image(name, bytes)
     }
 }

@@ -204,6 +204,18 @@ fn without_images(text: &str) -> String {
     out
 }
 
+/// Title of an image read by OCR (§4.7): its displayed stem, never a
+/// heading (`Договор_поставки_2026.png` → `Договор поставки 2026`).
+pub fn image_title(file_name: &str) -> String {
+    let stem = stem(file_name);
+    let shown = display_stem(stem);
+    if shown.is_empty() {
+        stem.to_string()
+    } else {
+        shown
+    }
+}
+
 /// Title of a file (§4.7).
 pub fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str) -> String {
     if let Some(meta) = metadata_title.map(str::trim).filter(|t| !t.is_empty()) {

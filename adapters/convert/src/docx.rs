@@ -102,5 +102,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: blocks.join("\n\n"),
         metadata_title: title,
+        page_chars: Vec::new(),
     })
 }

@@ -186,5 +186,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: chapters.join("\n\n"),
         metadata_title: (!title.is_empty()).then_some(title),
+        page_chars: Vec::new(),
     })
 }

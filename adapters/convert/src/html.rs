@@ -137,6 +137,7 @@ pub fn convert(html: &str) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown,
         metadata_title: title(html),
+        page_chars: Vec::new(),
     })
 }
 

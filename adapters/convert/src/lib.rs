@@ -45,6 +45,7 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
             "md" | "markdown" | "txt" | "text" => Ok(Converted {
                 markdown: text::decode(r.name, r.bytes)?,
                 metadata_title: None,
+                page_chars: Vec::new(),
             }),
             "html" | "htm" => html::convert(&text::decode(r.name, r.bytes)?),
             other => Err(ConvertError::Unsupported {

@@ -39,5 +39,6 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: blocks.join("\n\n"),
         metadata_title: None,
+        page_chars: Vec::new(),
     })
 }

@@ -19,21 +19,27 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         ));
     }
     let mut pages = Vec::new();
+    let mut page_chars = Vec::new();
     for number in doc.get_pages().keys() {
         let text = doc
             .extract_text_with_limit(&[*number], MAX_PAGE_STREAM)
             .unwrap_or_default();
         let text = rejoin(&text);
+        page_chars.push(text.chars().filter(|c| !c.is_whitespace()).count() as u32);
         if !text.trim().is_empty() {
             pages.push(text.trim().to_string());
         }
     }
     if pages.is_empty() {
-        return Err(ConvertError::NeedsOcr { name: name.into() });
+        return Err(ConvertError::NeedsOcr {
+            name: name.into(),
+            pages: page_chars.len() as u32,
+        });
     }
     Ok(Converted {
         markdown: pages.join("\n\n"),
         metadata_title: None,
+        page_chars,
     })
 }
 

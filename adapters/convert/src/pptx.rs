@@ -153,5 +153,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: out.join("\n\n"),
         metadata_title: title,
+        page_chars: Vec::new(),
     })
 }

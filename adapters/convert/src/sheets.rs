@@ -32,6 +32,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: blocks.join("\n\n"),
         metadata_title: None,
+        page_chars: Vec::new(),
     })
 }
 
@@ -54,5 +55,6 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: pipe_table(&rows),
         metadata_title: None,
+        page_chars: Vec::new(),
     })
 }

@@ -175,6 +175,7 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
     Ok(Converted {
         markdown: format!("{}\n", render_items(&merge(cues, notes)).join("\n\n")),
         metadata_title: None,
+        page_chars: Vec::new(),
     })
 }
 

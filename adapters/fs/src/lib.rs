@@ -35,10 +35,10 @@ fn unreadable(path: &str, e: std::io::Error) -> FileError {
 }
 
 impl Files for LocalFiles {
-    fn scan(&self, roots: &[String], limit: &[String]) -> Scan {
+    fn scan(&self, roots: &[String], limit: &[String], images: bool) -> Scan {
         let roots: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
         let limit: Vec<PathBuf> = limit.iter().map(PathBuf::from).collect();
-        scan::scan(&roots, &limit)
+        scan::scan(&roots, &limit, images)
     }
 
     fn read(&self, path: &str, max_bytes: u64) -> Result<FileRead, FileError> {
@@ -118,7 +118,7 @@ mod tests {
         std::fs::write(root.join("a.MD"), "x").unwrap();
         std::fs::write(root.join("b.py"), "x").unwrap();
         std::fs::write(root.join("c.png"), "x").unwrap();
-        let scan = LocalFiles.scan(&[root.display().to_string()], &[]);
+        let scan = LocalFiles.scan(&[root.display().to_string()], &[], false);
         let names: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
         assert_eq!(names, [root.join("a.MD").display().to_string()]);
     }

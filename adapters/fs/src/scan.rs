@@ -6,20 +6,25 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use minirag_core::formats::is_document_extension;
+use minirag_core::formats::{is_document_extension, is_known_extension};
 use minirag_core::ports::{BlindFolder, Scan, ScannedFile};
 use minirag_core::scan_rules::skipped_name;
 
 use crate::mtime_of;
 
-pub fn is_supported(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(is_document_extension)
+/// A document, or with `images` (OCR is available) also an image.
+pub fn is_supported(path: &Path, images: bool) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+        if images {
+            is_known_extension(e)
+        } else {
+            is_document_extension(e)
+        }
+    })
 }
 
 /// Scans `roots` (already resolved), or only `limit` paths under them when given.
-pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Scan {
+pub fn scan(roots: &[PathBuf], limit: &[PathBuf], images: bool) -> Scan {
     let mut out = Scan::default();
     let mut seen: HashSet<PathBuf> = HashSet::new();
     let starts: Vec<PathBuf> = if limit.is_empty() {
@@ -29,7 +34,7 @@ pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Scan {
     };
     for start in &starts {
         if start.is_file() {
-            add_file(start, roots, &mut seen, &mut out);
+            add_file(start, roots, images, &mut seen, &mut out);
             continue;
         }
         let is_root = roots.contains(start);
@@ -42,7 +47,7 @@ pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Scan {
                     });
                     continue;
                 }
-                walk(start, roots, &mut seen, &mut out);
+                walk(start, roots, images, &mut seen, &mut out);
             }
             Err(e) => out.blind.push(BlindFolder {
                 path: start.display().to_string(),
@@ -54,8 +59,14 @@ pub fn scan(roots: &[PathBuf], limit: &[PathBuf]) -> Scan {
     out
 }
 
-fn add_file(path: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Scan) {
-    if !is_supported(path) {
+fn add_file(
+    path: &Path,
+    roots: &[PathBuf],
+    images: bool,
+    seen: &mut HashSet<PathBuf>,
+    out: &mut Scan,
+) {
+    if !is_supported(path, images) {
         return;
     }
     let Ok(real) = std::fs::canonicalize(path) else {
@@ -76,7 +87,7 @@ fn add_file(path: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &m
     }
 }
 
-fn walk(dir: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Scan) {
+fn walk(dir: &Path, roots: &[PathBuf], images: bool, seen: &mut HashSet<PathBuf>, out: &mut Scan) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -109,9 +120,9 @@ fn walk(dir: &Path, roots: &[PathBuf], seen: &mut HashSet<PathBuf>, out: &mut Sc
     files.sort();
     dirs.sort();
     for f in files {
-        add_file(&f, roots, seen, out);
+        add_file(&f, roots, images, seen, out);
     }
     for d in dirs {
-        walk(&d, roots, seen, out);
+        walk(&d, roots, images, seen, out);
     }
 }

@@ -14,6 +14,7 @@ use minirag_embed_candle::{LazyEmbedder, ModelSource};
 use minirag_fetch_http::HttpFetcher;
 use minirag_fs::LocalFiles;
 use minirag_index_mem::MemIndex;
+use minirag_ocr_tesseract::Tesseract;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -124,6 +125,7 @@ impl App {
             )),
             files: Arc::new(LocalFiles),
             clock: Arc::new(SystemClock),
+            ocr: Arc::new(Tesseract::new(&config.ocr_lang)),
         };
         let mut settings = Settings::from(config);
         settings.roots = self.root_strings();

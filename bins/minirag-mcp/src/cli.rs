@@ -577,10 +577,11 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
         let path = app.contain(p, false)?;
         if path.is_dir() {
             let engine = app.engine()?;
-            let scan = engine
-                .ports()
-                .files
-                .scan(&app.root_strings(), &[path.display().to_string()]);
+            let scan = engine.ports().files.scan(
+                &app.root_strings(),
+                &[path.display().to_string()],
+                engine.reads_images(),
+            );
             for b in &scan.blind {
                 eprintln!("warn: {}: {}", b.path, b.message());
                 failed.push(json!({"source": b.path, "error": b.message()}));

@@ -200,6 +200,12 @@ pub struct Status {
     pub index_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedder: Option<String>,
+    /// The OCR engine (`tesseract 5.3.0 (rus+eng)`), or `unavailable`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr: Option<String>,
+    /// What to install (or fix) for OCR, when it is unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ocr_hint: Option<String>,
     /// The live index (`RAG_WATCH=1`, or `minirag-mcp watch` in this process).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchStatus>,
@@ -410,6 +416,15 @@ impl App {
             Err(e) => out.index_error = Some(e.to_string()),
         }
         out.watch = self.watch_status();
+        if let Ok(engine) = self.engine() {
+            match engine.ocr_engine() {
+                Ok(name) => out.ocr = Some(name),
+                Err(hint) => {
+                    out.ocr = Some("unavailable".into());
+                    out.ocr_hint = Some(hint);
+                }
+            }
+        }
         if let Some(embedder) = self.embedder() {
             out.embedder = Some(
                 if embedder.is_loaded() {

@@ -119,11 +119,13 @@ impl Converter for PassConverter {
                 Ok(Converted {
                     markdown: body.replace("<h1>", "# ").replace("</h1>", "\n\n"),
                     metadata_title: title,
+                    page_chars: Vec::new(),
                 })
             }
             "md" | "txt" | "markdown" => Ok(Converted {
                 markdown: text,
                 metadata_title: None,
+                page_chars: Vec::new(),
             }),
             other => Err(ConvertError::Unsupported {
                 format: other.into(),
@@ -428,6 +430,7 @@ fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fi
         fetcher: Arc::new(MapFetcher(pages)),
         files: files.clone(),
         clock: Arc::new(FixedClock),
+        ocr: Arc::new(crate::testing::NoOcr),
     };
     let mut settings = Settings {
         roots: vec!["/docs".into()],
@@ -437,6 +440,7 @@ fn fixture_with(embedder: HashEmbedder, tweak: impl FnOnce(&mut Settings)) -> Fi
         max_distance: None,
         max_files: None,
         max_file_size: 1_000_000,
+        ocr_min_chars_per_page: 25,
     };
     tweak(&mut settings);
     Fixture {

@@ -91,7 +91,9 @@ pub struct FileListing {
 /// Whether an error means "unreadable by this build" rather than "failed".
 pub fn outcome_of_error(e: &EngineError) -> Outcome {
     match e {
-        EngineError::Convert(ConvertError::NeedsOcr { .. }) => Outcome::Unreadable,
+        EngineError::Convert(ConvertError::NeedsOcr { .. })
+        | EngineError::ScannedPdf { .. }
+        | EngineError::Image { .. } => Outcome::Unreadable,
         _ => Outcome::Failed,
     }
 }
@@ -137,7 +139,7 @@ impl Engine {
         let scope = scope.as_deref();
         let roots = &self.settings().roots;
         let limit: Vec<String> = scope.map(|s| vec![s.to_string()]).unwrap_or_default();
-        let scan = self.ports().files.scan(roots, &limit);
+        let scan = self.ports().files.scan(roots, &limit, self.reads_images());
         let indexed = self.ports().index.sources(&Scope::all())?;
         let mut report = SyncReport::default();
         report.notices.extend(lease.warning.clone());
@@ -348,7 +350,10 @@ impl Engine {
     /// under folders that cannot be listed are shown `unlisted`.
     pub fn list_files(&self, scope: &[String]) -> Result<FileListing, EngineError> {
         let scope_filter = Scope::new(scope.iter().cloned());
-        let scan = self.ports().files.scan(&self.settings().roots, &[]);
+        let scan = self
+            .ports()
+            .files
+            .scan(&self.settings().roots, &[], self.reads_images());
         let model = self.usable_model().ok();
         // One read of the records; the view is not held while files are
         // hashed or the model loads, so writers in this process never wait.

@@ -166,3 +166,16 @@ fn content_titles() {
     );
     assert_eq!(content_title(None, None, "no heading"), None);
 }
+
+#[test]
+fn images_are_titled_by_their_stem() {
+    assert_eq!(
+        image_title("/d/Договор_поставки_2026.png"),
+        "Договор поставки 2026"
+    );
+    assert_eq!(
+        image_title("IMG_20260807_123456.png"),
+        "IMG 20260807 123456"
+    );
+    assert_eq!(image_title("scan.png.png"), "scan");
+}

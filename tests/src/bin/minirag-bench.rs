@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use minirag_blackbox::{binary, model_dir};
 use minirag_core::config::{CliOverrides, Config, ConfigContext};
 use minirag_core::engine::{Engine, Ports, QueryRequest, Settings};
-use minirag_core::ports::{Clock, FetchError, Fetched, Fetcher};
+use minirag_core::ports::{Clock, FetchError, Fetched, Fetcher, Ocr, OcrError};
 use serde_json::{json, Value};
 
 struct Args {
@@ -237,6 +237,28 @@ impl Fetcher for NoFetch {
         })
     }
 }
+/// The bench corpus has no scans: OCR is off, as on a machine without it.
+struct NoOcr;
+impl Ocr for NoOcr {
+    fn engine(&self) -> Result<String, String> {
+        Err("the bench reads no scans".into())
+    }
+    fn image(&self, name: &str, _bytes: &[u8]) -> Result<Vec<String>, OcrError> {
+        Err(OcrError {
+            name: name.into(),
+            reason: "the bench reads no scans".into(),
+        })
+    }
+    fn pdf_pages(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        _pages: &[u32],
+        _go_on: &dyn Fn(u32, u32) -> bool,
+    ) -> Result<Vec<String>, OcrError> {
+        self.image(name, bytes)
+    }
+}
 struct Epoch;
 impl Clock for Epoch {
     fn now_unix_seconds(&self) -> i64 {
@@ -269,6 +291,7 @@ fn engine(env: &[(String, String)]) -> Engine {
             fetcher: Arc::new(NoFetch),
             files: Arc::new(minirag_fs::LocalFiles),
             clock: Arc::new(Epoch),
+            ocr: Arc::new(NoOcr),
         },
     )
 }

@@ -1,0 +1,229 @@
+//! The [`Ocr`] port on Tesseract 5 (`tesseract`) and poppler's `pdftoppm`,
+//! both run as child processes under a time and memory limit per page
+//! ([`child`]). Why processes, not linked libraries: a hostile image can
+//! then hang, crash or bloat only its child, and a machine without the
+//! tools still builds and runs everything else.
+//!
+//! Pages are read with `--psm 1` (automatic layout with orientation and
+//! script detection), so a page scanned sideways still reads. PDF pages are
+//! rendered at 300 dpi. Image dimensions are checked from the header before
+//! any decoder runs.
+
+mod child;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use minirag_core::ports::{Ocr, OcrError};
+
+pub use child::Limits;
+
+/// What to install, for messages.
+pub const INSTALL_HINT: &str = "install Tesseract 5 and poppler (Debian/Ubuntu: apt install tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus poppler-utils; macOS: brew install tesseract tesseract-lang poppler), then restart";
+
+/// Largest image accepted, in pixels (a 600 dpi A3 page is ~70 MP).
+pub const MAX_PIXELS: u64 = 100_000_000;
+/// Render resolution for PDF pages.
+const DPI: &str = "300";
+
+pub struct Tesseract {
+    tesseract: PathBuf,
+    pdftoppm: PathBuf,
+    lang: String,
+    limits: Limits,
+    probed: OnceLock<Result<String, String>>,
+}
+
+impl Tesseract {
+    /// `lang`: Tesseract languages joined by `+` (RAG_OCR_LANG).
+    pub fn new(lang: &str) -> Self {
+        Self {
+            tesseract: tool("MINIRAG_TESSERACT", "tesseract"),
+            pdftoppm: tool("MINIRAG_PDFTOPPM", "pdftoppm"),
+            lang: lang.to_string(),
+            limits: Limits {
+                time: Duration::from_secs(120),
+                memory: 2 << 30,
+            },
+            probed: OnceLock::new(),
+        }
+    }
+
+    fn command(&self, program: &PathBuf) -> Command {
+        Command::new(program)
+    }
+
+    /// `tesseract --version` and `--list-langs`, once.
+    fn probe(&self) -> Result<String, String> {
+        let quick = Limits {
+            time: Duration::from_secs(20),
+            memory: self.limits.memory,
+        };
+        let mut version = self.command(&self.tesseract);
+        version.arg("--version");
+        let out = child::run(version, None, quick)
+            .map_err(|e| format!("Tesseract is not available ({e}); {INSTALL_HINT}"))?;
+        let text = String::from_utf8_lossy(&out);
+        let name = text
+            .lines()
+            .next()
+            .unwrap_or("tesseract")
+            .trim()
+            .to_string();
+        let mut langs = self.command(&self.tesseract);
+        langs.arg("--list-langs");
+        let out = child::run(langs, None, quick)
+            .map_err(|e| format!("Tesseract cannot list its languages ({e}); {INSTALL_HINT}"))?;
+        let installed: Vec<String> = String::from_utf8_lossy(&out)
+            .lines()
+            .skip(1)
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let missing: Vec<&str> = self
+            .lang
+            .split('+')
+            .filter(|l| !installed.iter().any(|i| i == l))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "RAG_OCR_LANG is '{}', but Tesseract has no '{}'; installed: {} (Debian: apt install tesseract-ocr-<lang>)",
+                self.lang,
+                missing.join("+"),
+                installed.join(", ")
+            ));
+        }
+        Ok(format!("{name} ({})", self.lang))
+    }
+
+    /// Text of one image held in a file.
+    fn recognise(&self, name: &str, image: &std::path::Path) -> Result<String, OcrError> {
+        let mut cmd = self.command(&self.tesseract);
+        cmd.arg(image)
+            .arg("stdout")
+            .args(["-l", &self.lang, "--psm", "1"]);
+        let out = child::run(cmd, None, self.limits).map_err(|reason| OcrError {
+            name: name.into(),
+            reason: format!("could not read or decode image: {reason}"),
+        })?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+/// A tool's path: an override (tests point it at nothing) or its name.
+fn tool(variable: &str, name: &str) -> PathBuf {
+    std::env::var_os(variable).map_or_else(|| PathBuf::from(name), PathBuf::from)
+}
+
+/// Refuses an image whose header is unreadable or claims too many pixels.
+fn check_dimensions(name: &str, bytes: &[u8]) -> Result<(), OcrError> {
+    let size = imagesize::blob_size(bytes).map_err(|e| OcrError {
+        name: name.into(),
+        reason: format!("could not decode image ({e})"),
+    })?;
+    let pixels = size.width as u64 * size.height as u64;
+    if pixels > MAX_PIXELS {
+        return Err(OcrError {
+            name: name.into(),
+            reason: format!(
+                "the image claims {} × {} pixels, over the limit of {MAX_PIXELS} (a decompression bomb, or a scan at an absurd resolution)",
+                size.width, size.height
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn scratch(name: &str) -> Result<tempfile::TempDir, OcrError> {
+    tempfile::tempdir().map_err(|e| OcrError {
+        name: name.into(),
+        reason: format!("no scratch folder for OCR: {e}"),
+    })
+}
+
+impl Ocr for Tesseract {
+    fn engine(&self) -> Result<String, String> {
+        self.probed.get_or_init(|| self.probe()).clone()
+    }
+
+    fn image(&self, name: &str, bytes: &[u8]) -> Result<Vec<String>, OcrError> {
+        check_dimensions(name, bytes)?;
+        let dir = scratch(name)?;
+        let path = dir.path().join("image");
+        std::fs::write(&path, bytes).map_err(|e| OcrError {
+            name: name.into(),
+            reason: format!("cannot write a scratch copy: {e}"),
+        })?;
+        let text = self.recognise(name, &path)?;
+        // Tesseract ends every page of a multi-page image with a form feed.
+        Ok(text.split('\u{c}').map(str::to_string).collect())
+    }
+
+    fn pdf_pages(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        pages: &[u32],
+        go_on: &dyn Fn(u32, u32) -> bool,
+    ) -> Result<Vec<String>, OcrError> {
+        let dir = scratch(name)?;
+        let pdf = dir.path().join("in.pdf");
+        std::fs::write(&pdf, bytes).map_err(|e| OcrError {
+            name: name.into(),
+            reason: format!("cannot write a scratch copy: {e}"),
+        })?;
+        let total = pages.len() as u32;
+        let mut out = Vec::with_capacity(pages.len());
+        for (done, &page) in pages.iter().enumerate() {
+            let number = page.to_string();
+            let png = dir.path().join("page");
+            let mut render = self.command(&self.pdftoppm);
+            render
+                .args(["-r", DPI, "-gray", "-png", "-singlefile"])
+                .args(["-f", &number, "-l", &number])
+                .arg(&pdf)
+                .arg(&png);
+            child::run(render, None, self.limits).map_err(|reason| OcrError {
+                name: name.into(),
+                reason: format!("page {page} cannot be rendered: {reason}"),
+            })?;
+            let text = self.recognise(name, &png.with_extension("png"))?;
+            out.push(text);
+            if !go_on(done as u32 + 1, total) {
+                return Err(OcrError {
+                    name: name.into(),
+                    reason: format!("stopped after page {page} of {total}"),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_is_unavailable_with_the_install_hint() {
+        let t = Tesseract {
+            tesseract: PathBuf::from("/nonexistent/tesseract"),
+            ..Tesseract::new("eng")
+        };
+        let e = t.engine().unwrap_err();
+        assert!(e.contains("apt install tesseract-ocr"), "{e}");
+    }
+
+    #[test]
+    fn a_bomb_is_refused_from_its_header() {
+        // A valid PNG signature and IHDR claiming 100,000 × 100,000 pixels.
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&100_000u32.to_be_bytes());
+        png.extend_from_slice(&100_000u32.to_be_bytes());
+        png.extend_from_slice(&[8, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let e = check_dimensions("bomb.png", &png).unwrap_err();
+        assert!(e.reason.contains("100000 × 100000"), "{e}");
+    }
+}

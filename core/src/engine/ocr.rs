@@ -1,0 +1,154 @@
+//! OCR routing (spec §8): which PDF pages are read from pixels, how their
+//! text joins the converted Markdown, and what a scan without an OCR
+//! engine becomes. The [`crate::ports::Ocr`] adapter only reads pixels.
+
+use super::Engine;
+use crate::error::EngineError;
+use crate::ports::{ConvertError, ConvertRequest, Converted};
+
+/// 1-based numbers of the pages whose text layer is thinner than
+/// `threshold` non-whitespace characters; none when `threshold` is 0.
+pub fn pages_needing_ocr(page_chars: &[u32], threshold: u32) -> Vec<u32> {
+    if threshold == 0 {
+        return Vec::new();
+    }
+    page_chars
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n < threshold)
+        .map(|(i, _)| i as u32 + 1)
+        .collect()
+}
+
+/// Recognised page texts appended after the converted text, blank pages
+/// skipped, in page order.
+pub fn append_recognised(markdown: &str, recognised: &[String]) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if !markdown.trim().is_empty() {
+        parts.push(markdown.trim_end());
+    }
+    parts.extend(
+        recognised
+            .iter()
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty()),
+    );
+    parts.join("\n\n")
+}
+
+impl Engine {
+    /// Whether scans count as documents: an OCR engine is available.
+    pub fn reads_images(&self) -> bool {
+        self.ports.ocr.engine().is_ok()
+    }
+
+    /// The OCR engine's name, or why there is none (for `status`).
+    pub fn ocr_engine(&self) -> Result<String, String> {
+        self.ports.ocr.engine()
+    }
+
+    /// An image file's text: every frame, blank frames skipped.
+    pub(super) fn recognise_image(&self, path: &str, bytes: &[u8]) -> Result<String, EngineError> {
+        let hint = match self.ports.ocr.engine() {
+            Ok(_) => None,
+            Err(hint) => Some(hint),
+        };
+        if let Some(hint) = hint {
+            return Err(EngineError::Image {
+                path: path.into(),
+                hint,
+            });
+        }
+        let frames = self
+            .ports
+            .ocr
+            .image(path, bytes)
+            .map_err(EngineError::Ocr)?;
+        let text = append_recognised("", &frames);
+        if text.is_empty() {
+            return Err(EngineError::OcrEmpty { path: path.into() });
+        }
+        Ok(text)
+    }
+
+    /// Converts a document; a PDF's pages without a usable text layer are
+    /// recognised and their text appended (spec §8, PDF routing).
+    pub(super) fn convert_with_ocr(
+        &self,
+        path: &str,
+        format: &str,
+        bytes: &[u8],
+    ) -> Result<Converted, EngineError> {
+        let request = ConvertRequest {
+            name: path,
+            format,
+            bytes,
+        };
+        let (converted, all_pages) = match self.ports.converter.convert(request) {
+            Ok(c) => (c, None),
+            Err(ConvertError::NeedsOcr { pages, .. }) => (Converted::default(), Some(pages)),
+            Err(e) => return Err(e.into()),
+        };
+        let threshold = self.settings.ocr_min_chars_per_page;
+        let needed = match all_pages {
+            Some(n) if threshold > 0 => (1..=n).collect(),
+            _ => pages_needing_ocr(&converted.page_chars, threshold),
+        };
+        if needed.is_empty() {
+            return match all_pages {
+                // OCR routing is off: a PDF with no text layer stays unreadable.
+                Some(_) => Err(EngineError::ScannedPdf {
+                    path: path.into(),
+                    hint: "OCR routing is off (RAG_OCR_MIN_CHARS_PER_PAGE=0)".into(),
+                }),
+                None => Ok(converted),
+            };
+        }
+        let every_page = all_pages.is_some() || needed.len() == converted.page_chars.len();
+        let blank = converted.markdown.trim().is_empty();
+        if let Err(hint) = self.ports.ocr.engine() {
+            return if every_page && blank {
+                Err(EngineError::ScannedPdf {
+                    path: path.into(),
+                    hint,
+                })
+            } else {
+                Ok(converted)
+            };
+        }
+        let recognised = self
+            .ports
+            .ocr
+            .pdf_pages(path, bytes, &needed, &|_, _| true)
+            .map_err(EngineError::Ocr)?;
+        let markdown = append_recognised(&converted.markdown, &recognised);
+        if markdown.is_empty() {
+            return Err(EngineError::OcrEmpty { path: path.into() });
+        }
+        Ok(Converted {
+            markdown,
+            ..converted
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thin_pages_are_routed_and_zero_turns_routing_off() {
+        assert_eq!(pages_needing_ocr(&[400, 0, 17, 25], 25), vec![2, 3]);
+        assert!(pages_needing_ocr(&[0, 0], 0).is_empty());
+    }
+
+    #[test]
+    fn recognised_text_follows_the_text_layer_in_page_order() {
+        let out = append_recognised(
+            "Layer text\n",
+            &["  Page two ".into(), "".into(), "Page four".into()],
+        );
+        assert_eq!(out, "Layer text\n\nPage two\n\nPage four");
+        assert_eq!(append_recognised("  ", &["".into()]), "");
+    }
+}
