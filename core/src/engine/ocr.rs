@@ -49,11 +49,7 @@ impl Engine {
 
     /// An image file's text: every frame, blank frames skipped.
     pub(super) fn recognise_image(&self, path: &str, bytes: &[u8]) -> Result<String, EngineError> {
-        let hint = match self.ports.ocr.engine() {
-            Ok(_) => None,
-            Err(hint) => Some(hint),
-        };
-        if let Some(hint) = hint {
+        if let Some(hint) = self.ports.ocr.engine().err() {
             return Err(EngineError::Image {
                 path: path.into(),
                 hint,

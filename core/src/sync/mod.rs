@@ -91,6 +91,9 @@ pub struct PlanInput<'a> {
     pub roots: &'a [String],
     pub model: Option<&'a str>,
     pub max_file_size: u64,
+    /// Images are read (an OCR engine is available). Without one, indexed
+    /// images whose files still exist are kept, not deleted (§8).
+    pub images: bool,
 }
 
 /// A move: the same name and bytes found at a new path.
@@ -112,6 +115,8 @@ pub struct SyncPlan {
     /// Tried in order; a move the index refuses becomes an ingest.
     pub moves: Vec<Move>,
     pub delete: Vec<String>,
+    /// Indexed images kept while no OCR engine can read them.
+    pub kept_unreadable: Vec<String>,
     pub skipped: u64,
     /// Files over `MAX_FILE_SIZE`, with their size.
     pub too_large: Vec<(String, u64)>,
@@ -156,11 +161,24 @@ pub fn plan(input: &PlanInput<'_>, hasher: &dyn Hasher) -> SyncPlan {
         let counts = input.roots.contains(&b.path) || indexed.keys().any(|s| is_under(s, &b.path));
         out.blind.push((b.clone(), counts));
     }
-    let mut vanished: Vec<&str> = indexed
-        .keys()
-        .copied()
-        .filter(|s| !seen.contains(s) && !held(s))
-        .collect();
+    let is_image = |s: &str| {
+        s.rsplit_once('.')
+            .and_then(|(_, e)| crate::formats::by_extension(&e.to_ascii_lowercase()))
+            .is_some_and(|f| f.kind == crate::formats::FormatKind::Image)
+    };
+    let mut vanished: Vec<&str> = Vec::new();
+    for s in indexed.keys().copied() {
+        if seen.contains(s) || held(s) {
+            continue;
+        }
+        // Not scanned because unreadable here, yet still on disk: kept.
+        if !input.images && is_image(s) && hasher.sha256(s).is_some() {
+            out.kept_unreadable.push(s.to_string());
+        } else {
+            vanished.push(s);
+        }
+    }
+    out.kept_unreadable.sort();
     vanished.sort_unstable();
 
     let mut moved_from: HashSet<&str> = HashSet::new();

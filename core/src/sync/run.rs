@@ -163,6 +163,7 @@ impl Engine {
                 roots,
                 model: model.as_deref(),
                 max_file_size: self.settings().max_file_size,
+                images: self.reads_images(),
             },
             &|p: &str| files.sha256(p),
         );
@@ -199,6 +200,14 @@ impl Engine {
                 max,
             };
             report.errors.push((path, e.to_string()));
+        }
+        for path in plan.kept_unreadable {
+            report.counts.unreadable += 1;
+            let hint = self.ocr_engine().err().unwrap_or_default();
+            let message = format!(
+                "kept in the index: this installation cannot read this file type now ({hint})"
+            );
+            report.errors.push((path, message));
         }
         for (blind, counts) in plan.blind {
             if counts {

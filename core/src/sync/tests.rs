@@ -59,6 +59,7 @@ fn plan_of(scan: &Scan, indexed: &[SourceRecord], model: Option<&str>, hashes: &
             roots: &["/r".to_string()],
             model,
             max_file_size: 100,
+            images: false,
         },
         hashes,
     )
@@ -205,6 +206,7 @@ fn too_large_files_are_reported_and_scope_limits_deletions() {
             roots: &["/r".to_string()],
             model: Some("m"),
             max_file_size: 100,
+            images: false,
         },
         &Table::new(&[]),
     );
@@ -223,4 +225,22 @@ fn data_and_url_sources_are_never_planned() {
     data.source_type = SourceType::Data;
     let p = plan_of(&Scan::default(), &[data], Some("m"), &Table::new(&[]));
     assert!(p.delete.is_empty());
+}
+
+#[test]
+fn without_ocr_indexed_images_on_disk_are_kept_and_gone_ones_deleted() {
+    let scan = Scan::default();
+    let indexed = vec![
+        record("/r/scan.png", "h1", 1.0, Some("m")),
+        record("/r/gone.jpg", "h2", 1.0, Some("m")),
+        record("/r/note.md", "h3", 1.0, Some("m")),
+    ];
+    let p = plan_of(
+        &scan,
+        &indexed,
+        Some("m"),
+        &Table::new(&[("/r/scan.png", "h1")]),
+    );
+    assert_eq!(p.kept_unreadable, ["/r/scan.png"]);
+    assert_eq!(p.delete, ["/r/gone.jpg", "/r/note.md"]);
 }

@@ -1,0 +1,203 @@
+//! OCR on real scans (tests/fixtures/ocr, made by LibreOffice, pdftoppm,
+//! img2pdf and Pillow), through the real binary and the real Tesseract 5
+//! that `.ci/run` installs. Without the tools, scans stay unreadable.
+
+use std::path::PathBuf;
+
+use minirag_blackbox::Corpus;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/ocr")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A corpus of fixture files, copied byte for byte.
+fn scans(names: &[&str]) -> Corpus {
+    let c = Corpus::new(&[]);
+    for name in names {
+        std::fs::write(c.root.join(name), fixture(name)).unwrap();
+    }
+    c
+}
+
+const NO_TESSERACT: (&str, &str) = ("MINIRAG_TESSERACT", "/nonexistent/tesseract");
+
+const EN: &str = "Harbour Inspection The QUARTZLINE crane lifted forty containers before noon. Inspector Mallory signed the ballast report at dusk.";
+const RU: &str = "Приёмка товара Кладовщик сверил накладную ТОРГ-12 с количеством мест. Партия черепицы принята на склад без замечаний.";
+
+/// Share of the words of `expected` found in `text`.
+fn recovered(expected: &str, text: &str) -> f64 {
+    let words: Vec<&str> = expected
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let found = words.iter().filter(|w| text.contains(*w)).count();
+    found as f64 / words.len() as f64
+}
+
+fn read_text(c: &Corpus, name: &str) -> String {
+    let (code, v, err) = c.json(&["read", &c.path(name)]);
+    assert_eq!(code, 0, "{err}");
+    v["text"].as_str().unwrap().to_string()
+}
+
+fn top_source(c: &Corpus, query: &str) -> String {
+    let (code, v, err) = c.json(&["query", query, "--top-k", "1"]);
+    assert_eq!(code, 0, "{err}");
+    v["results"][0]["source"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn scans_answer_queries_for_words_that_exist_only_in_their_pixels() {
+    let c = scans(&["scan-en-ru.pdf", "pages.tiff", "sideways.png"]);
+    let (code, status, err) = c.json(&["status"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        status["ocr"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("tesseract 5"),
+        "Tesseract 5 with rus+eng is expected (.ci/run installs it): {status}"
+    );
+    let (code, done, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(done["counts"]["ingested"], 3, "{done}");
+
+    for name in ["scan-en-ru.pdf", "pages.tiff"] {
+        let text = read_text(&c, name);
+        let (en, ru) = (recovered(EN, &text), recovered(RU, &text));
+        eprintln!(
+            "{name}: {:.0} % of English words, {:.0} % of Russian",
+            en * 100.0,
+            ru * 100.0
+        );
+        assert!(en >= 0.9 && ru >= 0.9, "{name}: {en} / {ru}\n{text}");
+    }
+    let sideways = read_text(&c, "sideways.png");
+    assert!(
+        recovered(EN, &sideways) >= 0.9,
+        "a page scanned sideways:\n{sideways}"
+    );
+    assert_eq!(read_title(&c, "sideways.png"), "sideways");
+
+    let found = top_source(&c, "QUARTZLINE crane");
+    assert!(
+        found.ends_with(".pdf") || found.ends_with(".tiff") || found.ends_with(".png"),
+        "{found}"
+    );
+    let found = top_source(&c, "накладная ТОРГ-12 черепица");
+    assert!(
+        found.ends_with("scan-en-ru.pdf") || found.ends_with("pages.tiff"),
+        "{found}"
+    );
+}
+
+fn read_title(c: &Corpus, name: &str) -> String {
+    let (_, v, _) = c.json(&["read", &c.path(name)]);
+    v["title"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn without_the_tools_a_scan_is_unreadable_with_the_install_hint() {
+    let c = scans(&["scan-en-ru.pdf", "pages.tiff"]);
+    let out = c.cli_env(&["status", "--json"], &[NO_TESSERACT]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["ocr"], "unavailable", "{status}");
+    assert!(
+        status["ocrHint"]
+            .as_str()
+            .unwrap()
+            .contains("apt install tesseract-ocr"),
+        "{status}"
+    );
+
+    let out = c.cli_env(&["sync", "--json"], &[NO_TESSERACT]);
+    let done: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        done["counts"]["unreadable"], 1,
+        "the PDF; the image is not scanned: {done}"
+    );
+    assert_eq!(done["counts"]["scanned"], 1, "{done}");
+    let error = done["errors"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("scanned PDF") && error.contains("apt install tesseract-ocr"),
+        "{error}"
+    );
+
+    let out = c.cli_env(&["ingest", &c.path("pages.tiff")], &[NO_TESSERACT]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs OCR") && err.contains("apt install tesseract-ocr"),
+        "{err}"
+    );
+
+    // Indexed with OCR, then synced without it: the image is kept.
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let out = c.cli_env(&["sync", "--json"], &[NO_TESSERACT]);
+    let done: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(done["counts"]["deleted"], 0, "{done}");
+    assert!(done.to_string().contains("kept in the index"), "{done}");
+    assert!(
+        top_source(&c, "накладная ТОРГ-12 черепица").ends_with("pages.tiff")
+            || top_source(&c, "накладная ТОРГ-12 черепица").ends_with(".pdf")
+    );
+    let (_, list, _) = c.json(&["list"]);
+    assert!(list.to_string().contains("pages.tiff"), "{list}");
+}
+
+#[test]
+fn hostile_scans_fail_by_name_and_harm_nothing() {
+    let c = scans(&[
+        "bomb.png",
+        "truncated.jpg",
+        "broken-frame.tiff",
+        "blank.pdf",
+        "pages.tiff",
+    ]);
+    std::fs::write(
+        c.root.join("encrypted.pdf"),
+        std::fs::read(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../adapters/convert/tests/fixtures/encrypted.pdf"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    // Files failed, so the exit code is 1; the sync itself completed.
+    let (code, done, err) = c.json(&["sync"]);
+    assert_eq!(code, 1, "{err}");
+    let errors = done["errors"].as_array().unwrap();
+    let error_of = |name: &str| {
+        errors
+            .iter()
+            .find(|e| e["source"].as_str().unwrap().ends_with(name))
+            .map(|e| e["error"].as_str().unwrap().to_string())
+    };
+    let bomb = error_of("bomb.png").expect("the bomb is refused");
+    assert!(
+        bomb.contains("100000 × 100000") && bomb.contains("bomb.png"),
+        "{bomb}"
+    );
+    let truncated = error_of("truncated.jpg").unwrap_or_default();
+    // A truncated JPEG either decodes partly (Tesseract reads what is
+    // there) or fails by name; it never takes the sync down.
+    assert!(
+        truncated.is_empty() || truncated.contains("truncated.jpg"),
+        "{truncated}"
+    );
+    let blank = error_of("blank.pdf").expect("a blank page has no text");
+    assert!(blank.contains("OCR produced no text"), "{blank}");
+    let encrypted = error_of("encrypted.pdf").expect("a password-protected PDF");
+    assert!(encrypted.contains("encrypted"), "{encrypted}");
+    if let Some(broken) = error_of("broken-frame.tiff") {
+        assert!(broken.contains("broken-frame.tiff"), "{broken}");
+    }
+    // The good scan beside them is indexed and found.
+    assert!(top_source(&c, "накладная ТОРГ-12 черепица").ends_with("pages.tiff"));
+    let (code, _, err) = c.json(&["status"]);
+    assert_eq!(code, 0, "{err}");
+}
