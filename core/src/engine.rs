@@ -60,6 +60,13 @@ impl From<&Config> for Settings {
     }
 }
 
+/// A sync's eyes on a long conversion: its progress sink and stop flag.
+#[derive(Clone, Copy)]
+pub struct Watch<'a> {
+    pub progress: crate::sync::run::Progress<'a>,
+    pub cancel: &'a std::sync::atomic::AtomicBool,
+}
+
 /// The adapters the engine runs on.
 #[derive(Clone)]
 pub struct Ports {
@@ -161,15 +168,25 @@ impl Engine {
         self.commit(self.prepare_path(path)?)
     }
 
-    /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
-    /// converts and chunks a file: what a sync runs ahead of the embedder.
-    pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
+    /// [`Engine::prepare_path`], reporting OCR pages to a sync's progress
+    /// and stopping between pages once its `cancel` is set.
+    pub fn prepare_path_watched(
+        &self,
+        path: &str,
+        watch: Option<Watch<'_>>,
+    ) -> Result<PreparedIngest, EngineError> {
         let max = self.settings.max_file_size;
         let read = self.ports.files.read(path, max).map_err(|e| match e {
             FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
             e => EngineError::File(e),
         })?;
-        self.prepare_file(path, &read.bytes, &read.sha256, read.mtime)
+        self.prepare_file_watched(path, &read.bytes, &read.sha256, read.mtime, watch)
+    }
+
+    /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
+    /// converts and chunks a file: what a sync runs ahead of the embedder.
+    pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
+        self.prepare_path_watched(path, None)
     }
 
     /// The CPU-light first half of a file ingest (checks, convert, title,
@@ -180,6 +197,17 @@ impl Engine {
         bytes: &[u8],
         file_hash: &str,
         mtime: f64,
+    ) -> Result<PreparedIngest, EngineError> {
+        self.prepare_file_watched(path, bytes, file_hash, mtime, None)
+    }
+
+    fn prepare_file_watched(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+        watch: Option<Watch<'_>>,
     ) -> Result<PreparedIngest, EngineError> {
         let extension = file_extension(path);
         let format = match formats::by_extension(&extension) {
@@ -211,7 +239,7 @@ impl Engine {
                 )
             }
             FormatKind::Document => {
-                let converted = self.convert_with_ocr(path, format.key, bytes)?;
+                let converted = self.convert_with_ocr(path, format.key, bytes, watch)?;
                 let title = file_title(
                     path,
                     converted.metadata_title.as_deref(),

@@ -201,3 +201,53 @@ fn hostile_scans_fail_by_name_and_harm_nothing() {
     let (code, _, err) = c.json(&["status"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// Records progress lines and wakes the test at the first page read.
+#[derive(Clone)]
+struct PageProgress(
+    std::sync::Arc<tokio::sync::Notify>,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+);
+
+impl rmcp::ClientHandler for PageProgress {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let line = params.message.unwrap_or_default();
+        let page = line.starts_with("recognised page");
+        self.1.lock().unwrap().push(line);
+        if page {
+            self.0.notify_one();
+        }
+    }
+}
+
+#[test]
+fn a_long_scan_reports_its_pages_and_a_cancel_writes_nothing_of_it() {
+    use minirag_blackbox::http_server::HttpServer;
+    use minirag_blackbox::mcp_client::{connect_http, sync_with_progress_token};
+    let c = scans(&["six-pages.pdf"]);
+    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let woke = std::sync::Arc::new(tokio::sync::Notify::new());
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let client =
+            connect_http(PageProgress(woke.clone(), lines.clone()), &server.url, None).await;
+        let handle = sync_with_progress_token(&client).await;
+        woke.notified().await;
+        handle.cancel(Some("stop".into())).await.unwrap();
+        let seen = lines.lock().unwrap().clone();
+        assert!(
+            seen.iter()
+                .any(|l| l.contains("of 6 of") && l.contains("six-pages.pdf")),
+            "{seen:?}"
+        );
+        client.cancel().await.unwrap();
+    });
+    // Cancelled while its pages were read: nothing of the file was written.
+    let (_, status, _) = c.json(&["status"]);
+    assert_eq!(status["sourceCount"], 0, "{status}");
+}

@@ -98,6 +98,26 @@ impl Tesseract {
         Ok(format!("{name} ({})", self.lang))
     }
 
+    /// Renders one PDF page at 300 dpi into its own scratch file and reads it.
+    fn read_page(&self, name: &str, pdf: &std::path::Path, page: u32) -> Result<String, OcrError> {
+        let number = page.to_string();
+        let png = pdf.with_file_name(format!("page-{page}"));
+        let mut render = self.command(&self.pdftoppm);
+        render
+            .args(["-r", DPI, "-gray", "-png", "-singlefile"])
+            .args(["-f", &number, "-l", &number])
+            .arg(pdf)
+            .arg(&png);
+        child::run(render, None, self.limits).map_err(|reason| OcrError {
+            name: name.into(),
+            reason: format!("page {page} cannot be rendered: {reason}"),
+        })?;
+        let image = png.with_extension("png");
+        let text = self.recognise(name, &image);
+        let _ = std::fs::remove_file(&image);
+        text
+    }
+
     /// Text of one image held in a file.
     fn recognise(&self, name: &str, image: &std::path::Path) -> Result<String, OcrError> {
         let mut cmd = self.command(&self.tesseract);
@@ -176,25 +196,38 @@ impl Ocr for Tesseract {
         })?;
         let total = pages.len() as u32;
         let mut out = Vec::with_capacity(pages.len());
-        for (done, &page) in pages.iter().enumerate() {
-            let number = page.to_string();
-            let png = dir.path().join("page");
-            let mut render = self.command(&self.pdftoppm);
-            render
-                .args(["-r", DPI, "-gray", "-png", "-singlefile"])
-                .args(["-f", &number, "-l", &number])
-                .arg(&pdf)
-                .arg(&png);
-            child::run(render, None, self.limits).map_err(|reason| OcrError {
-                name: name.into(),
-                reason: format!("page {page} cannot be rendered: {reason}"),
-            })?;
-            let text = self.recognise(name, &png.with_extension("png"))?;
-            out.push(text);
-            if !go_on(done as u32 + 1, total) {
+        // Pages are independent: one child pair per core, a batch at a
+        // time, so memory stays at `workers` pages whatever the length.
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for batch in pages.chunks(workers) {
+            let texts: Vec<Result<String, OcrError>> = std::thread::scope(|s| {
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|&page| {
+                        let pdf = pdf.as_path();
+                        s.spawn(move || self.read_page(name, pdf, page))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(OcrError {
+                                name: name.into(),
+                                reason: "an OCR worker thread panicked".into(),
+                            })
+                        })
+                    })
+                    .collect()
+            });
+            for text in texts {
+                out.push(text?);
+            }
+            let done = out.len() as u32;
+            if !go_on(done, total) && done < total {
                 return Err(OcrError {
                     name: name.into(),
-                    reason: format!("stopped after page {page} of {total}"),
+                    reason: format!("stopped after page {done} of {total}"),
                 });
             }
         }

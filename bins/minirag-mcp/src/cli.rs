@@ -460,6 +460,7 @@ fn sync_style(phase: Phase) -> indicatif::ProgressStyle {
     let unit = match phase {
         Phase::Indexing => "files",
         Phase::Embedding => "chunks",
+        Phase::Recognising => "pages",
     };
     indicatif::ProgressStyle::with_template(&format!(
         "{{prefix:>9}} {{bar:30}} {{pos}}/{{len}} {unit}  {{wide_msg}}"

@@ -2,9 +2,12 @@
 //! text joins the converted Markdown, and what a scan without an OCR
 //! engine becomes. The [`crate::ports::Ocr`] adapter only reads pixels.
 
-use super::Engine;
+use std::sync::atomic::Ordering;
+
+use super::{Engine, Watch};
 use crate::error::EngineError;
 use crate::ports::{ConvertError, ConvertRequest, Converted};
+use crate::sync::run::{Phase, Step};
 
 /// 1-based numbers of the pages whose text layer is thinner than
 /// `threshold` non-whitespace characters; none when `threshold` is 0.
@@ -74,6 +77,7 @@ impl Engine {
         path: &str,
         format: &str,
         bytes: &[u8],
+        watch: Option<Watch<'_>>,
     ) -> Result<Converted, EngineError> {
         let request = ConvertRequest {
             name: path,
@@ -112,10 +116,25 @@ impl Engine {
                 Ok(converted)
             };
         }
+        // Each page reported as it is read; a cancelled sync stops between
+        // pages (nothing of this file is written then).
+        let go_on = |done: u32, total: u32| match watch {
+            Some(w) => {
+                let line = format!("recognised page {done} of {total} of {path}");
+                (w.progress)(Step {
+                    phase: Phase::Recognising,
+                    done: done.into(),
+                    total: total.into(),
+                    line: &line,
+                });
+                !w.cancel.load(Ordering::Relaxed)
+            }
+            None => true,
+        };
         let recognised = self
             .ports
             .ocr
-            .pdf_pages(path, bytes, &needed, &|_, _| true)
+            .pdf_pages(path, bytes, &needed, &go_on)
             .map_err(EngineError::Ocr)?;
         let markdown = append_recognised(&converted.markdown, &recognised);
         if markdown.is_empty() {

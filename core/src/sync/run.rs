@@ -23,6 +23,8 @@ pub enum Phase {
     Indexing,
     /// Counted in chunks.
     Embedding,
+    /// Counted in pages of one scanned document (OCR), inside indexing.
+    Recognising,
 }
 
 impl Phase {
@@ -30,6 +32,7 @@ impl Phase {
         match self {
             Self::Indexing => "indexing",
             Self::Embedding => "embedding",
+            Self::Recognising => "recognising",
         }
     }
 }
@@ -250,8 +253,11 @@ impl Engine {
         std::thread::scope(|s| {
             s.spawn(move || {
                 for path in queue {
+                    let watch = crate::engine::Watch { progress, cancel };
                     if cancel.load(Ordering::Relaxed)
-                        || tx.send((path, self.prepare_path(path))).is_err()
+                        || tx
+                            .send((path, self.prepare_path_watched(path, Some(watch))))
+                            .is_err()
                     {
                         break;
                     }
