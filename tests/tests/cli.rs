@@ -361,13 +361,24 @@ fn scanned_pdf() -> String {
 fn a_scanned_pdf_is_unreadable_not_failed() {
     let pdf = scanned_pdf();
     let c = Corpus::new(&[("guide.md", GUIDE), ("scan.pdf", &pdf)]);
-    let (code, v, err) = c.json(&["sync"]);
-    assert_eq!(code, 0, "{err}\n{v}");
+    // Without an OCR engine (tests/tests/ocr.rs covers the one with it).
+    let out = c.cli_env(
+        &["sync", "--json"],
+        &[("MINIRAG_TESSERACT", "/nonexistent/tesseract")],
+    );
+    let (code, err) = (out.status.code(), String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(code, Some(0), "{err}\n{v}");
     assert_eq!(v["counts"]["ingested"], 1, "{v}");
     assert_eq!(v["counts"]["unreadable"], 1, "{v}");
     assert_eq!(v["counts"]["failed"], 0, "{v}");
     let errors = v["errors"].to_string();
-    assert!(errors.contains("scan.pdf") && errors.contains("OCR"), "{v}");
+    assert!(
+        errors.contains("scan.pdf")
+            && errors.contains("scanned PDF")
+            && errors.contains("tesseract-ocr"),
+        "{v}"
+    );
 }
 
 #[test]
