@@ -1,9 +1,11 @@
 //! DOCX → Markdown: `Title`/`Heading N` styles (and outline levels) become
-//! ATX headings, tables become pipe tables, the core-properties title is the
-//! metadata title.
+//! ATX headings, numbered and bulleted paragraphs become Markdown list items
+//! ([`crate::docx_lists`]), tables become pipe tables, the core-properties
+//! title is the metadata title.
 
 use minirag_core::ports::{ConvertError, Converted};
 
+use crate::docx_lists::{Counters, Numbering};
 use crate::office::{core_title, malformed, nodes, pipe_table, Archive, Node};
 
 fn heading_level(style: &str) -> Option<usize> {
@@ -22,6 +24,15 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         .text("word/document.xml")?
         .ok_or_else(|| malformed(name, "no word/document.xml: not a Word document"))?;
     let title = core_title(&mut archive, name)?;
+    let numbering = match archive.text("word/numbering.xml")? {
+        Some(xml) => Numbering::parse(name, &xml)?,
+        None => Numbering::default(),
+    };
+    let mut counters = Counters::default();
+    // The paragraph's list membership: (numId, level); numId 0 is "none".
+    let mut list: (Option<String>, u32) = (None, 0);
+    // The last block is a list: the next item joins it (a tight list).
+    let mut in_list = false;
     let mut blocks: Vec<String> = Vec::new();
     let mut para = String::new();
     let mut level: Option<usize> = None;
@@ -44,6 +55,21 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
                 "w:p" => {
                     para.clear();
                     level = None;
+                    list = (None, 0);
+                }
+                "w:numId" => {
+                    list.0 = attrs
+                        .iter()
+                        .find(|(k, _)| k == "w:val")
+                        .map(|(_, v)| v.clone())
+                        .filter(|v| v != "0");
+                }
+                "w:ilvl" => {
+                    list.1 = attrs
+                        .iter()
+                        .find(|(k, _)| k == "w:val")
+                        .and_then(|(_, v)| v.parse().ok())
+                        .unwrap_or(0);
                 }
                 "w:pStyle" => {
                     if let Some((_, v)) = attrs.iter().find(|(k, _)| k == "w:val") {
@@ -74,10 +100,26 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
                         }
                         cell.push_str(&text);
                     } else if !text.is_empty() {
-                        blocks.push(match level {
-                            Some(l) => format!("{} {text}", "#".repeat(l)),
-                            None => text,
-                        });
+                        match (&list.0, level) {
+                            (Some(num_id), None) => {
+                                let item = counters.marker(&numbering, num_id, list.1) + &text;
+                                match blocks.last_mut() {
+                                    Some(last) if in_list => {
+                                        last.push('\n');
+                                        last.push_str(&item);
+                                    }
+                                    _ => blocks.push(item),
+                                }
+                                in_list = true;
+                            }
+                            _ => {
+                                in_list = false;
+                                blocks.push(match level {
+                                    Some(l) => format!("{} {text}", "#".repeat(l)),
+                                    None => text,
+                                });
+                            }
+                        }
                     }
                     para.clear();
                 }
@@ -91,6 +133,7 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
                     if table_depth == 0 && !rows.is_empty() {
                         blocks.push(pipe_table(&rows));
                         rows.clear();
+                        in_list = false;
                     }
                 }
                 _ => {}

@@ -3,6 +3,7 @@
 //! and reported as a malformed file, never as success.
 
 pub mod docx;
+mod docx_lists;
 pub mod epub;
 pub mod html;
 pub mod notebook;

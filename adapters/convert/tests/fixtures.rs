@@ -227,6 +227,7 @@ fn semicolon_csv_is_one_table() {
 fn every_binary_fixture_cut_at_each_sixteenth_never_panics() {
     let binaries = [
         "policy-ru.docx",
+        "lists.docx",
         "deck.pptx",
         "workbook.xlsx",
         "policy-ru.epub",
@@ -257,4 +258,42 @@ fn every_binary_fixture_cut_at_each_sixteenth_never_panics() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn docx_lists_become_markdown_lists_nested_and_numbered() {
+    let (md, _) = markdown("lists.docx");
+    eprintln!("{md}");
+    in_order(
+        &md,
+        &[
+            "Before the first day:\n\n",
+            "- Laptop ordered\n- Accounts created\n    - Email account\n    - Badge for the north gate\n- Desk assigned",
+            "First week steps:\n\n",
+            "1. Meet the team lead\n2. Read the safety manual\n    - a. Fire exits\n    - b. First aid kits\n3. Shadow a senior engineer",
+            "numbered from one again:\n\n",
+            "1. Submit the timesheet\n2. Book the review",
+        ],
+    );
+}
+
+#[test]
+fn csv_cells_with_line_breaks_stay_one_row_for_each_delimiter() {
+    for (delimiter, sep) in [(',', ","), (';', ";")] {
+        let text = format!(
+            "sku{sep}note{sep}qty\nBOLT-M8{sep}\"first line\nsecond line with \"\"quotes\"\"\"{sep}120\nNUT-M8{sep}plain{sep}300\n"
+        );
+        let c = Converters
+            .convert(ConvertRequest {
+                name: "stock.csv",
+                format: "csv",
+                bytes: text.as_bytes(),
+            })
+            .unwrap();
+        assert_eq!(
+            c.markdown,
+            "| sku | note | qty |\n| --- | --- | --- |\n| BOLT-M8 | first line second line with \"quotes\" | 120 |\n| NUT-M8 | plain | 300 |",
+            "delimiter {delimiter:?}"
+        );
+    }
 }
