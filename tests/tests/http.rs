@@ -47,6 +47,24 @@ async fn post(server: &HttpServer, body: String, headers: &[(&str, &str)]) -> (u
     (status, response.text().await.unwrap_or_default())
 }
 
+/// A raw `initialize`, read to its end; the session id it opened.
+async fn initialize(server: &HttpServer) -> String {
+    let init = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.text().await.unwrap();
+    session
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rmcp_client_drives_every_tool_over_http() {
     let c = corpus();
@@ -231,19 +249,7 @@ async fn one_client_cannot_hold_more_than_its_share() {
     let c = corpus();
     let server = HttpServer::start(&c.env, &c.root, &["--max-inflight-per-client", "1"]);
     let http = reqwest::Client::new();
-    let init = http
-        .post(&server.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INITIALIZE)
-        .send()
-        .await
-        .unwrap();
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    init.text().await.unwrap();
+    let session = initialize(&server).await;
     let (status, _) = post(
         &server,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
@@ -303,19 +309,7 @@ fn a_remote_address_needs_the_flag_and_a_token() {
 async fn an_idle_session_expires() {
     let c = corpus();
     let server = HttpServer::start(&c.env, &c.root, &["--session-idle-secs", "1"]);
-    let init = reqwest::Client::new()
-        .post(&server.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INITIALIZE)
-        .send()
-        .await
-        .unwrap();
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    init.text().await.unwrap();
+    let session = initialize(&server).await;
     // The feature under test is a timeout: waiting it out is the test. Any
     // request in between would count as activity.
     tokio::time::sleep(Duration::from_secs(3)).await;
