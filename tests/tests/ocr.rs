@@ -95,6 +95,23 @@ fn scans_answer_queries_for_words_that_exist_only_in_their_pixels() {
     );
 }
 
+/// A phone-style photo (low contrast, light falling off, sensor noise):
+/// Tesseract alone reads nothing of it; the cleaning before recognition
+/// (flatten the lighting, median, stretch, Otsu) brings the page back.
+#[test]
+fn a_noisy_low_contrast_photo_reads_after_cleaning() {
+    let c = scans(&["noisy-photo.jpg"]);
+    let (code, done, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(done["counts"]["ingested"], 1, "{done}");
+    let text = read_text(&c, "noisy-photo.jpg");
+    let share = recovered(EN, &text);
+    eprintln!("noisy photo: {:.0} % of its words\n{text}", share * 100.0);
+    assert!(share >= 0.5, "{share}: {text}");
+    assert!(text.contains("QUARTZLINE"), "{text}");
+    assert!(top_source(&c, "QUARTZLINE crane").ends_with("noisy-photo.jpg"));
+}
+
 fn read_title(c: &Corpus, name: &str) -> String {
     let (_, v, _) = c.json(&["read", &c.path(name)]);
     v["title"].as_str().unwrap_or("").to_string()
