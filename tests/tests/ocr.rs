@@ -112,6 +112,30 @@ fn a_noisy_low_contrast_photo_reads_after_cleaning() {
     assert!(top_source(&c, "QUARTZLINE crane").ends_with("noisy-photo.jpg"));
 }
 
+/// A scanned two-column page reads down the left column, then the right.
+#[test]
+fn a_scanned_two_column_page_reads_in_column_order() {
+    let c = scans(&["two-column-scan.pdf"]);
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let text = read_text(&c, "two-column-scan.pdf");
+    let order = [
+        "LEFTCOLUMN",
+        "anemones",
+        "closing",
+        "RIGHTCOLUMN",
+        "barnacles",
+        "three mornings",
+    ];
+    let mut from = 0;
+    for word in order {
+        let at = text[from..]
+            .find(word)
+            .unwrap_or_else(|| panic!("{word:?} missing or out of order in:\n{text}"));
+        from += at + word.len();
+    }
+}
+
 fn read_title(c: &Corpus, name: &str) -> String {
     let (_, v, _) = c.json(&["read", &c.path(name)]);
     v["title"].as_str().unwrap_or("").to_string()
