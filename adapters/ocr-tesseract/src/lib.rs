@@ -293,3 +293,48 @@ mod tests {
         assert!(e.reason.contains("100000 × 100000"), "{e}");
     }
 }
+
+/// With the real tools (`.ci/run` installs them).
+#[cfg(test)]
+mod with_tesseract {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn six_pages() -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/ocr/six-pages.pdf");
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn a_stop_is_honoured_between_pages() {
+        let t = Tesseract::new("eng");
+        assert!(t.engine().is_ok(), "{:?}", t.engine());
+        let asked = AtomicU32::new(0);
+        let e = t
+            .pdf_pages(
+                "six-pages.pdf",
+                &six_pages(),
+                &[1, 2, 3, 4, 5, 6],
+                &|done, total| {
+                    asked.fetch_add(1, Ordering::SeqCst);
+                    assert_eq!(total, 6);
+                    done < 2
+                },
+            )
+            .unwrap_err();
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        // Asked after each batch: it went on after the batch that reached
+        // page 2 only if that batch ended before it.
+        assert!(asked.load(Ordering::SeqCst) <= 2, "{e}");
+        assert!(e.reason.contains("stopped after page"), "{e}");
+        assert!(!e.reason.contains("page 6 of 6"), "{e} ({workers} workers)");
+    }
+
+    #[test]
+    fn an_unknown_language_lists_the_installed_ones() {
+        let t = Tesseract::new("rus+xyz");
+        let hint = t.engine().unwrap_err();
+        assert!(hint.contains("'xyz'") && hint.contains("eng"), "{hint}");
+    }
+}
