@@ -100,6 +100,7 @@ pub struct PreparedIngest {
     chunks: Vec<Chunk>,
     file_hash: String,
     mtime: f64,
+    ocr_engine: String,
 }
 
 impl PreparedIngest {
@@ -227,36 +228,38 @@ impl Engine {
                 max: self.settings.max_file_size,
             });
         }
-        let (converted, title) = match format.kind {
+        let (converted, title, ocr_engine) = match format.kind {
             FormatKind::Image => {
-                let markdown = self.recognise_image(path, bytes)?;
-                (
-                    Converted {
-                        markdown,
-                        ..Default::default()
-                    },
-                    image_title(path),
-                )
+                let (markdown, engine) = self.recognise_image(path, bytes)?;
+                let converted = Converted {
+                    markdown,
+                    ..Default::default()
+                };
+                (converted, image_title(path), engine)
             }
             FormatKind::Document => {
-                let converted = self.convert_with_ocr(path, format.key, bytes, watch)?;
+                let (converted, engine) = self.convert_with_ocr(path, format.key, bytes, watch)?;
                 let title = file_title(
                     path,
                     converted.metadata_title.as_deref(),
                     &converted.markdown,
                 );
-                (converted, title)
+                (converted, title, engine)
             }
         };
         let titled = Titled { title, seed: true };
-        self.prepare(
+        let prepared = self.prepare(
             path,
             SourceType::File,
             &converted.markdown,
             titled,
             file_hash,
             mtime,
-        )
+        )?;
+        Ok(PreparedIngest {
+            ocr_engine,
+            ..prepared
+        })
     }
 
     /// Ingests caller-supplied content under an arbitrary id.
@@ -361,6 +364,7 @@ impl Engine {
             chunks: chunked.chunks,
             file_hash: file_hash.into(),
             mtime,
+            ocr_engine: String::new(),
         })
     }
 
@@ -407,6 +411,7 @@ impl Engine {
             chunks,
             file_hash,
             mtime,
+            ocr_engine,
         } = prepared;
         let chunk_count = chunks.len();
         let record = SourceRecord {
@@ -422,6 +427,7 @@ impl Engine {
             embedded_with: vectors
                 .as_ref()
                 .map(|_| self.ports.embedder.model_id().to_string()),
+            ocr_engine,
         };
         self.ports.index.replace_source(record, chunks, vectors)?;
         Ok(IngestOutcome {

@@ -109,6 +109,13 @@ pub fn readable_content_types() -> Vec<&'static str> {
         .collect()
 }
 
+/// Whether a path names an image (read only with OCR).
+pub fn is_image_path(path: &str) -> bool {
+    path.rsplit_once('.')
+        .and_then(|(_, e)| by_extension(&e.to_ascii_lowercase()))
+        .is_some_and(|f| f.kind == FormatKind::Image)
+}
+
 /// Whether `extension` (any case) is one the product knows, read or not.
 pub fn is_known_extension(extension: &str) -> bool {
     by_extension(&extension.to_ascii_lowercase()).is_some()

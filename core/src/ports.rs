@@ -349,6 +349,9 @@ pub struct SourceRecord {
     /// Model whose vectors are stored; `None` when the source was ingested
     /// while no model could be loaded (sync fills the vectors in later).
     pub embedded_with: Option<String>,
+    /// The OCR engine that read part of the document (`tesseract 5.3.0
+    /// (rus+eng)`), or empty when all of it came from a text layer.
+    pub ocr_engine: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

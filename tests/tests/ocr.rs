@@ -76,6 +76,14 @@ fn scans_answer_queries_for_words_that_exist_only_in_their_pixels() {
         );
         assert!(en >= 0.9 && ru >= 0.9, "{name}: {en} / {ru}\n{text}");
     }
+    // Each source names the engine that read it.
+    let (_, list, _) = c.json(&["list"]);
+    for f in list["files"].as_array().unwrap() {
+        let engine = f["ocrEngine"].as_str().unwrap();
+        assert!(engine.starts_with("tesseract 5"), "{f}");
+    }
+    let human = String::from_utf8_lossy(&c.cli(&["list"]).stdout).into_owned();
+    assert!(human.contains("[ocr:tesseract 5"), "{human}");
     let sideways = read_text(&c, "sideways.png");
     assert!(
         recovered(EN, &sideways) >= 0.9,
@@ -186,8 +194,16 @@ fn without_the_tools_a_scan_is_unreadable_with_the_install_hint() {
         top_source(&c, "накладная ТОРГ-12 черепица").ends_with("pages.tiff")
             || top_source(&c, "накладная ТОРГ-12 черепица").ends_with(".pdf")
     );
-    let (_, list, _) = c.json(&["list"]);
-    assert!(list.to_string().contains("pages.tiff"), "{list}");
+    let out = c.cli_env(&["list", "--json"], &[NO_TESSERACT]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tiff = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["source"].as_str().unwrap().ends_with("pages.tiff"))
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(tiff["state"], "unreadable", "{tiff}");
+    assert!(tiff["chunkCount"].as_u64() > Some(0), "{tiff}");
 }
 
 #[test]

@@ -126,6 +126,7 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
             chunk_count: count as u32,
             scheme_version: minirag_core::CHUNK_SCHEME,
             embedded_with: Some("bench".into()),
+            ocr_engine: String::new(),
         };
         index.replace_source(record, chunks, Some(vectors)).unwrap();
     }

@@ -22,16 +22,21 @@ use minirag_core::ports::IndexError;
 use serde::{Deserialize, Serialize};
 
 use crate::bm25::Field;
+use crate::legacy::{OpV1, SourceEntryV1};
 use crate::records::{DiskChunk, Op};
 use crate::state::SourceEntry;
 
 pub const FORMAT_VERSION: u32 = 1;
 /// Format 1: one payload. Format 2: two payloads (everything but the
 /// postings; the postings), each with its own length and CRC, so opening
-/// decodes them on two threads.
+/// decodes them on two threads. Format 3: format 2 with sources carrying
+/// `ocr_engine`. Formats 1 and 2 are read through [`crate::legacy`].
 const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
-const SNAP_MAGIC: &[u8; 8] = b"MRSNAP02";
-const WAL_MAGIC: &[u8; 8] = b"MRWAL001";
+const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
+const SNAP_MAGIC: &[u8; 8] = b"MRSNAP03";
+/// WAL format 1: records without `ocr_engine`; format 2: with it.
+const WAL_MAGIC_V1: &[u8; 8] = b"MRWAL001";
+const WAL_MAGIC: &[u8; 8] = b"MRWAL002";
 pub const WAL_HEADER: u64 = 16;
 const SNAP_HEADER: usize = 28;
 
@@ -50,11 +55,11 @@ struct Head<S, C, P> {
 }
 
 #[derive(Serialize, Deserialize)]
-pub struct Snapshot {
+pub struct Snapshot<S = SourceEntry> {
     pub version: u32,
     pub dim: u32,
     pub model_id: Option<String>,
-    pub sources: Vec<SourceEntry>,
+    pub sources: Vec<S>,
     /// Dense: slot i is chunk i.
     pub chunks: Vec<(u32, DiskChunk)>,
     pub present: Vec<bool>,
@@ -63,6 +68,40 @@ pub struct Snapshot {
     pub vector_file: String,
     pub vector_crc: u32,
     pub vector_bytes: u64,
+}
+
+/// A format 1 snapshot with its sources in today's layout.
+fn lift(old: Snapshot<SourceEntryV1>) -> Snapshot {
+    Snapshot {
+        version: old.version,
+        dim: old.dim,
+        model_id: old.model_id,
+        sources: old.sources.into_iter().map(SourceEntry::from).collect(),
+        chunks: old.chunks,
+        present: old.present,
+        text: old.text,
+        title: old.title,
+        vector_file: old.vector_file,
+        vector_crc: old.vector_crc,
+        vector_bytes: old.vector_bytes,
+    }
+}
+
+impl<C, P> Head<Vec<SourceEntryV1>, C, P> {
+    /// A format 2 head with its sources in today's layout.
+    fn lift(self) -> Head<Vec<SourceEntry>, C, P> {
+        Head {
+            version: self.version,
+            dim: self.dim,
+            model_id: self.model_id,
+            sources: self.sources.into_iter().map(SourceEntry::from).collect(),
+            chunks: self.chunks,
+            present: self.present,
+            vector_file: self.vector_file,
+            vector_crc: self.vector_crc,
+            vector_bytes: self.vector_bytes,
+        }
+    }
 }
 
 /// The OS refused `what` on `path`; the OS error is kept as the source.
@@ -137,7 +176,9 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
             format!("{why}; move it away and re-sync, or restore it from a backup"),
         )
     };
-    if bytes.len() < SNAP_HEADER || (&bytes[..8] != SNAP_MAGIC && &bytes[..8] != SNAP_MAGIC_V1) {
+    let magic: &[u8] = bytes.get(..8).unwrap_or_default();
+    let known: [&[u8]; 3] = [SNAP_MAGIC, SNAP_MAGIC_V2, SNAP_MAGIC_V1];
+    if bytes.len() < SNAP_HEADER || !known.contains(&magic) {
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
@@ -155,10 +196,11 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
         Ok((payload, at + 12 + len))
     };
     let (first, next) = section(16)?;
-    let snap: Snapshot = if &bytes[..8] == SNAP_MAGIC_V1 {
-        bincode::serde::decode_from_slice(first, config())
+    let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
+        let old: Snapshot<SourceEntryV1> = bincode::serde::decode_from_slice(first, config())
             .map_err(|e| corrupt(&e.to_string()))?
-            .0
+            .0;
+        lift(old)
     } else {
         let (second, _) = section(next)?;
         let (head, postings) = std::thread::scope(|s| {
@@ -166,11 +208,19 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
                 bincode::serde::decode_from_slice::<(Field, Field), _>(second, config())
                     .map(|d| d.0)
             });
-            let head = bincode::serde::decode_from_slice::<
-                Head<Vec<SourceEntry>, Vec<(u32, DiskChunk)>, Vec<bool>>,
-                _,
-            >(first, config())
-            .map(|d| d.0);
+            let head = if magic == SNAP_MAGIC_V2 {
+                bincode::serde::decode_from_slice::<
+                    Head<Vec<SourceEntryV1>, Vec<(u32, DiskChunk)>, Vec<bool>>,
+                    _,
+                >(first, config())
+                .map(|d| d.0.lift())
+            } else {
+                bincode::serde::decode_from_slice::<
+                    Head<Vec<SourceEntry>, Vec<(u32, DiskChunk)>, Vec<bool>>,
+                    _,
+                >(first, config())
+                .map(|d| d.0)
+            };
             (head, postings.join())
         });
         let head = head.map_err(|e| corrupt(&e.to_string()))?;
@@ -340,6 +390,9 @@ pub struct WalRead {
     pub end: u64,
     /// Bytes past `end` (a torn or corrupt tail).
     pub tail: u64,
+    /// Written by an older build (WAL format 1): fold it into a snapshot
+    /// before appending, so one log never mixes layouts.
+    pub legacy: bool,
 }
 
 /// Reads WAL records from `from` (0 = from the start, header included).
@@ -357,18 +410,22 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
                 ops: Vec::new(),
                 end: 0,
                 tail: 0,
+                legacy: false,
             })
         }
         Err(e) => return Err(io(&path, "cannot open", e)),
     };
     let mut head = [0u8; 16];
-    if f.read_exact(&mut head).is_err() || &head[..8] != WAL_MAGIC {
+    let read = f.read_exact(&mut head);
+    let legacy = &head[..8] == WAL_MAGIC_V1;
+    if read.is_err() || (&head[..8] != WAL_MAGIC && !legacy) {
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
         return Ok(WalRead {
             generation: None,
             ops: Vec::new(),
             end: 0,
             tail: len,
+            legacy: false,
         });
     }
     let generation = u64::from_le_bytes(head[8..16].try_into().unwrap());
@@ -389,7 +446,12 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         if crc32fast::hash(payload) != crc {
             break;
         }
-        let Ok((op, _)) = bincode::serde::decode_from_slice::<Op, _>(payload, config()) else {
+        let op = if legacy {
+            bincode::serde::decode_from_slice::<OpV1, _>(payload, config()).map(|d| d.0.into())
+        } else {
+            bincode::serde::decode_from_slice::<Op, _>(payload, config()).map(|d| d.0)
+        };
+        let Ok(op) = op else {
             break;
         };
         ops.push(op);
@@ -400,6 +462,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         ops,
         end: start + pos as u64,
         tail: (rest.len() - pos) as u64,
+        legacy,
     })
 }
 
@@ -509,5 +572,52 @@ mod tests {
         fs::write(paths.meta(), bytes).unwrap();
         let err = read_snapshot(&paths).err().unwrap().to_string();
         assert!(err.contains("checksum mismatch"), "{err}");
+    }
+
+    #[test]
+    fn format_2_snapshots_open_with_their_sources_lifted() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = crate::legacy::DiskSourceV1 {
+            source: "/docs/a.md".into(),
+            source_type: 0,
+            title: "A".into(),
+            title_seeded: false,
+            file_hash: "h".into(),
+            mtime: 1.0,
+            ingested_at: "2026-11-01T00:00:00Z".into(),
+            chunk_count: 0,
+            scheme_version: 3,
+            embedded_with: None,
+        };
+        let head = Head {
+            version: FORMAT_VERSION,
+            dim: 0,
+            model_id: None::<String>,
+            sources: vec![SourceEntryV1 {
+                record: source,
+                slots: Vec::new(),
+            }],
+            chunks: Vec::<(u32, DiskChunk)>::new(),
+            present: Vec::<bool>::new(),
+            vector_file: String::new(),
+            vector_crc: 0,
+            vector_bytes: 0,
+        };
+        let first = bincode::serde::encode_to_vec(&head, config()).unwrap();
+        let second =
+            bincode::serde::encode_to_vec((Field::default(), Field::default()), config()).unwrap();
+        let mut bytes = SNAP_MAGIC_V2.to_vec();
+        bytes.extend_from_slice(&4u64.to_le_bytes());
+        for payload in [&first, &second] {
+            bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+            bytes.extend_from_slice(payload);
+        }
+        let path = dir.path().join("snapshot.meta");
+        fs::write(&path, bytes).unwrap();
+        let (generation, snap) = read_snapshot_at(&path).unwrap().unwrap();
+        assert_eq!(generation, 4);
+        assert_eq!(snap.sources[0].record.source, "/docs/a.md");
+        assert_eq!(snap.sources[0].record.ocr_engine, "");
     }
 }

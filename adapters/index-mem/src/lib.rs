@@ -14,6 +14,7 @@
 pub mod analyzer;
 pub mod bm25;
 pub mod disk;
+mod legacy;
 pub mod records;
 pub mod state;
 pub mod sync_lock;
@@ -56,6 +57,8 @@ struct Inner {
     /// The current snapshot was corrupt and this state was rebuilt from the
     /// previous snapshot and the logs.
     recovered: bool,
+    /// The log was written by an older build (WAL format 1).
+    wal_legacy: bool,
 }
 
 pub struct MemIndex {
@@ -139,6 +142,11 @@ impl MemIndex {
         self.refresh()?;
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         inner.state.check(&op)?;
+        if inner.wal_legacy {
+            // An older build's log: fold it into a snapshot first, so the
+            // new log holds one layout.
+            compact(&self.paths, &mut inner)?;
+        }
         if inner.wal_end == 0 {
             disk::reset_wal(&self.paths, inner.generation)?;
             inner.wal_end = WAL_HEADER;
@@ -199,6 +207,7 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
         snapshot_bytes,
         snapshot_identity,
         recovered: false,
+        wal_legacy: false,
     };
     catch_up(paths, &mut inner)?;
     Ok(inner)
@@ -231,6 +240,7 @@ fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>) -> Option<
         snapshot_bytes: 0,
         snapshot_identity,
         recovered: true,
+        wal_legacy: current.legacy,
     })
 }
 
@@ -244,6 +254,7 @@ fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
                 inner.state.apply(op);
             }
             inner.wal_end = read.end;
+            inner.wal_legacy = read.legacy;
         }
         Some(g) if g > inner.generation => *inner = load(paths)?,
         _ => inner.wal_end = 0,

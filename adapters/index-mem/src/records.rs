@@ -17,6 +17,8 @@ pub struct DiskSource {
     pub chunk_count: u32,
     pub scheme_version: u32,
     pub embedded_with: Option<String>,
+    /// Added in WAL format 2 / snapshot format 3 (see [`crate::legacy`]).
+    pub ocr_engine: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +70,7 @@ impl From<&SourceRecord> for DiskSource {
             chunk_count: r.chunk_count,
             scheme_version: r.scheme_version,
             embedded_with: r.embedded_with.clone(),
+            ocr_engine: r.ocr_engine.clone(),
         }
     }
 }
@@ -89,6 +92,7 @@ impl From<&DiskSource> for SourceRecord {
             chunk_count: d.chunk_count,
             scheme_version: d.scheme_version,
             embedded_with: d.embedded_with.clone(),
+            ocr_engine: d.ocr_engine.clone(),
         }
     }
 }

@@ -393,8 +393,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                 files
                     .iter()
                     .map(|f| {
+                        let ocr = match f["ocrEngine"].as_str() {
+                            Some(e) if !e.is_empty() => format!(" [ocr:{e}]"),
+                            _ => String::new(),
+                        };
                         format!(
-                            "[{}] {} ({} chunks)",
+                            "[{}] {} ({} chunks){ocr}",
                             plain(&f["state"]),
                             plain(&f["source"]),
                             f["chunkCount"]

@@ -139,9 +139,11 @@ pub struct ListedFile {
     pub source: String,
     pub source_type: String,
     pub title: String,
-    /// `ingested`, `stale`, `stale_scheme`, `not_ingested` or `unlisted`.
+    /// `ingested`, `stale`, `stale_scheme`, `not_ingested`, `unlisted`, or
+    /// `unreadable` (an indexed image no OCR engine can read now).
     pub state: String,
     pub chunk_count: u32,
+    /// The OCR engine that read part of the document, or empty.
     pub ocr_engine: String,
 }
 
@@ -521,7 +523,7 @@ impl App {
                     title: f.title,
                     state: f.state.into(),
                     chunk_count: f.chunk_count,
-                    ocr_engine: String::new(),
+                    ocr_engine: f.ocr_engine,
                 })
                 .collect(),
             unlisted_folders: listing

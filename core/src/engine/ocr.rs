@@ -50,14 +50,17 @@ impl Engine {
         self.ports.ocr.engine()
     }
 
-    /// An image file's text: every frame, blank frames skipped.
-    pub(super) fn recognise_image(&self, path: &str, bytes: &[u8]) -> Result<String, EngineError> {
-        if let Some(hint) = self.ports.ocr.engine().err() {
-            return Err(EngineError::Image {
-                path: path.into(),
-                hint,
-            });
-        }
+    /// An image file's text (every frame, blank frames skipped), and the
+    /// engine that read it.
+    pub(super) fn recognise_image(
+        &self,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<(String, String), EngineError> {
+        let engine = self.ports.ocr.engine().map_err(|hint| EngineError::Image {
+            path: path.into(),
+            hint,
+        })?;
         let frames = self
             .ports
             .ocr
@@ -67,18 +70,19 @@ impl Engine {
         if text.is_empty() {
             return Err(EngineError::OcrEmpty { path: path.into() });
         }
-        Ok(text)
+        Ok((text, engine))
     }
 
     /// Converts a document; a PDF's pages without a usable text layer are
-    /// recognised and their text appended (spec §8, PDF routing).
+    /// recognised and their text appended (spec §8, PDF routing). The name
+    /// is the engine's when recognition added text, else empty.
     pub(super) fn convert_with_ocr(
         &self,
         path: &str,
         format: &str,
         bytes: &[u8],
         watch: Option<Watch<'_>>,
-    ) -> Result<Converted, EngineError> {
+    ) -> Result<(Converted, String), EngineError> {
         let request = ConvertRequest {
             name: path,
             format,
@@ -101,21 +105,21 @@ impl Engine {
                     path: path.into(),
                     hint: "OCR routing is off (RAG_OCR_MIN_CHARS_PER_PAGE=0)".into(),
                 }),
-                None => Ok(converted),
+                None => Ok((converted, String::new())),
             };
         }
         let every_page = all_pages.is_some() || needed.len() == converted.page_chars.len();
         let blank = converted.markdown.trim().is_empty();
-        if let Err(hint) = self.ports.ocr.engine() {
-            return if every_page && blank {
-                Err(EngineError::ScannedPdf {
+        let engine = match self.ports.ocr.engine() {
+            Ok(engine) => engine,
+            Err(hint) if every_page && blank => {
+                return Err(EngineError::ScannedPdf {
                     path: path.into(),
                     hint,
                 })
-            } else {
-                Ok(converted)
-            };
-        }
+            }
+            Err(_) => return Ok((converted, String::new())),
+        };
         // Each page reported as it is read; a cancelled sync stops between
         // pages (nothing of this file is written then).
         let go_on = |done: u32, total: u32| match watch {
@@ -140,10 +144,15 @@ impl Engine {
         if markdown.is_empty() {
             return Err(EngineError::OcrEmpty { path: path.into() });
         }
-        Ok(Converted {
-            markdown,
-            ..converted
-        })
+        let added = recognised.iter().any(|t| !t.trim().is_empty());
+        let engine = if added { engine } else { String::new() };
+        Ok((
+            Converted {
+                markdown,
+                ..converted
+            },
+            engine,
+        ))
     }
 }
 

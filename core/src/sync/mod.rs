@@ -161,18 +161,13 @@ pub fn plan(input: &PlanInput<'_>, hasher: &dyn Hasher) -> SyncPlan {
         let counts = input.roots.contains(&b.path) || indexed.keys().any(|s| is_under(s, &b.path));
         out.blind.push((b.clone(), counts));
     }
-    let is_image = |s: &str| {
-        s.rsplit_once('.')
-            .and_then(|(_, e)| crate::formats::by_extension(&e.to_ascii_lowercase()))
-            .is_some_and(|f| f.kind == crate::formats::FormatKind::Image)
-    };
     let mut vanished: Vec<&str> = Vec::new();
     for s in indexed.keys().copied() {
         if seen.contains(s) || held(s) {
             continue;
         }
         // Not scanned because unreadable here, yet still on disk: kept.
-        if !input.images && is_image(s) && hasher.sha256(s).is_some() {
+        if !input.images && crate::formats::is_image_path(s) && hasher.sha256(s).is_some() {
             out.kept_unreadable.push(s.to_string());
         } else {
             vanished.push(s);

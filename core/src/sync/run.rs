@@ -71,9 +71,12 @@ pub struct ListedFile {
     pub source: String,
     pub source_type: SourceType,
     pub title: String,
-    /// `ingested`, `stale`, `stale_scheme`, `not_ingested` or `unlisted`.
+    /// `ingested`, `stale`, `stale_scheme`, `not_ingested`, `unlisted`, or
+    /// `unreadable` (an indexed image no OCR engine can read now).
     pub state: &'static str,
     pub chunk_count: u32,
+    /// The OCR engine that read part of it, or empty.
+    pub ocr_engine: String,
 }
 
 /// A folder `list_files` could not see into, with the indexed files it holds.
@@ -365,10 +368,8 @@ impl Engine {
     /// under folders that cannot be listed are shown `unlisted`.
     pub fn list_files(&self, scope: &[String]) -> Result<FileListing, EngineError> {
         let scope_filter = Scope::new(scope.iter().cloned());
-        let scan = self
-            .ports()
-            .files
-            .scan(&self.settings().roots, &[], self.reads_images());
+        let images = self.reads_images();
+        let scan = self.ports().files.scan(&self.settings().roots, &[], images);
         let model = self.usable_model().ok();
         // One read of the records; the view is not held while files are
         // hashed or the model loads, so writers in this process never wait.
@@ -389,6 +390,7 @@ impl Engine {
                     title: String::new(),
                     state: "not_ingested",
                     chunk_count: 0,
+                    ocr_engine: String::new(),
                 },
                 Some(r) => {
                     let state = super::file_state(&r, file, model.as_deref(), &hasher);
@@ -414,6 +416,11 @@ impl Engine {
             // unlistable (or its root empty) is kept and shown `unlisted`;
             // one that simply vanished is not listed (sync deletes it).
             if seen.contains(r.source.as_str()) {
+                continue;
+            }
+            // An indexed image on disk that no OCR engine can read now: kept.
+            if !images && crate::formats::is_image_path(&r.source) && hasher(&r.source).is_some() {
+                rows.push(listed(r, "unreadable"));
                 continue;
             }
             if let Some(b) = scan.blind.iter().position(|b| is_under(&r.source, &b.path)) {
@@ -452,6 +459,7 @@ fn listed(r: SourceRecord, state: &'static str) -> ListedFile {
         title: r.title,
         state,
         chunk_count: r.chunk_count,
+        ocr_engine: r.ocr_engine,
     }
 }
 

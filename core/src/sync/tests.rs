@@ -17,6 +17,7 @@ fn record(source: &str, hash: &str, mtime: f64, model: Option<&str>) -> SourceRe
         chunk_count: 2,
         scheme_version: CHUNK_SCHEME,
         embedded_with: model.map(str::to_string),
+        ocr_engine: String::new(),
     }
 }
 

@@ -37,6 +37,7 @@ fn write(index: &MemIndex, source: &str, texts: &[String]) {
         chunk_count: texts.len() as u32,
         scheme_version: minirag_core::CHUNK_SCHEME,
         embedded_with: Some("child".into()),
+        ocr_engine: String::new(),
     };
     index
         .replace_source(record, chunks, Some(vectors))
