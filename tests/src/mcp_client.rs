@@ -93,16 +93,13 @@ impl rmcp::ClientHandler for FirstProgress {
     }
 }
 
-/// `n` notes of a few hundred words each: enough files that a sync is
-/// still running when a test acts on its first progress report.
-pub fn notes(n: usize) -> Vec<(String, String)> {
-    (0..n)
-        .map(|i| {
-            let para = format!("Paragraph about shipment {i} and the pallets it carried. ");
-            (
-                format!("f{i:02}.md"),
-                format!("# Note {i}\n\n{}", para.repeat(16)),
-            )
-        })
-        .collect()
+/// Note `i` of a few hundred words: `Corpus::generated(n, note)` gives
+/// enough files that a sync is still running when a test acts on its first
+/// progress report.
+pub fn note(i: usize) -> (String, String) {
+    let para = format!("Paragraph about shipment {i} and the pallets it carried. ");
+    (
+        format!("f{i:02}.md"),
+        format!("# Note {i}\n\n{}", para.repeat(16)),
+    )
 }

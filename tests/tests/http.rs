@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use minirag_blackbox::http_server::HttpServer;
 use minirag_blackbox::mcp_client::{
-    call, call_json, connect_http, finished_job, notes, sync_with_progress_token, FirstProgress,
+    call, call_json, connect_http, finished_job, note, sync_with_progress_token, FirstProgress,
 };
 use minirag_blackbox::{serve_page, Corpus};
 use serde_json::{json, Value};
@@ -324,12 +324,7 @@ async fn an_idle_session_expires() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sync_is_cancelled_per_request_over_http() {
-    let texts = notes(30);
-    let files: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let c = Corpus::new(&files);
+    let c = Corpus::generated(30, note);
     let server = HttpServer::start(&c.env, &c.root, &[]);
     let woke = std::sync::Arc::new(tokio::sync::Notify::new());
     let client = connect_http(FirstProgress(woke.clone()), &server.url, None).await;
@@ -369,12 +364,7 @@ async fn sync_under_way(server: &HttpServer) -> SyncingClient {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kill_during_a_clients_sync_leaves_an_index_that_reopens() {
-    let texts = notes(40);
-    let files: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let c = Corpus::new(&files);
+    let c = Corpus::generated(40, note);
     let mut server = HttpServer::start(&c.env, &c.root, &[]);
     let _syncing = sync_under_way(&server).await;
     server.signal(libc::SIGKILL);
@@ -398,12 +388,7 @@ async fn a_kill_during_a_clients_sync_leaves_an_index_that_reopens() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_drains_and_keeps_every_acknowledged_write() {
-    let texts = notes(40);
-    let files: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let c = Corpus::new(&files);
+    let c = Corpus::generated(40, note);
     let mut server = HttpServer::start(&c.env, &c.root, &[]);
     let client = connect_http((), &server.url, None).await;
     call_json(

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use minirag_blackbox::mcp_client::{
-    call, call_json, finished_job, notes, sync_with_progress_token, Client, FirstProgress,
+    call, call_json, finished_job, note, sync_with_progress_token, Client, FirstProgress,
 };
 use minirag_blackbox::{binary, serve_page, Corpus};
 use rmcp::model::CallToolRequestParams;
@@ -323,12 +323,7 @@ async fn sync_with_a_progress_token_reports_each_file() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
     const FILES: usize = 30;
-    let texts = notes(FILES);
-    let files: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let c = Corpus::new(&files);
+    let c = Corpus::generated(FILES, note);
     let woke = std::sync::Arc::new(tokio::sync::Notify::new());
     let client = FirstProgress(woke.clone())
         .serve(transport(&c, &[]))
