@@ -570,7 +570,11 @@ impl Engine {
             Err(e) => return Err(e.into()),
         };
         let weight = if query_vector.is_some() {
-            s.hybrid_weight
+            crate::search::blind::keyword_weight_for(
+                query,
+                s.hybrid_weight,
+                self.ports.tokens.as_ref(),
+            )
         } else {
             1.0
         };

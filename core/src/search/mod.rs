@@ -1,6 +1,7 @@
 //! Search rules (§5): validation, weighted RRF fusion, distance filters,
 //! grouping, scope matching, display paths and result shaping.
 
+pub mod blind;
 pub mod candidate;
 pub mod display;
 pub mod fusion;
