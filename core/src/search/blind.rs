@@ -52,7 +52,7 @@ mod tests {
 
     impl TokenCounter for EnglishVocabulary {
         fn count(&self, text: &str) -> usize {
-            let pieces = if text.chars().all(|c| c.is_ascii()) {
+            let pieces = if text.is_ascii() {
                 1
             } else {
                 text.chars().count().div_ceil(4) * 3
