@@ -2,7 +2,7 @@
 """Retrieval eval: Recall@10, MRR@10 and nDCG@10 per query category.
 
 usage: run.py [--system rust|python] [--modes hybrid,vector,keyword] [--split dev|test|all]
-              [--db DIR] [--out FILE]
+              [--db DIR] [--out FILE] [--hybrid-weight W]
 
 Builds an index of eval/corpus with the system's own `sync` (wall time and
 peak RSS measured), then for each mode starts the system's MCP server on stdio
@@ -126,6 +126,8 @@ def main():
     ap.add_argument("--split", default="all", choices=["dev", "test", "all"],
                     help="tune on dev only; report test as measured")
     ap.add_argument("--db", default=None, help="reuse this index folder (a re-sync skips what is unchanged)")
+    ap.add_argument("--hybrid-weight", default=None,
+                    help="RAG_HYBRID_WEIGHT for the hybrid mode (tuning on dev only)")
     a = ap.parse_args()
     queries = [(c, q, r) for c, q, r, s in load_queries() if a.split in ("all", s)]
     corpus = os.path.realpath(a.corpus)
@@ -138,7 +140,8 @@ def main():
               "cores": os.cpu_count(), "modes": {}}
     print(f"{a.system}: ingest {wall:.1f} s, peak RSS {rss:.0f} MB", file=sys.stderr)
     for mode in a.modes.split(","):
-        server = Server(a.system, environment(a.system, corpus, db, MODES[mode]))
+        weight = a.hybrid_weight if mode == "hybrid" and a.hybrid_weight else MODES[mode]
+        server = Server(a.system, environment(a.system, corpus, db, weight))
         per_cat, latencies = {}, []
         for cat, q, relevant in queries:
             started = time.monotonic()
