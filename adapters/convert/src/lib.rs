@@ -9,6 +9,7 @@ pub mod html;
 pub mod notebook;
 pub mod office;
 pub mod pdf;
+mod pdf_layout;
 pub mod pptx;
 pub mod sheets;
 pub mod text;

@@ -1,10 +1,12 @@
 //! PDF → text with lopdf: pages in order, each page a paragraph boundary,
-//! hyphenated line ends rejoined. A PDF without a text layer is a clear
+//! hyphenated line ends rejoined, wrapped lines joined into paragraphs and
+//! running headers and footers dropped ([`crate::pdf_layout`]). A PDF without a text layer is a clear
 //! "scanned, needs OCR" error, never an empty document.
 
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::malformed;
+use crate::pdf_layout::{drop_running_lines, paragraphs};
 
 /// Decompressed bytes one page's streams may expand to (a stream bomb guard).
 const MAX_PAGE_STREAM: usize = 64 << 20;
@@ -18,7 +20,7 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             "the PDF is encrypted; save an unprotected copy to index it",
         ));
     }
-    let mut pages = Vec::new();
+    let mut lines: Vec<Vec<String>> = Vec::new();
     let mut page_chars = Vec::new();
     for number in doc.get_pages().keys() {
         let text = doc
@@ -26,10 +28,20 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             .unwrap_or_default();
         let text = rejoin(&text);
         page_chars.push(text.chars().filter(|c| !c.is_whitespace()).count() as u32);
-        if !text.trim().is_empty() {
-            pages.push(text.trim().to_string());
-        }
+        lines.push(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect(),
+        );
     }
+    drop_running_lines(&mut lines);
+    let pages: Vec<String> = lines
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| paragraphs(l))
+        .collect();
     if pages.is_empty() {
         return Err(ConvertError::NeedsOcr {
             name: name.into(),

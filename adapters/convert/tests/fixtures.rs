@@ -233,6 +233,7 @@ fn every_binary_fixture_cut_at_each_sixteenth_never_panics() {
         "policy-ru.epub",
         "table.pdf",
         "two-column.pdf",
+        "report.pdf",
         "encrypted.pdf",
     ];
     let mut failures = Vec::new();
@@ -296,4 +297,36 @@ fn csv_cells_with_line_breaks_stay_one_row_for_each_delimiter() {
             "delimiter {delimiter:?}"
         );
     }
+}
+
+#[test]
+fn pdf_paragraphs_are_whole_and_running_headers_and_footers_go() {
+    let (md, _) = markdown("report.pdf");
+    assert!(
+        !md.contains("Harbour Authority"),
+        "the running header stays:\n{md}"
+    );
+    assert!(
+        !md.lines()
+            .any(|l| l.trim() == "Page" || l.trim().parse::<u32>().is_ok()),
+        "a page-number footer stays:\n{md}"
+    );
+    // Every paragraph wrapped over three lines comes back as one.
+    for unit in [0, 14, 32, 74] {
+        let topic = [
+            "cranes", "bollards", "fenders", "lighting", "dredging", "gates", "pumps", "radios",
+        ][unit / 10..][0];
+        let para = format!(
+            "The {topic} crew inspected unit {unit} this quarter and logged its condition, the parts replaced and the hours spent, so that the next crew can plan the {topic} work for the coming season without repeating the survey."
+        );
+        assert_eq!(md.matches(&para).count(), 1, "{para}\nin:\n{md}");
+    }
+    in_order(
+        &md,
+        &[
+            "Quarterly Maintenance",
+            "Section 1: Cranes",
+            "Section 8: Radios",
+        ],
+    );
 }
