@@ -20,7 +20,7 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             "the PDF is encrypted; save an unprotected copy to index it",
         ));
     }
-    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
     let mut page_chars = Vec::new();
     for number in doc.get_pages().keys() {
         let text = doc
@@ -28,14 +28,12 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             .unwrap_or_default();
         let text = rejoin(&text);
         page_chars.push(text.chars().filter(|c| !c.is_whitespace()).count() as u32);
-        lines.push(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect(),
-        );
+        texts.push(text);
     }
+    let mut lines: Vec<Vec<&str>> = texts
+        .iter()
+        .map(|t| t.lines().map(str::trim).filter(|l| !l.is_empty()).collect())
+        .collect();
     drop_running_lines(&mut lines);
     let pages: Vec<String> = lines
         .iter()

@@ -23,20 +23,20 @@ fn shape(line: &str) -> String {
         .join(" ")
 }
 
-fn edges(lines: &[String]) -> impl Iterator<Item = usize> + '_ {
-    let n = lines.len();
+/// Indices of a page's first and last [`EDGE_LINES`] lines, each once.
+fn edges(n: usize) -> impl Iterator<Item = usize> {
     (0..n.min(EDGE_LINES)).chain(n.saturating_sub(EDGE_LINES).max(EDGE_LINES.min(n))..n)
 }
 
 /// Removes header and footer lines that repeat, up to their digits, at the
 /// top or bottom of most pages (three pages at least).
-pub fn drop_running_lines(pages: &mut [Vec<String>]) {
+pub fn drop_running_lines(pages: &mut [Vec<&str>]) {
     if pages.len() < 3 {
         return;
     }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for page in pages.iter() {
-        let mut shapes: Vec<String> = edges(page).map(|i| shape(&page[i])).collect();
+        let mut shapes: Vec<String> = edges(page.len()).map(|i| shape(page[i])).collect();
         shapes.sort();
         shapes.dedup();
         for s in shapes {
@@ -45,8 +45,8 @@ pub fn drop_running_lines(pages: &mut [Vec<String>]) {
     }
     let needed = ((pages.len() as f64) * RUNNING_SHARE).ceil() as usize;
     for page in pages.iter_mut() {
-        let running: Vec<usize> = edges(page)
-            .filter(|&i| seen.get(&shape(&page[i])).is_some_and(|&n| n >= needed))
+        let running: Vec<usize> = edges(page.len())
+            .filter(|&i| seen.get(&shape(page[i])).is_some_and(|&n| n >= needed))
             .collect();
         for i in running.into_iter().rev() {
             page.remove(i);
@@ -58,16 +58,17 @@ pub fn drop_running_lines(pages: &mut [Vec<String>]) {
 /// lines that does not end a sentence continues on the next line; a short
 /// line (a heading, a table row, a paragraph's last line) ends its block,
 /// and blocks are separated by a blank line, as Markdown paragraphs.
-pub fn paragraphs(lines: &[String]) -> String {
-    let mut lengths: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
-    lengths.sort_unstable();
+pub fn paragraphs(lines: &[&str]) -> String {
+    let lengths: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
+    let mut sorted = lengths.clone();
+    sorted.sort_unstable();
     // The page's full line length: its longer lines' typical length.
-    let full = lengths.get(lengths.len() * 4 / 5).copied().unwrap_or(0);
-    let mut out = String::new();
+    let full = sorted.get(sorted.len() * 4 / 5).copied().unwrap_or(0);
+    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 2).sum());
     for (i, line) in lines.iter().enumerate() {
         out.push_str(line);
         let Some(next) = lines.get(i + 1) else { break };
-        let long = full >= 40 && line.chars().count() as f64 >= FULL_LINE_SHARE * full as f64;
+        let long = full >= 40 && lengths[i] as f64 >= FULL_LINE_SHARE * full as f64;
         let ends_sentence = line.ends_with(['.', '!', '?', ':', ';']);
         let next_opens = next
             .chars()
@@ -86,18 +87,21 @@ pub fn paragraphs(lines: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn page(lines: &[&str]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
+    fn page<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+        lines.to_vec()
     }
 
     #[test]
     fn headers_and_page_numbers_on_most_pages_go() {
-        let topics = ["cranes", "bollards", "fenders", "gates"];
-        let mut pages: Vec<Vec<String>> = (1..=4)
-            .map(|n| {
-                let body = format!("Body text about {}", topics[n - 1]);
-                page(&["Harbour Report", &body, "Page", &n.to_string()])
-            })
+        let bodies = [
+            "Body text about cranes",
+            "Body text about bollards",
+            "Body text about fenders",
+            "Body text about gates",
+        ];
+        let numbers = ["1", "2", "3", "4"];
+        let mut pages: Vec<Vec<&str>> = (0..4)
+            .map(|n| page(&["Harbour Report", bodies[n], "Page", numbers[n]]))
             .collect();
         drop_running_lines(&mut pages);
         assert_eq!(pages[2], page(&["Body text about fenders"]));
