@@ -230,7 +230,7 @@ impl Engine {
                                 scope: target.scope(),
                                 report,
                             }),
-                            Err(EngineError::Cancelled { .. }) => return,
+                            Err(EngineError::Cancelled { .. }) => break,
                             Err(error) => on(WatchEvent::Failed { error }),
                         }
                         publish(&stale, feed, result.is_ok());
