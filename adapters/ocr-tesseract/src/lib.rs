@@ -60,17 +60,13 @@ impl Tesseract {
         }
     }
 
-    fn command(&self, program: &PathBuf) -> Command {
-        Command::new(program)
-    }
-
     /// `tesseract --version` and `--list-langs`, once.
     fn probe(&self) -> Result<String, String> {
         let quick = Limits {
             time: Duration::from_secs(20),
             memory: self.limits.memory,
         };
-        let mut version = self.command(&self.tesseract);
+        let mut version = Command::new(&self.tesseract);
         version.arg("--version");
         let out = child::run(version, None, quick)
             .map_err(|e| format!("Tesseract is not available ({e}); {INSTALL_HINT}"))?;
@@ -81,7 +77,7 @@ impl Tesseract {
             .unwrap_or("tesseract")
             .trim()
             .to_string();
-        let mut langs = self.command(&self.tesseract);
+        let mut langs = Command::new(&self.tesseract);
         langs.arg("--list-langs");
         let out = child::run(langs, None, quick)
             .map_err(|e| format!("Tesseract cannot list its languages ({e}); {INSTALL_HINT}"))?;
@@ -111,7 +107,7 @@ impl Tesseract {
     fn read_page(&self, name: &str, pdf: &std::path::Path, page: u32) -> Result<String, OcrError> {
         let number = page.to_string();
         let png = pdf.with_file_name(format!("page-{page}"));
-        let mut render = self.command(&self.pdftoppm);
+        let mut render = Command::new(&self.pdftoppm);
         render
             // Uncompressed grey (PGM): the cleaner reads it back at once.
             .args(["-r", DPI, "-gray", "-singlefile"])
@@ -153,7 +149,7 @@ impl Tesseract {
 
     /// Text of one image held in a file.
     fn recognise(&self, name: &str, image: &std::path::Path) -> Result<String, OcrError> {
-        let mut cmd = self.command(&self.tesseract);
+        let mut cmd = Command::new(&self.tesseract);
         cmd.arg(image)
             .arg("stdout")
             .args(["-l", &self.lang, "--psm", "1"]);

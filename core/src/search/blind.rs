@@ -34,11 +34,13 @@ pub fn letters_per_piece(query: &str, counter: &dyn TokenCounter) -> Option<f64>
 /// [`BLIND_KEYWORD_WEIGHT`] when the model reads the query as fragments.
 /// A configured weight of 0 (vector only) or above the blind weight stands.
 pub fn keyword_weight_for(query: &str, configured: f64, counter: &dyn TokenCounter) -> f64 {
-    let blind = letters_per_piece(query, counter).is_some_and(|r| r < FRAGMENT_LETTERS_PER_PIECE);
-    if blind && configured > 0.0 && configured < BLIND_KEYWORD_WEIGHT {
-        BLIND_KEYWORD_WEIGHT
-    } else {
-        configured
+    // Only a weight the rule would change is worth tokenizing the query for.
+    if configured <= 0.0 || configured >= BLIND_KEYWORD_WEIGHT {
+        return configured;
+    }
+    match letters_per_piece(query, counter) {
+        Some(r) if r < FRAGMENT_LETTERS_PER_PIECE => BLIND_KEYWORD_WEIGHT,
+        _ => configured,
     }
 }
 

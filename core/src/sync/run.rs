@@ -145,7 +145,9 @@ impl Engine {
         let scope = scope.as_deref();
         let roots = &self.settings().roots;
         let limit: Vec<String> = scope.map(|s| vec![s.to_string()]).unwrap_or_default();
-        let scan = self.ports().files.scan(roots, &limit, self.reads_images());
+        // Asked once: the answer decides both what is scanned and what is kept.
+        let images = self.reads_images();
+        let scan = self.ports().files.scan(roots, &limit, images);
         let indexed = self.ports().index.sources(&Scope::all())?;
         let mut report = SyncReport::default();
         report.notices.extend(lease.warning.clone());
@@ -169,7 +171,7 @@ impl Engine {
                 roots,
                 model: model.as_deref(),
                 max_file_size: self.settings().max_file_size,
-                images: self.reads_images(),
+                images,
             },
             &|p: &str| files.sha256(p),
         );
