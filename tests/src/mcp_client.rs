@@ -65,6 +65,19 @@ pub async fn finished_job(client: &rmcp::Peer<rmcp::RoleClient>, job: &Value) ->
     }
 }
 
+/// Starts a background sync as soon as the index's sync lock is free (a
+/// cancelled sync lets go of it on its own thread).
+pub async fn sync_when_free(client: &rmcp::Peer<rmcp::RoleClient>) -> Value {
+    loop {
+        let (err, text) = call(client, "sync_start", serde_json::json!({})).await;
+        if !err {
+            return serde_json::from_str(&text).unwrap();
+        }
+        assert!(text.contains("already running"), "{text}");
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Sends `sync_start` as a request that carries a progress token (rmcp adds
 /// one to every cancellable request), so the server runs it in the call.
 pub async fn sync_with_progress_token(

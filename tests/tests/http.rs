@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use minirag_blackbox::http_server::HttpServer;
 use minirag_blackbox::mcp_client::{
-    call, call_json, connect_http, finished_job, note, sync_with_progress_token, FirstProgress,
+    call, call_json, connect_http, finished_job, note, sync_when_free, sync_with_progress_token,
+    FirstProgress,
 };
 use minirag_blackbox::{serve_page, Corpus};
 use serde_json::{json, Value};
@@ -180,30 +181,26 @@ async fn refusals_name_nothing_and_the_server_keeps_serving() {
     let (status, _) = post(&server, INITIALIZE.into(), &[("authorization", TOKEN)]).await;
     assert_eq!(status, 401, "a token without the Bearer scheme");
 
-    let (status, _) = post(
-        &server,
-        INITIALIZE.into(),
-        &[auth, ("origin", "http://evil.example")],
-    )
-    .await;
-    assert_eq!(
-        status, 403,
-        "a foreign Origin (a web page driving a local server)"
-    );
-    let (status, _) = post(
-        &server,
-        INITIALIZE.into(),
-        &[auth, ("host", "evil.example:80")],
-    )
-    .await;
-    assert_eq!(status, 403, "a foreign Host (DNS rebinding)");
-    let (status, _) = post(
-        &server,
-        INITIALIZE.into(),
-        &[auth, ("origin", "http://localhost:3000")],
-    )
-    .await;
-    assert_eq!(status, 200, "a loopback Origin is allowed");
+    for (header, want, why) in [
+        (
+            ("origin", "http://evil.example"),
+            403,
+            "a foreign Origin (a web page driving a local server)",
+        ),
+        (
+            ("host", "evil.example:80"),
+            403,
+            "a foreign Host (DNS rebinding)",
+        ),
+        (
+            ("origin", "http://localhost:3000"),
+            200,
+            "a loopback Origin is allowed",
+        ),
+    ] {
+        let (status, _) = post(&server, INITIALIZE.into(), &[auth, header]).await;
+        assert_eq!(status, want, "{why}");
+    }
 
     let big = format!(
         r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"ingest_data","arguments":{{"source":"x","data":"{}"}}}}}}"#,
@@ -333,14 +330,7 @@ async fn a_sync_is_cancelled_per_request_over_http() {
     handle.cancel(Some("stop".into())).await.unwrap();
     // A new sync may start once the cancelled one let go; it finds what the
     // cancelled one kept.
-    let job = loop {
-        let (err, text) = call(&client, "sync_start", json!({})).await;
-        if !err {
-            break serde_json::from_str::<Value>(&text).unwrap();
-        }
-        assert!(text.contains("already running"), "{text}");
-        tokio::task::yield_now().await;
-    };
+    let job = sync_when_free(&client).await;
     let status = finished_job(&client, &job).await;
     let ingested = status["counts"]["ingested"].as_u64().unwrap();
     assert!(ingested < 30, "the cancelled sync kept nothing: {status}");

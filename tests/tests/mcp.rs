@@ -3,7 +3,8 @@
 use std::time::Instant;
 
 use minirag_blackbox::mcp_client::{
-    call, call_json, finished_job, note, sync_with_progress_token, Client, FirstProgress,
+    call, call_json, finished_job, note, sync_when_free, sync_with_progress_token, Client,
+    FirstProgress,
 };
 use minirag_blackbox::{binary, serve_page, Corpus};
 use rmcp::model::CallToolRequestParams;
@@ -338,14 +339,7 @@ async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
 
     // Once the server has let go of the sync lock, a new sync may start; it
     // finds the files the cancelled one kept and indexes only the rest.
-    let job = loop {
-        let (err, text) = call(&client, "sync_start", json!({})).await;
-        if !err {
-            break serde_json::from_str::<Value>(&text).unwrap();
-        }
-        assert!(text.contains("already running"), "{text}");
-        tokio::task::yield_now().await;
-    };
+    let job = sync_when_free(&client).await;
     let status = finished_job(&client, &job).await;
     assert_eq!(status["state"], "succeeded", "{status}");
     // Two-phase sync: a kept file is embedded already (skipped now) or was

@@ -239,20 +239,20 @@ fn hostile_scans_fail_by_name_and_harm_nothing() {
         bomb.contains("100000 × 100000") && bomb.contains("bomb.png"),
         "{bomb}"
     );
-    let truncated = error_of("truncated.jpg").unwrap_or_default();
-    // A truncated JPEG either decodes partly (Tesseract reads what is
-    // there) or fails by name; it never takes the sync down.
+    // Tesseract's decoder refuses a JPEG cut in half: a named failure.
+    let truncated = error_of("truncated.jpg").expect("a truncated JPEG fails by name");
     assert!(
-        truncated.is_empty() || truncated.contains("truncated.jpg"),
+        truncated.contains("truncated.jpg") && truncated.contains("could not read or decode image"),
         "{truncated}"
     );
     let blank = error_of("blank.pdf").expect("a blank page has no text");
     assert!(blank.contains("OCR produced no text"), "{blank}");
     let encrypted = error_of("encrypted.pdf").expect("a password-protected PDF");
     assert!(encrypted.contains("encrypted"), "{encrypted}");
-    if let Some(broken) = error_of("broken-frame.tiff") {
-        assert!(broken.contains("broken-frame.tiff"), "{broken}");
-    }
+    // Its first frame is whole: that frame is read, the cut one is not.
+    assert_eq!(error_of("broken-frame.tiff"), None, "{done}");
+    let first_frame = read_text(&c, "broken-frame.tiff");
+    assert!(first_frame.contains("QUARTZLINE"), "{first_frame}");
     // The good scan beside them is indexed and found.
     assert!(top_source(&c, "накладная ТОРГ-12 черепица").ends_with("pages.tiff"));
     let (code, _, err) = c.json(&["status"]);
