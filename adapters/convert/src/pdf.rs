@@ -1,15 +1,29 @@
-//! PDF → text with lopdf: pages in order, each page a paragraph boundary,
-//! hyphenated line ends rejoined, wrapped lines joined into paragraphs and
-//! running headers and footers dropped ([`crate::pdf_layout`]). A PDF without a text layer is a clear
-//! "scanned, needs OCR" error, never an empty document.
+//! PDF → Markdown with lopdf. Each page's content stream is replayed for
+//! positioned text ([`crate::pdf_spans`]), grouped into lines and segments
+//! ([`crate::pdf_lines`]); aligned segments become pipe tables
+//! ([`crate::pdf_table`]), two-column pages read left column first
+//! ([`crate::pdf_columns`]), running headers and footers are dropped and
+//! wrapped lines joined into paragraphs, across columns and pages
+//! ([`crate::pdf_layout`]). A PDF without a text layer is a clear "scanned,
+//! needs OCR" error, never an empty document.
 
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::malformed;
+use crate::pdf_columns::{reading_order, TextLine};
 use crate::pdf_layout::{drop_running_lines, paragraphs};
+use crate::pdf_lines::{lines, Line};
+use crate::pdf_spans::{page_spans, FontCache};
+use crate::pdf_table::{self, Block};
 
 /// Decompressed bytes one page's streams may expand to (a stream bomb guard).
 const MAX_PAGE_STREAM: usize = 64 << 20;
+
+/// A part of the document in reading order.
+enum Part {
+    Text(Vec<TextLine>),
+    Table(String),
+}
 
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let doc = lopdf::Document::load_mem(bytes)
@@ -20,70 +34,56 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             "the PDF is encrypted; save an unprotected copy to index it",
         ));
     }
-    let mut texts: Vec<String> = Vec::new();
+    let mut pages: Vec<Vec<Line>> = Vec::new();
     let mut page_chars = Vec::new();
-    for number in doc.get_pages().keys() {
-        let text = doc
-            .extract_text_with_limit(&[*number], MAX_PAGE_STREAM)
-            .unwrap_or_default();
-        let text = rejoin(&text);
-        page_chars.push(text.chars().filter(|c| !c.is_whitespace()).count() as u32);
-        texts.push(text);
+    let mut fonts = FontCache::default();
+    for id in doc.get_pages().values() {
+        let spans = page_spans(&doc, *id, MAX_PAGE_STREAM, &mut fonts);
+        let chars = spans
+            .iter()
+            .map(|s| s.text.chars().filter(|c| !c.is_whitespace()).count())
+            .sum::<usize>();
+        page_chars.push(chars as u32);
+        pages.push(lines(spans));
     }
-    let mut lines: Vec<Vec<&str>> = texts
-        .iter()
-        .map(|t| t.lines().map(str::trim).filter(|l| !l.is_empty()).collect())
-        .collect();
-    drop_running_lines(&mut lines);
-    let pages: Vec<String> = lines
-        .iter()
-        .filter(|l| !l.is_empty())
-        .map(|l| paragraphs(l))
-        .collect();
-    if pages.is_empty() {
+    drop_running_lines(&mut pages, |l: &Line| (l.text(), l.y));
+    // Text runs on across pages, so a paragraph cut by a page break is joined.
+    let mut parts: Vec<Part> = Vec::new();
+    for page in pages {
+        let blocks = pdf_table::blocks(page);
+        let text: Vec<&Line> = blocks
+            .iter()
+            .flat_map(|b| match b {
+                Block::Lines(lines) => lines.iter().collect(),
+                Block::Table(_) => Vec::new(),
+            })
+            .collect();
+        for block in &blocks {
+            match (block, parts.last_mut()) {
+                (Block::Lines(lines), Some(Part::Text(prev))) => {
+                    prev.extend(reading_order(lines, &text))
+                }
+                (Block::Lines(lines), _) => parts.push(Part::Text(reading_order(lines, &text))),
+                (Block::Table(rows), _) => parts.push(Part::Table(pdf_table::markdown(rows))),
+            }
+        }
+    }
+    if parts.is_empty() {
         return Err(ConvertError::NeedsOcr {
             name: name.into(),
             pages: page_chars.len() as u32,
         });
     }
+    let markdown: Vec<String> = parts
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(lines) => paragraphs(&lines),
+            Part::Table(md) => md,
+        })
+        .collect();
     Ok(Converted {
-        markdown: pages.join("\n\n"),
+        markdown: markdown.join("\n\n"),
         metadata_title: None,
         page_chars,
     })
-}
-
-/// Joins `exam-\nple` into `example` and collapses runs of spaces per line.
-fn rejoin(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut lines = text
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .peekable();
-    while let Some(line) = lines.next() {
-        let next_starts_lower = lines
-            .peek()
-            .and_then(|n| n.chars().next())
-            .is_some_and(char::is_lowercase);
-        if line.ends_with('-') && line.len() > 1 && next_starts_lower {
-            out.push_str(&line[..line.len() - 1]);
-        } else {
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hyphenated_line_ends_rejoin() {
-        assert_eq!(
-            rejoin("an exam-\nple of  text\nA-\nB"),
-            "an example of text\nA-\nB\n"
-        );
-    }
 }

@@ -1,15 +1,15 @@
-//! Page text to paragraphs, from the lines alone (lopdf gives no positions
-//! here): running headers and footers that repeat across pages are dropped,
-//! and lines wrapped inside a paragraph are joined again.
+//! Lines to paragraphs: running headers and footers that repeat across
+//! pages are dropped, and lines wrapped inside a paragraph (within a column,
+//! across columns and across pages) are joined again.
 
 use std::collections::HashMap;
+
+use crate::pdf_columns::TextLine;
 
 /// Lines at the top and at the bottom of a page that may be running.
 const EDGE_LINES: usize = 3;
 /// A line is running when its shape is on at least this share of pages.
 const RUNNING_SHARE: f64 = 0.6;
-/// A line this much shorter than the page's full lines ends its paragraph.
-const FULL_LINE_SHARE: f64 = 0.75;
 
 /// A line's shape: digits folded (page numbers differ), spaces collapsed.
 fn shape(line: &str) -> String {
@@ -29,14 +29,21 @@ fn edges(n: usize) -> impl Iterator<Item = usize> {
 }
 
 /// Removes header and footer lines that repeat, up to their digits, at the
-/// top or bottom of most pages (three pages at least).
-pub fn drop_running_lines(pages: &mut [Vec<&str>]) {
+/// top or bottom of most pages (three pages at least). Pages list their
+/// lines top to bottom.
+pub fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, f32)) {
+    // Running lines sit at one height on every page: the shape is keyed with
+    // the baseline, so a body line that merely repeats is kept.
+    let text = |line: &T| {
+        let (text, y) = key(line);
+        format!("{}@{}", shape(&text), (y / 4.0).round())
+    };
     if pages.len() < 3 {
         return;
     }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for page in pages.iter() {
-        let mut shapes: Vec<String> = edges(page.len()).map(|i| shape(page[i])).collect();
+        let mut shapes: Vec<String> = edges(page.len()).map(|i| text(&page[i])).collect();
         shapes.sort();
         shapes.dedup();
         for s in shapes {
@@ -46,7 +53,7 @@ pub fn drop_running_lines(pages: &mut [Vec<&str>]) {
     let needed = ((pages.len() as f64) * RUNNING_SHARE).ceil() as usize;
     for page in pages.iter_mut() {
         let running: Vec<usize> = edges(page.len())
-            .filter(|&i| seen.get(&shape(page[i])).is_some_and(|&n| n >= needed))
+            .filter(|&i| seen.get(&text(&page[i])).is_some_and(|&n| n >= needed))
             .collect();
         for i in running.into_iter().rev() {
             page.remove(i);
@@ -54,26 +61,39 @@ pub fn drop_running_lines(pages: &mut [Vec<&str>]) {
     }
 }
 
-/// Joins wrapped lines into paragraphs: a line as long as the page's full
-/// lines that does not end a sentence continues on the next line; a short
-/// line (a heading, a table row, a paragraph's last line) ends its block,
-/// and blocks are separated by a blank line, as Markdown paragraphs.
-pub fn paragraphs(lines: &[&str]) -> String {
-    let lengths: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
-    let mut sorted = lengths.clone();
-    sorted.sort_unstable();
-    // The page's full line length: its longer lines' typical length.
-    let full = sorted.get(sorted.len() * 4 / 5).copied().unwrap_or(0);
-    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 2).sum());
-    for (i, line) in lines.iter().enumerate() {
-        out.push_str(line);
-        let Some(next) = lines.get(i + 1) else { break };
-        let long = full >= 40 && lengths[i] as f64 >= FULL_LINE_SHARE * full as f64;
+/// Sizes within 10 % of each other: one paragraph's text.
+pub fn same_size(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 0.1 * a.max(b)
+}
+
+/// Joins wrapped lines into paragraphs: a full line that does not end a
+/// sentence continues on the next line (a hyphenated word is rejoined); a
+/// short line (a heading, a paragraph's last line) ends its block, and
+/// blocks are separated by a blank line, as Markdown paragraphs.
+pub fn paragraphs(lines: &[TextLine]) -> String {
+    let mut out = String::with_capacity(lines.iter().map(|l| l.text.len() + 2).sum());
+    for (i, this) in lines.iter().enumerate() {
+        let line = &this.text;
+        let Some(TextLine {
+            text: next,
+            size: next_size,
+            ..
+        }) = lines.get(i + 1)
+        else {
+            out.push_str(line);
+            break;
+        };
+        // A table-of-contents entry (dot leaders) is a line of its own.
+        let leader = line.contains(". . . .") || line.contains(".....");
+        let long = this.full && !leader && same_size(this.size, *next_size);
         let ends_sentence = line.ends_with(['.', '!', '?', ':', ';']);
-        let next_opens = next
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_lowercase() || c.is_ascii_digit());
+        let next_lower = next.chars().next().is_some_and(char::is_lowercase);
+        let next_opens = next_lower || next.starts_with(|c: char| c.is_ascii_digit());
+        if long && line.len() > 1 && line.ends_with('-') && next_lower {
+            out.push_str(&line[..line.len() - 1]);
+            continue;
+        }
+        out.push_str(line);
         out.push_str(if long && (!ends_sentence || next_opens) {
             " "
         } else {
@@ -87,8 +107,8 @@ pub fn paragraphs(lines: &[&str]) -> String {
 mod tests {
     use super::*;
 
-    fn page<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-        lines.to_vec()
+    fn page(lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
     }
 
     #[test]
@@ -100,33 +120,58 @@ mod tests {
             "Body text about gates",
         ];
         let numbers = ["1", "2", "3", "4"];
-        let mut pages: Vec<Vec<&str>> = (0..4)
+        let mut pages: Vec<Vec<String>> = (0..4)
             .map(|n| page(&["Harbour Report", bodies[n], "Page", numbers[n]]))
             .collect();
-        drop_running_lines(&mut pages);
+        drop_running_lines(&mut pages, |l| (l.clone(), 0.0));
         assert_eq!(pages[2], page(&["Body text about fenders"]));
     }
 
     #[test]
     fn two_pages_keep_everything() {
         let mut pages = vec![page(&["Title", "a"]), page(&["Title", "b"])];
-        drop_running_lines(&mut pages);
+        drop_running_lines(&mut pages, |l| (l.clone(), 0.0));
         assert_eq!(pages[1], page(&["Title", "b"]));
     }
 
     #[test]
     fn wrapped_lines_join_and_short_lines_end_blocks() {
-        let lines = page(&[
-            "Section 1: Cranes",
-            "The cranes crew inspected unit 0 this quarter and logged its condition, the",
-            "parts replaced and the hours spent, so that the next crew can plan the",
-            "cranes work for the coming season without repeating the survey.",
-            "The cranes crew inspected unit 1 this quarter and logged its condition, the",
-            "parts replaced.",
-        ]);
+        let line = |text: &str, full: bool| TextLine {
+            text: text.into(),
+            full,
+            size: 11.0,
+        };
+        let lines = [
+            line("Section 1: Cranes", false),
+            line(
+                "The cranes crew inspected unit 0 this quarter and logged its condition, the",
+                true,
+            ),
+            line(
+                "parts replaced and the hours spent, so that the next crew can plan the",
+                true,
+            ),
+            line(
+                "cranes work for the coming season without repeating the survey.",
+                true,
+            ),
+            line(
+                "The cranes crew inspected unit 1 this quarter and logged its condition, the",
+                true,
+            ),
+            line("parts replaced.", false),
+        ];
         assert_eq!(
             paragraphs(&lines),
             "Section 1: Cranes\n\nThe cranes crew inspected unit 0 this quarter and logged its condition, the parts replaced and the hours spent, so that the next crew can plan the cranes work for the coming season without repeating the survey.\n\nThe cranes crew inspected unit 1 this quarter and logged its condition, the parts replaced."
+        );
+        assert_eq!(
+            paragraphs(&[
+                line("the crew wrote it down as an exam-", true),
+                line("ple", false)
+            ]),
+            "the crew wrote it down as an example",
+            "a hyphenated line end is rejoined"
         );
     }
 }

@@ -127,6 +127,99 @@ fn pdf_with_a_table_reads_in_order() {
     );
 }
 
+/// The spare-parts table of `tables.py`, as a pipe table; `pump` is the
+/// supplier cell that Writer wrapped over several lines.
+fn parts_table(pump: &str) -> String {
+    format!(
+        "| Part | Supplier | Stock | Price |\n| --- | --- | --- | --- |\n\
+         | BOLT-M8 | Nordfast AB | 1200 | 0.12 |\n| NUT-M8 | Nordfast AB | 3400 | 0.05 |\n\
+         | WASHER-8 | Kovka OOO | 560 | 0.02 |\n| PUMP-X2 | {pump} | 7 | 1450.00 |\n\
+         | RADIO-V | Harbour Signals | 12 | 310.00 |"
+    )
+}
+
+#[test]
+fn pdf_tables_ruled_or_not_become_pipe_tables_with_every_row_once() {
+    for (name, pump) in [
+        (
+            "ruled-table.pdf",
+            "Tidewater Pumps Ltd, service contract renewed every spring",
+        ),
+        ("unruled-table.pdf", "Tidewater Pumps Ltd"),
+    ] {
+        let (md, _) = markdown(name);
+        let table = parts_table(pump);
+        assert_eq!(
+            md.matches(&table).count(),
+            1,
+            "{name}: no table\n{table}\nin:\n{md}"
+        );
+        for part in [
+            "BOLT-M8", "NUT-M8", "WASHER-8", "PUMP-X2", "RADIO-V", "Supplier",
+        ] {
+            assert_eq!(
+                md.matches(part).count(),
+                1,
+                "{name}: {part} not once in:\n{md}"
+            );
+        }
+        in_order(
+            &md,
+            &[
+                "Spare parts on hand\n\n",
+                "The table lists every part the workshop keeps, with its supplier and unit price.\n\n| Part",
+                "310.00 |\n\nPrices are in euros and exclude delivery; stock is counted every Monday morning.",
+            ],
+        );
+    }
+    // Writer's table in the Russian policy: its header first, no heading inside.
+    let (md, _) = markdown("table.pdf");
+    assert!(
+        md.contains("| Документ | Срок, лет |\n| --- | --- |\n| Накладная ТОРГ-12 | 5 |\n| Акт сверки | 3 |\n\n2 Retention in English"),
+        "{md}"
+    );
+}
+
+#[test]
+fn two_column_pages_read_down_each_column_with_paragraphs_whole() {
+    let (md, _) = markdown("newsletter.pdf");
+    let md = format!("{md}\n\n"); // every paragraph then ends with a blank line
+    assert!(
+        !md.contains("Newsletter"),
+        "the running header stays:\n{md}"
+    );
+    assert!(
+        !md.lines().any(|l| l.trim().starts_with("Page")),
+        "a page-number footer stays:\n{md}"
+    );
+    let creatures = [
+        "anemones",
+        "barnacles",
+        "limpets",
+        "periwinkles",
+        "crabs",
+        "mussels",
+        "starfish",
+        "whelks",
+    ];
+    let mut order = vec!["Tidal Survey".to_string()];
+    for (i, creature) in creatures.iter().enumerate() {
+        order.push(format!("\n\nPool {}: ", i + 1));
+        for j in 0..4 {
+            // Whole: paragraphs broken across a column or a page come back as one.
+            let para = format!(
+                "\n\nNote {}: the {creature} in pool {} were counted at low water on a calm morning, and the count was checked twice by a second observer before it went into the log book.\n\n",
+                i * 4 + j,
+                i + 1
+            );
+            assert_eq!(md.matches(&para).count(), 1, "{para}\nin:\n{md}");
+            order.push(para.trim_end().to_string());
+        }
+    }
+    let order: Vec<&str> = order.iter().map(String::as_str).collect();
+    in_order(&md, &order);
+}
+
 #[test]
 fn two_column_pdf_reads_the_left_column_first() {
     let (md, _) = markdown("two-column.pdf");
@@ -234,6 +327,9 @@ fn every_binary_fixture_cut_at_each_sixteenth_never_panics() {
         "table.pdf",
         "two-column.pdf",
         "report.pdf",
+        "ruled-table.pdf",
+        "unruled-table.pdf",
+        "newsletter.pdf",
         "encrypted.pdf",
     ];
     let mut failures = Vec::new();
