@@ -296,7 +296,11 @@ pub fn page_spans<'a>(
                         .unwrap_or(&[]),
                     _ => args.first().map(std::slice::from_ref).unwrap_or(&[]),
                 };
-                let font = state.font.as_ref().and_then(|f| fonts.get(f)).map(Rc::as_ref);
+                let font = state
+                    .font
+                    .as_ref()
+                    .and_then(|f| fonts.get(f))
+                    .map(Rc::as_ref);
                 for item in shown {
                     match item {
                         Object::String(bytes, _) => {

@@ -375,6 +375,21 @@ fn docx_lists_become_markdown_lists_nested_and_numbered() {
 }
 
 #[test]
+fn calc_csv_exports_with_multi_line_cells_keep_one_row_per_record() {
+    for name in ["notes-comma.csv", "notes-semicolon.csv"] {
+        let (md, _) = markdown(name);
+        assert_eq!(
+            md,
+            "| sku | note | qty |\n| --- | --- | --- |\n\
+             | BOLT-M8 | first line second line with \"quotes\"; and, separators | 120 |\n\
+             | NUT-M8 | plain | 300 |\n\
+             | ШАЙБА-8 | склад И-112 вторая строка третья | 560 |",
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn csv_cells_with_line_breaks_stay_one_row_for_each_delimiter() {
     for (delimiter, sep) in [(',', ","), (';', ";")] {
         let text = format!(
