@@ -67,6 +67,10 @@ pub struct Watch<'a> {
     pub cancel: &'a std::sync::atomic::AtomicBool,
 }
 
+/// Chunks a sync embeds and stores at a time (a second or a few of encoder
+/// work on two cores): a cancel or a kill loses at most one batch.
+pub const EMBED_BATCH: u32 = 256;
+
 /// The adapters the engine runs on.
 #[derive(Clone)]
 pub struct Ports {
@@ -442,28 +446,58 @@ impl Engine {
     /// bytes and scheme are current; its vectors are missing or of another
     /// model). Nothing is converted or chunked.
     pub fn reembed(&self, source: &str) -> Result<IngestOutcome, EngineError> {
-        let (record, chunks) = {
-            let view = self.ports.index.read()?;
-            let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
+        self.reembed_batched(source, &mut |_, _| true)
+    }
+
+    /// [`Engine::reembed`] in batches of [`EMBED_BATCH`] chunks, each stored
+    /// (durable) on its own: memory stays bounded by the batch whatever the
+    /// source's size, and a killed run keeps what it finished, which the
+    /// next run reuses through the embedding cache. After each batch
+    /// `after_batch(embedded, total)` is told the source's progress; it
+    /// returns `false` to stop there (a cancel).
+    pub fn reembed_batched(
+        &self,
+        source: &str,
+        after_batch: &mut dyn FnMut(u32, u32) -> bool,
+    ) -> Result<IngestOutcome, EngineError> {
+        let record = self
+            .ports
+            .index
+            .source(source)?
+            .ok_or_else(|| EngineError::NotFound {
                 source: source.into(),
             })?;
-            (record, view.chunks(source, 0..=u32::MAX)?)
-        };
-        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-        let vectors = self.embed_chunks(&texts)?;
-        let chunk_count = chunks.len();
-        let record = SourceRecord {
-            embedded_with: Some(self.ports.embedder.model_id().to_string()),
-            ..record
-        };
-        let title = record.title.clone();
-        self.ports
-            .index
-            .replace_source(record, chunks, Some(vectors))?;
+        let total = record.chunk_count;
+        let model = self.ports.embedder.model_id().to_string();
+        let mut first = 0u32;
+        while first < total {
+            let last = first.saturating_add(EMBED_BATCH).min(total) - 1;
+            let chunks = self.ports.index.chunks(source, first..=last)?;
+            if chunks.len() as u32 != last - first + 1 {
+                // Replaced or deleted meanwhile: the next sync plans it anew.
+                return Err(EngineError::NotFound {
+                    source: source.into(),
+                });
+            }
+            let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+            let vectors = self.embed_chunks(&texts)?;
+            let complete = last + 1 == total;
+            self.ports
+                .index
+                .set_vectors(source, &model, first, &texts, vectors, complete)?;
+            first = last + 1;
+            if !after_batch(first, total) && first < total {
+                return Err(EngineError::Cancelled {
+                    done: first as u64,
+                    total: total as u64,
+                    unit: "chunks to embed",
+                });
+            }
+        }
         Ok(IngestOutcome {
             source: source.into(),
-            chunk_count,
-            title,
+            chunk_count: total as usize,
+            title: record.title,
             notice: None,
         })
     }

@@ -479,6 +479,23 @@ pub trait Index: Send + Sync {
         chunks: Vec<Chunk>,
         vectors: Option<Embeddings>,
     ) -> Result<(), IndexError>;
+    /// Stores vectors of `model_id` for chunks `first..first + n` of a
+    /// source whose chunks are already stored, one batch of a large source at
+    /// a time, so each batch is durable on its own and memory stays bounded.
+    /// `texts` are the chunk texts the vectors were computed from: when the
+    /// stored texts differ (the source changed meanwhile) the write is
+    /// refused. `complete` marks the last batch: the source then counts as
+    /// embedded with `model_id`. Vectors of another model switch the index to
+    /// it, as in [`Index::replace_source`]. Returns the chunks updated.
+    fn set_vectors(
+        &self,
+        source: &str,
+        model_id: &str,
+        first: u32,
+        texts: &[&str],
+        vectors: Embeddings,
+        complete: bool,
+    ) -> Result<usize, IndexError>;
     /// Removes a source; returns how many chunks it had.
     fn delete_source(&self, source: &str) -> Result<usize, IndexError>;
     /// Re-paths a source without re-embedding (a moved file); returns the

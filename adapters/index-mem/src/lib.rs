@@ -523,6 +523,26 @@ impl Index for MemIndex {
         self.mutate(op).map(|_| ())
     }
 
+    fn set_vectors(
+        &self,
+        source: &str,
+        model_id: &str,
+        first: u32,
+        texts: &[&str],
+        vectors: Embeddings,
+        complete: bool,
+    ) -> Result<usize, IndexError> {
+        self.mutate(Op::SetVectors {
+            source: source.into(),
+            model: model_id.into(),
+            dim: vectors.dim as u32,
+            first,
+            hashes: texts.iter().map(|t| state::text_hash(t)).collect(),
+            vectors: vectors.data,
+            complete,
+        })
+    }
+
     fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
         if self.guard()?.state.entry(source).is_none() {
             return Ok(0);

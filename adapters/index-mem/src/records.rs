@@ -51,6 +51,18 @@ pub enum Op {
         to: String,
         mtime: f64,
     },
+    /// One batch of vectors for chunks `first..` of a stored source (added
+    /// last, so older logs decode unchanged). `hashes` are the texts' hashes
+    /// the vectors were made from, checked before the record is written.
+    SetVectors {
+        source: String,
+        model: String,
+        dim: u32,
+        first: u32,
+        hashes: Vec<u64>,
+        vectors: Vec<f32>,
+        complete: bool,
+    },
 }
 
 impl From<&SourceRecord> for DiskSource {

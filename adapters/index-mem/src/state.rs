@@ -74,6 +74,18 @@ impl State {
     /// Refuses an operation that would mix vector widths under one model
     /// (another model's vectors are a switch, see [`State::apply`]).
     pub fn check(&self, op: &Op) -> Result<(), IndexError> {
+        if let Op::SetVectors {
+            source,
+            model,
+            dim,
+            first,
+            hashes,
+            vectors,
+            ..
+        } = op
+        {
+            return self.check_set_vectors(source, model, *dim, *first, hashes, vectors);
+        }
         if let Op::Replace {
             source,
             dim,
@@ -102,6 +114,114 @@ impl State {
         Ok(())
     }
 
+    fn check_set_vectors(
+        &self,
+        source: &str,
+        model: &str,
+        dim: u32,
+        first: u32,
+        hashes: &[u64],
+        vectors: &[f32],
+    ) -> Result<(), IndexError> {
+        let changed = || IndexError::Storage {
+            reason: format!(
+                "{source} changed while it was being embedded; the next sync embeds its new chunks"
+            ),
+        };
+        let entry = self.entry(source).ok_or_else(changed)?;
+        let slots = entry.slots.get(first as usize..first as usize + hashes.len());
+        let same = slots.is_some_and(|slots| {
+            slots.iter().zip(hashes).all(|(&slot, &h)| {
+                self.chunks[slot as usize]
+                    .as_ref()
+                    .is_some_and(|(_, c)| text_hash(&c.text) == h)
+            })
+        });
+        if !same {
+            return Err(changed());
+        }
+        if vectors.len() != hashes.len() * dim as usize || dim == 0 {
+            return Err(IndexError::Storage {
+                reason: format!(
+                    "{} vectors of width {dim} do not match {} chunks",
+                    vectors.len(),
+                    hashes.len()
+                ),
+            });
+        }
+        let same_model = self.model_id.as_deref() == Some(model);
+        if same_model && self.has_vectors() && self.dim() != dim as usize {
+            return Err(IndexError::DimensionMismatch {
+                stored: self.dim(),
+                model: dim as usize,
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes the matrix ready for vectors of `model` and `dim`: the first
+    /// vectors fix the width; another model's vectors switch the index (every
+    /// stored vector goes, the chunks stay keyword-searchable).
+    fn prepare_vectors(&mut self, model: Option<&String>, dim: usize) {
+        let has = self.has_vectors();
+        let switching = has && (self.model_id.as_ref() != model || self.vectors.dim() != dim);
+        if !has || switching {
+            if self.vectors.rows() == 0 || (!switching && self.vectors.dim() == dim) {
+                self.vectors.set_dim(dim);
+            } else {
+                self.rebuild_matrix(dim);
+            }
+            if switching {
+                self.by_text.clear();
+            }
+            self.model_id = model.cloned();
+        }
+    }
+
+    /// Gives chunks `first..` of source `sid` their vectors: a row appended
+    /// since the snapshot is written in place; a chunk whose row lies in the
+    /// mapped snapshot moves to a new slot (the old one is dead until the
+    /// next compaction).
+    fn set_vectors(&mut self, sid: u32, first: u32, dim: usize, vectors: &[f32]) -> usize {
+        let mut n = 0;
+        for (k, row) in vectors.chunks(dim).enumerate() {
+            let i = first as usize + k;
+            let Some(&slot) = self.sources[sid as usize]
+                .as_ref()
+                .and_then(|e| e.slots.get(i))
+            else {
+                break;
+            };
+            let had = self.vectors.has(slot);
+            if self.vectors.set_row(slot, row) {
+                if !had {
+                    self.vectorless -= 1;
+                }
+                if let Some((_, chunk)) = &self.chunks[slot as usize] {
+                    self.by_text.insert(text_hash(&chunk.text), slot);
+                }
+            } else if let Some((_, chunk)) = self.chunks[slot as usize].take() {
+                self.text.remove(slot, &self.analyzer.terms(&chunk.text));
+                let h = text_hash(&chunk.text);
+                if self.by_text.get(&h) == Some(&slot) {
+                    self.by_text.remove(&h);
+                }
+                if !had {
+                    self.vectorless -= 1;
+                }
+                self.vectors.clear_row(slot);
+                let new = self.chunks.len() as u32;
+                // push_chunk counts a vector-less chunk; this one has a row.
+                self.push_chunk(new, sid, chunk, Some(row));
+                if let Some(e) = self.sources[sid as usize].as_mut() {
+                    e.slots[i] = new;
+                }
+            }
+            n += 1;
+        }
+        n
+    }
+
     fn has_vectors(&self) -> bool {
         self.vectors.present().iter().any(|p| *p)
     }
@@ -125,23 +245,7 @@ impl State {
                     // stored vector goes (never compared with the new
                     // model's), the chunks stay, keyword-searchable, until
                     // sync re-embeds their sources.
-                    let has = self.has_vectors();
-                    let switching = has
-                        && (self.model_id != source.embedded_with
-                            || self.vectors.dim() != dim as usize);
-                    if !has || switching {
-                        if self.vectors.rows() == 0
-                            || (!switching && self.vectors.dim() == dim as usize)
-                        {
-                            self.vectors.set_dim(dim as usize);
-                        } else {
-                            self.rebuild_matrix(dim as usize);
-                        }
-                        if switching {
-                            self.by_text.clear();
-                        }
-                        self.model_id = source.embedded_with.clone();
-                    }
+                    self.prepare_vectors(source.embedded_with.as_ref(), dim as usize);
                 }
                 let mut slots = Vec::with_capacity(n);
                 for (i, chunk) in chunks.into_iter().enumerate() {
@@ -170,6 +274,27 @@ impl State {
                 }
                 None => 0,
             },
+            Op::SetVectors {
+                source,
+                model,
+                dim,
+                first,
+                vectors,
+                complete,
+                ..
+            } => {
+                let Some(&sid) = self.ids.get(&source) else {
+                    return 0;
+                };
+                self.prepare_vectors(Some(&model), dim as usize);
+                let n = self.set_vectors(sid, first, dim as usize, &vectors);
+                if complete {
+                    if let Some(e) = self.sources[sid as usize].as_mut() {
+                        e.record.embedded_with = Some(model);
+                    }
+                }
+                n
+            }
             Op::Move { from, to, mtime } => {
                 if self.ids.contains_key(&to) {
                     return 0;

@@ -235,6 +235,19 @@ impl Matrix {
         self.present.push(row.is_some());
     }
 
+    /// Writes a row appended since the snapshot; `false` for a row of the
+    /// mapped snapshot, which is read-only.
+    pub fn set_row(&mut self, slot: u32, row: &[f32]) -> bool {
+        let s = slot as usize;
+        if s < self.base_rows || s >= self.rows() || row.len() != self.dim {
+            return false;
+        }
+        let e = s - self.base_rows;
+        self.extra[e * self.dim..(e + 1) * self.dim].copy_from_slice(row);
+        self.present[s] = true;
+        true
+    }
+
     pub fn clear_row(&mut self, slot: u32) {
         if let Some(p) = self.present.get_mut(slot as usize) {
             *p = false;

@@ -388,3 +388,59 @@ fn vectorless_sources_are_counted_and_get_vectors_later() {
         vec![None]
     );
 }
+
+#[test]
+fn vectors_arrive_in_batches_each_durable_and_survive_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..10).map(|i| format!("batch chunk number {i}")).collect();
+    {
+        let index = MemIndex::open(dir.path()).unwrap();
+        let mut rec = record("/d/big.csv", "Big", texts.len());
+        rec.embedded_with = None;
+        index.replace_source(rec, chunks(&texts), None).unwrap();
+        // A snapshot first, so the next batches hit rows of the mapped file
+        // (moved to new slots) as well as rows appended since.
+        index.compact().unwrap();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let n = index
+            .set_vectors("/d/big.csv", "test-model", 0, &refs[..4], vectors(&texts[..4]), false)
+            .unwrap();
+        assert_eq!(n, 4);
+        let s = index.stats().unwrap();
+        assert_eq!(s.vectorless_chunk_count, 6);
+        let rec = index.source("/d/big.csv").unwrap().unwrap();
+        assert_eq!(rec.embedded_with, None, "not embedded until the last batch");
+        // A stale batch (texts that are not the stored ones) is refused by name.
+        let e = index
+            .set_vectors("/d/big.csv", "test-model", 4, &["other"], vectors(&texts[..1]), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/d/big.csv") && e.contains("changed"), "{e}");
+    }
+    // Reopened from the log: the first batch is there, the rest follows.
+    let index = MemIndex::open(dir.path()).unwrap();
+    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    index
+        .set_vectors("/d/big.csv", "test-model", 4, &refs[4..], vectors(&texts[4..]), true)
+        .unwrap();
+    let check = |index: &MemIndex| {
+        assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
+        let rec = index.source("/d/big.csv").unwrap().unwrap();
+        assert_eq!(rec.embedded_with.as_deref(), Some("test-model"));
+        for (i, t) in texts.iter().enumerate() {
+            let hit = &index.vector_search(&vector(t), 1, &Scope::all()).unwrap()[0];
+            assert_eq!(hit.key.index, i as u32, "{t}");
+            let kw = index.keyword_search(&format!("number {i}"), 1, &Scope::all()).unwrap();
+            assert_eq!(kw[0].key.index, i as u32, "{t}: keyword side after the move");
+        }
+        let stored = index.chunks("/d/big.csv", 0..=u32::MAX).unwrap();
+        assert_eq!(stored.len(), 10);
+        assert_eq!(index.cached_vectors("test-model", &[&texts[0]]), vec![Some(vector(&texts[0]))]);
+    };
+    check(&index);
+    index.compact().unwrap();
+    check(&index);
+    drop(index);
+    check(&MemIndex::open(dir.path()).unwrap());
+}

@@ -168,6 +168,8 @@ struct Stored {
 #[derive(Default)]
 struct MemIndex {
     sources: Mutex<BTreeMap<String, Stored>>,
+    /// Vectors of `set_vectors` batches until a source's last batch.
+    pending: Mutex<BTreeMap<String, Embeddings>>,
     windows: Mutex<Vec<usize>>,
     searches: AtomicUsize,
     keyword_fails: std::sync::atomic::AtomicBool,
@@ -365,6 +367,53 @@ impl Index for MemIndex {
             },
         );
         Ok(())
+    }
+
+    fn set_vectors(
+        &self,
+        source: &str,
+        model_id: &str,
+        first: u32,
+        texts: &[&str],
+        vectors: Embeddings,
+        complete: bool,
+    ) -> Result<usize, IndexError> {
+        let mut map = self.sources.lock().unwrap();
+        let Some(stored) = map.get(source) else {
+            return Ok(0);
+        };
+        let same = texts
+            .iter()
+            .enumerate()
+            .all(|(k, t)| stored.chunks.get(first as usize + k).is_some_and(|c| c.text == *t));
+        if !same {
+            return Err(IndexError::Storage {
+                reason: format!("{source} changed while it was embedded"),
+            });
+        }
+        // Batches gather until the last; then the source has all its vectors.
+        let mut pending = self.pending.lock().unwrap();
+        if first == 0 {
+            pending.remove(source); // a run that starts over
+        }
+        let rows = pending
+            .entry(source.to_string())
+            .or_insert_with(|| Embeddings::new(vectors.dim));
+        rows.data.extend_from_slice(&vectors.data);
+        if complete {
+            let rows = pending.remove(source).unwrap();
+            for s in map.values_mut() {
+                if s.record.as_ref().and_then(|r| r.embedded_with.as_deref()) != Some(model_id) {
+                    s.vectors = None;
+                }
+            }
+            let stored = map.get_mut(source).unwrap();
+            if let Some(r) = stored.record.as_mut() {
+                r.embedded_with = Some(model_id.to_string());
+            }
+            stored.vectors = Some(rows);
+        }
+        Ok(texts.len())
     }
 
     fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
@@ -1182,5 +1231,48 @@ fn a_sync_indexes_every_new_file_for_keywords_before_embedding_any() {
     // embedding phase counts chunks up to the total.
     assert_eq!(steps[2].3, 3, "all three keyword-only before any vector");
     assert_eq!((steps[5].1, steps[5].2), (3, 3));
+    assert_eq!(f.index.stats().unwrap().vectorless_chunk_count, 0);
+}
+
+#[test]
+fn a_large_source_is_embedded_in_batches_that_report_progress_and_stop_on_cancel() {
+    let f = fixture();
+    // One heading per paragraph: each paragraph is its own unit.
+    let body: String = (0..600)
+        .map(|i| format!("## Part {i}\n\nRow {i} of the large export.\n\n"))
+        .collect();
+    f.files.put("/docs/big.md", &body, 1.0);
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let lines = Mutex::new(Vec::new());
+    let err = f
+        .engine
+        .sync(
+            None,
+            &|s| {
+                if s.line.starts_with("embedding ") {
+                    lines.lock().unwrap().push((s.done, s.total, s.line.to_string()));
+                    // Cancel after the first batch: the sync stops within one.
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            },
+            &cancel,
+        )
+        .unwrap_err();
+    let lines = lines.into_inner().unwrap();
+    let total = f.index.stats().unwrap().chunk_count;
+    assert!(total > 2 * crate::engine::EMBED_BATCH as u64, "{total} chunks");
+    let batch = crate::engine::EMBED_BATCH as u64;
+    assert_eq!(
+        lines,
+        [(batch, total, format!("embedding /docs/big.md: {batch} / {total} chunks"))]
+    );
+    assert!(
+        matches!(err, EngineError::Cancelled { done, total: t, .. } if done == batch && t == total),
+        "{err:?}"
+    );
+    // The fake index keeps batches until the last: nothing embedded yet,
+    // and the next sync embeds the whole source again, converting nothing.
+    let r = sync(&f);
+    assert_eq!((r.counts.ingested, r.counts.reembedded), (0, 1), "{r:?}");
     assert_eq!(f.index.stats().unwrap().vectorless_chunk_count, 0);
 }
