@@ -434,3 +434,45 @@ fn a_sync_killed_while_embedding_back_fills_and_converts_nothing_again() {
     let (_, s, _) = c.json(&["status"]);
     assert_eq!(s["vectorlessChunkCount"], 0, "{s}");
 }
+
+#[test]
+fn a_kill_inside_a_large_files_embedding_keeps_its_finished_batches() {
+    // One file of 700 chunks of about 60 tokens: phase 2 embeds it in
+    // batches of 256, each a few seconds of encoder work.
+    let words = "crates pallets forklifts invoices shelves ".repeat(10);
+    let body: String = (0..700)
+        .map(|i| format!("## Entry {i}\n\nLedger line {i} about {words}\n\n"))
+        .collect();
+    let c = Corpus::new(&[("big.md", &body)]);
+    let (mut child, mut lines) = c.spawn_sync();
+    let mut seen = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line.strip_prefix("embedding ") {
+            seen = Some(rest.to_string());
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL inside the file, after its first batch
+    child.wait().unwrap();
+    let seen = seen.expect("progress inside the file");
+    assert!(seen.contains("big.md: 256 / "), "{seen}");
+
+    let (_, s, _) = c.json(&["status"]);
+    let total = s["chunkCount"].as_u64().unwrap();
+    let vectorless = s["vectorlessChunkCount"].as_u64().unwrap();
+    assert!(total > 512, "{s}");
+    assert!(
+        vectorless <= total - 256 && vectorless > 0,
+        "the finished batches are durable, the rest waits: {s}"
+    );
+
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["counts"]["ingested"], 0, "nothing converted again: {v}");
+    assert_eq!(v["counts"]["reembedded"], 1, "{v}");
+    let (_, s, _) = c.json(&["status"]);
+    assert_eq!(s["vectorlessChunkCount"], 0, "{s}");
+    let (_, q, _) = c.json(&["query", "ledger line 650 crates", "--top-k", "3"]);
+    assert!(q["notice"].is_null(), "every chunk has its vector: {q}");
+}

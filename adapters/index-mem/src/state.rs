@@ -129,7 +129,9 @@ impl State {
             ),
         };
         let entry = self.entry(source).ok_or_else(changed)?;
-        let slots = entry.slots.get(first as usize..first as usize + hashes.len());
+        let slots = entry
+            .slots
+            .get(first as usize..first as usize + hashes.len());
         let same = slots.is_some_and(|slots| {
             slots.iter().zip(hashes).all(|(&slot, &h)| {
                 self.chunks[slot as usize]

@@ -403,7 +403,14 @@ fn vectors_arrive_in_batches_each_durable_and_survive_compaction() {
         index.compact().unwrap();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let n = index
-            .set_vectors("/d/big.csv", "test-model", 0, &refs[..4], vectors(&texts[..4]), false)
+            .set_vectors(
+                "/d/big.csv",
+                "test-model",
+                0,
+                &refs[..4],
+                vectors(&texts[..4]),
+                false,
+            )
             .unwrap();
         assert_eq!(n, 4);
         let s = index.stats().unwrap();
@@ -412,7 +419,14 @@ fn vectors_arrive_in_batches_each_durable_and_survive_compaction() {
         assert_eq!(rec.embedded_with, None, "not embedded until the last batch");
         // A stale batch (texts that are not the stored ones) is refused by name.
         let e = index
-            .set_vectors("/d/big.csv", "test-model", 4, &["other"], vectors(&texts[..1]), false)
+            .set_vectors(
+                "/d/big.csv",
+                "test-model",
+                4,
+                &["other"],
+                vectors(&texts[..1]),
+                false,
+            )
             .unwrap_err()
             .to_string();
         assert!(e.contains("/d/big.csv") && e.contains("changed"), "{e}");
@@ -422,7 +436,14 @@ fn vectors_arrive_in_batches_each_durable_and_survive_compaction() {
     assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     index
-        .set_vectors("/d/big.csv", "test-model", 4, &refs[4..], vectors(&texts[4..]), true)
+        .set_vectors(
+            "/d/big.csv",
+            "test-model",
+            4,
+            &refs[4..],
+            vectors(&texts[4..]),
+            true,
+        )
         .unwrap();
     let check = |index: &MemIndex| {
         assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
@@ -431,12 +452,20 @@ fn vectors_arrive_in_batches_each_durable_and_survive_compaction() {
         for (i, t) in texts.iter().enumerate() {
             let hit = &index.vector_search(&vector(t), 1, &Scope::all()).unwrap()[0];
             assert_eq!(hit.key.index, i as u32, "{t}");
-            let kw = index.keyword_search(&format!("number {i}"), 1, &Scope::all()).unwrap();
-            assert_eq!(kw[0].key.index, i as u32, "{t}: keyword side after the move");
+            let kw = index
+                .keyword_search(&format!("number {i}"), 1, &Scope::all())
+                .unwrap();
+            assert_eq!(
+                kw[0].key.index, i as u32,
+                "{t}: keyword side after the move"
+            );
         }
         let stored = index.chunks("/d/big.csv", 0..=u32::MAX).unwrap();
         assert_eq!(stored.len(), 10);
-        assert_eq!(index.cached_vectors("test-model", &[&texts[0]]), vec![Some(vector(&texts[0]))]);
+        assert_eq!(
+            index.cached_vectors("test-model", &[&texts[0]]),
+            vec![Some(vector(&texts[0]))]
+        );
     };
     check(&index);
     index.compact().unwrap();

@@ -382,10 +382,12 @@ impl Index for MemIndex {
         let Some(stored) = map.get(source) else {
             return Ok(0);
         };
-        let same = texts
-            .iter()
-            .enumerate()
-            .all(|(k, t)| stored.chunks.get(first as usize + k).is_some_and(|c| c.text == *t));
+        let same = texts.iter().enumerate().all(|(k, t)| {
+            stored
+                .chunks
+                .get(first as usize + k)
+                .is_some_and(|c| c.text == *t)
+        });
         if !same {
             return Err(IndexError::Storage {
                 reason: format!("{source} changed while it was embedded"),
@@ -1250,7 +1252,10 @@ fn a_large_source_is_embedded_in_batches_that_report_progress_and_stop_on_cancel
             None,
             &|s| {
                 if s.line.starts_with("embedding ") {
-                    lines.lock().unwrap().push((s.done, s.total, s.line.to_string()));
+                    lines
+                        .lock()
+                        .unwrap()
+                        .push((s.done, s.total, s.line.to_string()));
                     // Cancel after the first batch: the sync stops within one.
                     cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -1260,11 +1265,18 @@ fn a_large_source_is_embedded_in_batches_that_report_progress_and_stop_on_cancel
         .unwrap_err();
     let lines = lines.into_inner().unwrap();
     let total = f.index.stats().unwrap().chunk_count;
-    assert!(total > 2 * crate::engine::EMBED_BATCH as u64, "{total} chunks");
+    assert!(
+        total > 2 * crate::engine::EMBED_BATCH as u64,
+        "{total} chunks"
+    );
     let batch = crate::engine::EMBED_BATCH as u64;
     assert_eq!(
         lines,
-        [(batch, total, format!("embedding /docs/big.md: {batch} / {total} chunks"))]
+        [(
+            batch,
+            total,
+            format!("embedding /docs/big.md: {batch} / {total} chunks")
+        )]
     );
     assert!(
         matches!(err, EngineError::Cancelled { done, total: t, .. } if done == batch && t == total),

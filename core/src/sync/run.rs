@@ -352,19 +352,23 @@ impl Engine {
             let mut after_batch = |embedded: u32, of: u32| {
                 if of > crate::engine::EMBED_BATCH && embedded < of {
                     let line = format!("embedding {source}: {embedded} / {of} chunks");
-                    say(progress, Phase::Embedding, before + embedded as u64, total, &line);
+                    say(
+                        progress,
+                        Phase::Embedding,
+                        before + embedded as u64,
+                        total,
+                        &line,
+                    );
                 }
                 !cancel.load(Ordering::Relaxed)
             };
-            let result = self
-                .reembed_batched(&source, &mut after_batch)
-                .map(|_| {
-                    if counted {
-                        Outcome::Reembedded
-                    } else {
-                        Outcome::Embedded
-                    }
-                });
+            let result = self.reembed_batched(&source, &mut after_batch).map(|_| {
+                if counted {
+                    Outcome::Reembedded
+                } else {
+                    Outcome::Embedded
+                }
+            });
             if let Err(EngineError::Cancelled { done: embedded, .. }) = result {
                 return Err(EngineError::Cancelled {
                     done: before + embedded,
