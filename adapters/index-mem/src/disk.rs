@@ -254,13 +254,97 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
 /// bincode encoding behind a trait object, so one closure encodes both parts.
 mod erased {
     pub trait Encode {
-        fn encode(&self) -> Result<Vec<u8>, bincode::error::EncodeError>;
+        fn encode_into(
+            &self,
+            out: &mut dyn std::io::Write,
+        ) -> Result<usize, bincode::error::EncodeError>;
     }
     impl<T: serde::Serialize> Encode for T {
-        fn encode(&self) -> Result<Vec<u8>, bincode::error::EncodeError> {
-            bincode::serde::encode_to_vec(self, super::config())
+        fn encode_into(
+            &self,
+            mut out: &mut dyn std::io::Write,
+        ) -> Result<usize, bincode::error::EncodeError> {
+            bincode::serde::encode_into_std_write(self, &mut out, super::config())
         }
     }
+}
+
+/// Counts and checksums what passes through, so a record's length and
+/// CRC are known without holding its bytes.
+struct CrcWriter<W: Write> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl<W: Write> CrcWriter<W> {
+    fn new(inner: W) -> Self {
+        Self {
+            inner,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<W: Write> Write for CrcWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Streams `value` into `f` at its current end as `[len][crc][payload]`
+/// (`len` as u32 or u64 bytes): a placeholder header first, patched once the
+/// payload is written, so no copy of the payload is held in memory. A write
+/// cut short leaves a header that does not match, which readers treat as a
+/// torn tail.
+fn stream_record(
+    f: &mut File,
+    path: &Path,
+    value: &dyn erased::Encode,
+    wide_len: bool,
+) -> Result<u64, IndexError> {
+    let start = f
+        .stream_position()
+        .map_err(|e| io(path, "cannot seek in", e))?;
+    let head_len = if wide_len { 12 } else { 8 };
+    f.write_all(&[0u8; 12][..head_len])
+        .map_err(|e| io(path, "cannot write", e))?;
+    let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
+    value
+        .encode_into(&mut w)
+        .map_err(|e| storage(path, "cannot encode a record for", e))?;
+    w.flush().map_err(|e| io(path, "cannot write", e))?;
+    let (len, crc) = (w.len, w.crc.clone().finalize());
+    drop(w);
+    let mut head = Vec::with_capacity(head_len);
+    if wide_len {
+        head.extend_from_slice(&len.to_le_bytes());
+    } else {
+        let len = u32::try_from(len).map_err(|_| {
+            storage(
+                path,
+                "cannot hold a record of",
+                format!("{len} bytes (over 4 GiB)"),
+            )
+        })?;
+        head.extend_from_slice(&len.to_le_bytes());
+    }
+    head.extend_from_slice(&crc.to_le_bytes());
+    f.seek(SeekFrom::Start(start))
+        .map_err(|e| io(path, "cannot seek in", e))?;
+    f.write_all(&head)
+        .map_err(|e| io(path, "cannot write", e))?;
+    let end = start + head_len as u64 + len;
+    f.seek(SeekFrom::Start(end))
+        .map_err(|e| io(path, "cannot seek in", e))?;
+    Ok(end)
 }
 
 fn sync_dir(dir: &Path) {
@@ -278,17 +362,22 @@ pub fn write_snapshot(
     vectors: &[f32],
 ) -> Result<(), IndexError> {
     let vec_path = paths.vectors(generation);
-    let bytes: Vec<u8> = vectors.iter().flat_map(|v| v.to_le_bytes()).collect();
     snap.vector_file = vec_path.file_name().unwrap().to_string_lossy().into_owned();
-    snap.vector_crc = crc32fast::hash(&bytes);
-    snap.vector_bytes = bytes.len() as u64;
-    write_atomic(&vec_path, &bytes)?;
+    // Both files are streamed: a copy of the vectors or of the encoded
+    // chunks would double the memory a large index needs to compact.
+    let (crc, len) = write_atomic_with(&vec_path, |f| {
+        let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
+        for v in vectors {
+            w.write_all(&v.to_le_bytes())?;
+        }
+        w.flush()?;
+        Ok((w.crc.clone().finalize(), w.len))
+    })?;
+    snap.vector_crc = crc;
+    snap.vector_bytes = len;
 
-    let encode = |v: &dyn erased::Encode| {
-        v.encode()
-            .map_err(|e| storage(&paths.meta(), "cannot encode", e))
-    };
-    let head = encode(&Head {
+    let meta = paths.meta();
+    let head = Head {
         version: snap.version,
         dim: snap.dim,
         model_id: snap.model_id.clone(),
@@ -298,19 +387,33 @@ pub fn write_snapshot(
         vector_file: snap.vector_file.clone(),
         vector_crc: snap.vector_crc,
         vector_bytes: snap.vector_bytes,
-    })?;
-    let postings = encode(&(&snap.text, &snap.title))?;
-    let mut out = Vec::with_capacity(16 + 24 + head.len() + postings.len());
-    out.extend_from_slice(SNAP_MAGIC);
-    out.extend_from_slice(&generation.to_le_bytes());
-    for payload in [&head, &postings] {
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-        out.extend_from_slice(payload);
-    }
-    write_atomic(&paths.meta(), &out)?;
+    };
+    let postings = (&snap.text, &snap.title);
+    let tmp = meta.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
+    f.write_all(SNAP_MAGIC)
+        .and_then(|()| f.write_all(&generation.to_le_bytes()))
+        .map_err(|e| io(&tmp, "cannot write", e))?;
+    stream_record(&mut f, &tmp, &head, true)?;
+    stream_record(&mut f, &tmp, &postings, true)?;
+    f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
+    drop(f);
+    fs::rename(&tmp, &meta).map_err(|e| io(&meta, "cannot rename into", e))?;
     sync_dir(&paths.dir);
     Ok(())
+}
+
+/// Writes a file through a temporary one that is fsynced and renamed.
+fn write_atomic_with<T>(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<T>,
+) -> Result<T, IndexError> {
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
+    let out = write(&mut f).map_err(|e| io(&tmp, "cannot write", e))?;
+    f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
+    fs::rename(&tmp, path).map_err(|e| io(path, "cannot rename into", e))?;
+    Ok(out)
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
@@ -470,8 +573,6 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
 /// ends (a torn tail past it is cut off first). Returns the new end.
 pub fn append_wal(paths: &Paths, end: u64, op: &Op) -> Result<u64, IndexError> {
     let path = paths.wal();
-    let payload = bincode::serde::encode_to_vec(op, config())
-        .map_err(|e| storage(&path, "cannot encode a record for", e))?;
     let mut f = OpenOptions::new()
         .write(true)
         .open(&path)
@@ -488,14 +589,10 @@ pub fn append_wal(paths: &Paths, end: u64, op: &Op) -> Result<u64, IndexError> {
     }
     f.seek(SeekFrom::Start(end))
         .map_err(|e| io(&path, "cannot seek in", e))?;
-    let mut rec = Vec::with_capacity(8 + payload.len());
-    rec.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    rec.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    rec.extend_from_slice(&payload);
-    f.write_all(&rec)
-        .map_err(|e| io(&path, "cannot append to", e))?;
+    // Streamed: a large source's record is never held as bytes in memory.
+    let new_end = stream_record(&mut f, &path, op, false)?;
     f.sync_data().map_err(|e| io(&path, "cannot fsync", e))?;
-    Ok(end + rec.len() as u64)
+    Ok(new_end)
 }
 
 /// Holds the writer lock until dropped.

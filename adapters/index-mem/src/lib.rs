@@ -387,13 +387,28 @@ fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
         disk::keep_previous_snapshot(paths)?;
     }
     disk::write_snapshot(paths, generation, &mut snap, &vectors)?;
+    drop(vectors);
     if !inner.recovered {
         disk::keep_previous_wal(paths)?;
     }
     disk::reset_wal(paths, generation)?;
     disk::remove_old_vectors(paths, &[generation - 1, generation]);
-    *inner = load(paths)?;
-    Ok(())
+    // The new state is the snapshot just written, moved in rather than read
+    // back from disk: a reload would hold a third copy of a large index.
+    let snapshot_identity = disk::snapshot_identity(paths);
+    let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
+    let snapshot_bytes = meta + snap.vector_bytes;
+    let state = from_snapshot(paths, snap)?;
+    *inner = Inner {
+        state,
+        generation,
+        wal_end: 0,
+        snapshot_bytes,
+        snapshot_identity,
+        recovered: false,
+        wal_legacy: false,
+    };
+    catch_up(paths, inner)
 }
 
 /// A read of one generation: the read lock is held until the view drops,
@@ -516,7 +531,7 @@ impl Index for MemIndex {
         let dim = vectors.as_ref().map_or(0, |v| v.dim) as u32;
         let op = Op::Replace {
             source: DiskSource::from(&record),
-            chunks: chunks.iter().map(DiskChunk::from).collect(),
+            chunks: chunks.into_iter().map(DiskChunk::from).collect(),
             dim,
             vectors: vectors.map(|v| v.data),
         };

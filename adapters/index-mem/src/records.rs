@@ -111,10 +111,18 @@ impl From<&DiskSource> for SourceRecord {
 
 impl From<&Chunk> for DiskChunk {
     fn from(c: &Chunk) -> Self {
+        Self::from(c.clone())
+    }
+}
+
+impl From<Chunk> for DiskChunk {
+    /// Moves the text and headings: a large source is not copied on its
+    /// way to the log.
+    fn from(c: Chunk) -> Self {
         Self {
             index: c.index,
             parent: c.parent,
-            text: c.text.clone(),
+            text: c.text,
             prefix_len: c.layout.prefix_len,
             kind: match c.layout.kind {
                 UnitKind::Text => 0,
@@ -125,8 +133,8 @@ impl From<&Chunk> for DiskChunk {
             headings: c
                 .layout
                 .headings
-                .iter()
-                .map(|h| (h.level, h.text.clone(), h.line.clone()))
+                .into_iter()
+                .map(|h| (h.level, h.text, h.line))
                 .collect(),
             heading_is_body: c.layout.heading_is_body,
             continues_section: c.layout.continues_section,
