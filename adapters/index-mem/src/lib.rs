@@ -325,9 +325,25 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
 /// Writes a dense snapshot of the current state (generation + 1), starts a
 /// new log, and reloads from it.
 fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
-    let st = &inner.state;
+    match write_compacted(paths, inner) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // The state was taken apart into the snapshot; the files on disk
+            // (the untouched snapshot and the log) still hold all of it.
+            *inner = load(paths)?;
+            Err(e)
+        }
+    }
+}
+
+/// The work of [`compact`]: the live chunks and postings are moved, not
+/// copied, into the snapshot (a large index would need twice its memory
+/// otherwise), so on an error the caller reloads the state from disk.
+fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
+    let mut old_chunks = std::mem::take(&mut inner.state.chunks);
+    let st = &mut inner.state;
     let dim = st.dim();
-    let mut slot_map: Vec<Option<u32>> = vec![None; st.chunks.len()];
+    let mut slot_map: Vec<Option<u32>> = vec![None; old_chunks.len()];
     let mut sid_map: Vec<Option<u32>> = vec![None; st.sources.len()];
     let mut sources = Vec::new();
     let mut chunks = Vec::new();
@@ -339,13 +355,13 @@ fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
         sid_map[old_sid] = Some(sid);
         let mut slots = Vec::with_capacity(entry.slots.len());
         for &old in &entry.slots {
-            let Some((_, chunk)) = &st.chunks[old as usize] else {
+            let Some((_, chunk)) = old_chunks[old as usize].take() else {
                 continue;
             };
             let slot = chunks.len() as u32;
             slot_map[old as usize] = Some(slot);
             slots.push(slot);
-            chunks.push((sid, chunk.clone()));
+            chunks.push((sid, chunk));
             let has = st.vectors.has(old);
             present.push(has);
             if dim > 0 {
@@ -361,9 +377,10 @@ fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             slots,
         });
     }
-    let mut text = st.text.clone();
+    drop(old_chunks);
+    let mut text = std::mem::take(&mut st.text);
     text.renumber(&slot_map, chunks.len());
-    let mut title = st.title.clone();
+    let mut title = std::mem::take(&mut st.title);
     title.renumber(&sid_map, sources.len());
     let mut snap = Snapshot {
         version: FORMAT_VERSION,
