@@ -204,22 +204,7 @@ fn gutter(lines: &[Line]) -> Option<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(y: f32, segs: &[(f32, f32, &str)]) -> Line {
-        Line {
-            y,
-            size: 10.0,
-            segments: segs
-                .iter()
-                .map(|&(x0, x1, t)| Segment {
-                    x0,
-                    x1,
-                    size: 10.0,
-                    text: t.into(),
-                })
-                .collect(),
-        }
-    }
+    use crate::pdf_lines::test_line as line;
 
     #[test]
     fn two_columns_read_left_then_right_under_a_spanning_title() {

@@ -107,6 +107,24 @@ fn line(mut spans: Vec<Span>) -> Line {
     Line { y, size, segments }
 }
 
+/// A line of size-10 segments `(x0, x1, text)` at baseline `y`, for tests.
+#[cfg(test)]
+pub fn test_line(y: f32, segs: &[(f32, f32, &str)]) -> Line {
+    Line {
+        y,
+        size: 10.0,
+        segments: segs
+            .iter()
+            .map(|&(x0, x1, t)| Segment {
+                x0,
+                x1,
+                size: 10.0,
+                text: t.into(),
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

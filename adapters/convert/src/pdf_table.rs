@@ -191,22 +191,7 @@ pub fn markdown(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(y: f32, segs: &[(f32, f32, &str)]) -> Line {
-        Line {
-            y,
-            size: 10.0,
-            segments: segs
-                .iter()
-                .map(|&(x0, x1, t)| Segment {
-                    x0,
-                    x1,
-                    size: 10.0,
-                    text: t.into(),
-                })
-                .collect(),
-        }
-    }
+    use crate::pdf_lines::test_line as line;
 
     #[test]
     fn aligned_rows_with_a_wrapped_cell_are_one_table() {

@@ -61,6 +61,26 @@ struct Inner {
     wal_legacy: bool,
 }
 
+impl Inner {
+    /// A state just read from (or written as) a snapshot, before its log.
+    fn fresh(
+        state: State,
+        generation: u64,
+        snapshot_bytes: u64,
+        snapshot_identity: Option<(u64, u64, i64)>,
+    ) -> Self {
+        Self {
+            state,
+            generation,
+            wal_end: 0,
+            snapshot_bytes,
+            snapshot_identity,
+            recovered: false,
+            wal_legacy: false,
+        }
+    }
+}
+
 pub struct MemIndex {
     paths: Paths,
     inner: RwLock<Inner>,
@@ -200,15 +220,7 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
             return Ok(inner);
         }
     };
-    let mut inner = Inner {
-        state,
-        generation,
-        wal_end: 0,
-        snapshot_bytes,
-        snapshot_identity,
-        recovered: false,
-        wal_legacy: false,
-    };
+    let mut inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
     catch_up(paths, &mut inner)?;
     Ok(inner)
 }
@@ -416,15 +428,7 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
     let snapshot_bytes = meta + snap.vector_bytes;
     let state = from_snapshot(paths, snap)?;
-    *inner = Inner {
-        state,
-        generation,
-        wal_end: 0,
-        snapshot_bytes,
-        snapshot_identity,
-        recovered: false,
-        wal_legacy: false,
-    };
+    *inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
     catch_up(paths, inner)
 }
 
