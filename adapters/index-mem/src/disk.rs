@@ -164,11 +164,15 @@ pub fn read_snapshot(paths: &Paths) -> Result<Option<(u64, Snapshot)>, IndexErro
 
 pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexError> {
     let path = path.to_path_buf();
-    let bytes = match fs::read(&path) {
-        Ok(b) => b,
+    let file = match File::open(&path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(&path, "cannot read", e)),
     };
+    let file_len = file
+        .metadata()
+        .map_err(|e| io(&path, "cannot stat", e))?
+        .len();
     let corrupt = |why: &str| {
         storage(
             &path,
@@ -176,50 +180,83 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
             format!("{why}; move it away and re-sync, or restore it from a backup"),
         )
     };
-    let magic: &[u8] = bytes.get(..8).unwrap_or_default();
-    let known: [&[u8]; 3] = [SNAP_MAGIC, SNAP_MAGIC_V2, SNAP_MAGIC_V1];
-    if bytes.len() < SNAP_HEADER || !known.contains(&magic) {
+    // The file is checked and decoded in streams, never read whole: a large
+    // index opens in the memory of its state, not twice that.
+    use std::os::unix::fs::FileExt;
+    let mut header = [0u8; 16];
+    if file_len < SNAP_HEADER as u64 || file.read_exact_at(&mut header, 0).is_err() {
         return Err(corrupt("bad header"));
     }
-    let generation = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
-    // [len u64][crc u32][payload] sections from `at`.
-    let section = |at: usize| -> Result<(&[u8], usize), IndexError> {
-        let head = bytes.get(at..at + 12).ok_or_else(|| corrupt("truncated"))?;
-        let len = u64::from_le_bytes(head[..8].try_into().unwrap()) as usize;
+    let magic: &[u8] = &header[..8];
+    let known: [&[u8]; 3] = [SNAP_MAGIC, SNAP_MAGIC_V2, SNAP_MAGIC_V1];
+    if !known.contains(&magic) {
+        return Err(corrupt("bad header"));
+    }
+    let generation = u64::from_le_bytes(header[8..16].try_into().unwrap());
+    // [len u64][crc u32][payload] sections from `at`: the payload's offset
+    // and length, once its checksum holds.
+    let section = |at: u64| -> Result<(u64, u64), IndexError> {
+        let mut head = [0u8; 12];
+        file.read_exact_at(&mut head, at)
+            .map_err(|_| corrupt("truncated"))?;
+        let len = u64::from_le_bytes(head[..8].try_into().unwrap());
         let crc = u32::from_le_bytes(head[8..12].try_into().unwrap());
-        let payload = bytes
-            .get(at + 12..at + 12 + len)
-            .ok_or_else(|| corrupt("truncated"))?;
-        if crc32fast::hash(payload) != crc {
+        let start = at + 12;
+        if start.checked_add(len).is_none_or(|end| end > file_len) {
+            return Err(corrupt("truncated"));
+        }
+        let mut hasher = crc32fast::Hasher::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut pos = 0u64;
+        while pos < len {
+            let n = (len - pos).min(buf.len() as u64) as usize;
+            file.read_exact_at(&mut buf[..n], start + pos)
+                .map_err(|e| io(&path, "cannot read", e))?;
+            hasher.update(&buf[..n]);
+            pos += n as u64;
+        }
+        if hasher.finalize() != crc {
             return Err(corrupt("checksum mismatch"));
         }
-        Ok((payload, at + 12 + len))
+        Ok((start, len))
     };
-    let (first, next) = section(16)?;
+    // A buffered reader over one checked section.
+    let reader = |(start, len): (u64, u64)| -> Result<_, IndexError> {
+        let mut f = File::open(&path).map_err(|e| io(&path, "cannot read", e))?;
+        f.seek(SeekFrom::Start(start))
+            .map_err(|e| io(&path, "cannot seek in", e))?;
+        Ok(std::io::BufReader::with_capacity(1 << 20, f).take(len))
+    };
+    let first = section(16)?;
+    let next = first.0 + first.1;
     let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
-        let old: Snapshot<SourceEntryV1> = bincode::serde::decode_from_slice(first, config())
-            .map_err(|e| corrupt(&e.to_string()))?
-            .0;
+        let old: Snapshot<SourceEntryV1> =
+            bincode::serde::decode_from_std_read(&mut reader(first)?, config())
+                .map_err(|e| corrupt(&e.to_string()))?;
         lift(old)
     } else {
-        let (second, _) = section(next)?;
+        let second = section(next)?;
+        let (mut first_reader, mut second_reader) = (reader(first)?, reader(second)?);
         let (head, postings) = std::thread::scope(|s| {
-            let postings = s.spawn(|| {
-                bincode::serde::decode_from_slice::<(Field, Field), _>(second, config())
-                    .map(|d| d.0)
+            let postings = s.spawn(move || {
+                bincode::serde::decode_from_std_read::<(Field, Field), _, _>(
+                    &mut second_reader,
+                    config(),
+                )
             });
             let head = if magic == SNAP_MAGIC_V2 {
-                bincode::serde::decode_from_slice::<
+                bincode::serde::decode_from_std_read::<
                     Head<Vec<SourceEntryV1>, Vec<(u32, DiskChunk)>, Vec<bool>>,
                     _,
-                >(first, config())
-                .map(|d| d.0.lift())
+                    _,
+                >(&mut first_reader, config())
+                .map(|h| h.lift())
             } else {
-                bincode::serde::decode_from_slice::<
+                bincode::serde::decode_from_std_read::<
                     Head<Vec<SourceEntry>, Vec<(u32, DiskChunk)>, Vec<bool>>,
                     _,
-                >(first, config())
-                .map(|d| d.0)
+                    _,
+                >(&mut first_reader, config())
             };
             (head, postings.join())
         });
@@ -533,38 +570,66 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
     }
     let generation = u64::from_le_bytes(head[8..16].try_into().unwrap());
     let start = from.max(WAL_HEADER);
-    f.seek(SeekFrom::Start(start))
-        .map_err(|e| io(&path, "cannot seek in", e))?;
-    let mut rest = Vec::new();
-    f.read_to_end(&mut rest)
-        .map_err(|e| io(&path, "cannot read", e))?;
+    let file_len = f.metadata().map_err(|e| io(&path, "cannot stat", e))?.len();
+    // Records are checked and decoded in place, one at a time: a large
+    // source's record is never held as bytes next to its decoded chunks.
+    use std::os::unix::fs::FileExt;
     let mut ops = Vec::new();
-    let mut pos = 0usize;
-    while rest.len() - pos >= 8 {
-        let len = u32::from_le_bytes(rest[pos..pos + 4].try_into().unwrap()) as usize;
-        let crc = u32::from_le_bytes(rest[pos + 4..pos + 8].try_into().unwrap());
-        let Some(payload) = rest.get(pos + 8..pos + 8 + len) else {
-            break;
-        };
-        if crc32fast::hash(payload) != crc {
+    let mut pos = start;
+    let mut buf = vec![0u8; 1 << 20];
+    while file_len.saturating_sub(pos) >= 8 {
+        let mut head = [0u8; 8];
+        if f.read_exact_at(&mut head, pos).is_err() {
             break;
         }
-        let op = if legacy {
-            bincode::serde::decode_from_slice::<OpV1, _>(payload, config()).map(|d| d.0.into())
+        let len = u32::from_le_bytes(head[..4].try_into().unwrap()) as u64;
+        let crc = u32::from_le_bytes(head[4..8].try_into().unwrap());
+        let body = pos + 8;
+        if body + len > file_len {
+            break;
+        }
+        let mut hasher = crc32fast::Hasher::new();
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(buf.len() as u64) as usize;
+            f.read_exact_at(&mut buf[..n], body + done)
+                .map_err(|e| io(&path, "cannot read", e))?;
+            hasher.update(&buf[..n]);
+            done += n as u64;
+        }
+        if hasher.finalize() != crc {
+            break;
+        }
+        let op = if len as usize <= buf.len() {
+            // Small records (all but a large source's) decode from the
+            // buffer the checksum pass just filled.
+            let payload = &buf[..len as usize];
+            if legacy {
+                bincode::serde::decode_from_slice::<OpV1, _>(payload, config()).map(|d| d.0.into())
+            } else {
+                bincode::serde::decode_from_slice::<Op, _>(payload, config()).map(|d| d.0)
+            }
         } else {
-            bincode::serde::decode_from_slice::<Op, _>(payload, config()).map(|d| d.0)
+            f.seek(SeekFrom::Start(body))
+                .map_err(|e| io(&path, "cannot seek in", e))?;
+            let mut r = std::io::BufReader::with_capacity(1 << 20, &mut f).take(len);
+            if legacy {
+                bincode::serde::decode_from_std_read::<OpV1, _, _>(&mut r, config()).map(Into::into)
+            } else {
+                bincode::serde::decode_from_std_read::<Op, _, _>(&mut r, config())
+            }
         };
         let Ok(op) = op else {
             break;
         };
         ops.push(op);
-        pos += 8 + len;
+        pos = body + len;
     }
     Ok(WalRead {
         generation: Some(generation),
         ops,
-        end: start + pos as u64,
-        tail: (rest.len() - pos) as u64,
+        end: pos,
+        tail: file_len.saturating_sub(pos),
         legacy,
     })
 }
