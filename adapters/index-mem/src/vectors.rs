@@ -12,7 +12,7 @@ use memmap2::Mmap;
 /// At or above this many snapshot rows the scan reads an int8 copy of them
 /// (a quarter of the bytes: the f32 scan is memory-bound) and rescores the
 /// best candidates exactly in f32. Below it the exact scan is already fast.
-pub const QUANTIZE_ROWS: usize = 50_000;
+pub const QUANTIZE_ROWS: usize = 8_192;
 
 /// Candidates the int8 pass keeps per result wanted, before exact rescoring.
 const RESCORE_FACTOR: usize = 4;
