@@ -5,6 +5,14 @@
 /// their tokenizer fails, so counting never fails.
 pub trait TokenCounter: Send + Sync {
     fn count(&self, text: &str) -> usize;
+    /// Whether counts add up across whitespace: `count(a + ws + b) ==
+    /// count(a) + count(b) - count("")` for any whitespace `ws` (true of a
+    /// WordPiece model behind BERT's pre-tokenizer, which splits there). The
+    /// chunker then tokenizes each sentence once instead of every candidate
+    /// unit again.
+    fn additive(&self) -> bool {
+        false
+    }
 }
 
 /// Character-based token estimate (§4.6), for when the model tokenizer fails:

@@ -123,4 +123,8 @@ impl TokenCounter for LazyEmbedder {
             Err(_) => estimate(text),
         }
     }
+    /// The model's answer; the estimate (no model) does not add up.
+    fn additive(&self) -> bool {
+        self.get().is_ok_and(|m| m.additive())
+    }
 }

@@ -27,6 +27,30 @@ pub struct CandleEmbedder {
     settings: SentenceSettings,
     dim: usize,
     batch_tokens: usize,
+    /// The counter's counts add up across whitespace (see [`additive`]).
+    additive: bool,
+}
+
+/// Whether a tokenizer's counts add up across whitespace: a WordPiece model
+/// behind BERT's pre-tokenizer (which splits at every whitespace), a
+/// per-character BERT normalizer or none, and no added token that holds
+/// whitespace (which could match across a join).
+fn additive(t: &Tokenizer) -> bool {
+    use tokenizers::{ModelWrapper, NormalizerWrapper, PreTokenizerWrapper};
+    let model = matches!(t.get_model(), ModelWrapper::WordPiece(_));
+    let pre = matches!(
+        t.get_pre_tokenizer(),
+        Some(PreTokenizerWrapper::BertPreTokenizer(_))
+    );
+    let norm = matches!(
+        t.get_normalizer(),
+        None | Some(NormalizerWrapper::BertNormalizer(_))
+    );
+    let added = t
+        .get_added_tokens_decoder()
+        .values()
+        .all(|a| !a.content.chars().any(char::is_whitespace));
+    model && pre && norm && added
 }
 
 fn bad(path: &Path, e: impl ToString) -> LoadError {
@@ -68,6 +92,7 @@ impl CandleEmbedder {
         Ok(Self {
             id: id.into(),
             encoder,
+            additive: additive(&counter),
             counter,
             truncating,
             dim,
@@ -201,6 +226,9 @@ impl TokenCounter for CandleEmbedder {
             Ok(e) => e.len(),
             Err(_) => estimate(text),
         }
+    }
+    fn additive(&self) -> bool {
+        self.additive
     }
 }
 

@@ -173,7 +173,8 @@ impl Packer<'_> {
 
     /// Emits a unit of text atoms or rows, force-splitting it when one atom
     /// alone is over budget.
-    fn flush(&mut self, header: Option<&str>, atoms: &mut Vec<Atom>) {
+    /// `tokens` is the unit's count when the caller already knows it.
+    fn flush(&mut self, header: Option<&str>, atoms: &mut Vec<Atom>, tokens: Option<usize>) {
         if atoms.is_empty() {
             return;
         }
@@ -183,7 +184,11 @@ impl Packer<'_> {
             UnitKind::Text
         };
         let text = self.render(header, atoms);
-        if self.fits(&text, self.budget) {
+        let fits = match tokens {
+            Some(t) => t <= self.budget,
+            None => self.fits(&text, self.budget),
+        };
+        if fits {
             self.push(text, kind);
         } else {
             let head = self.head(header);
@@ -311,10 +316,15 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
 
     let mut cur: Vec<Atom> = Vec::new();
     let mut cur_header: Option<String> = None;
+    // With an additive counter a unit's count is the sum of its parts', so
+    // each atom is tokenized once instead of every candidate unit again.
+    let sums = counter.additive().then(|| counter.count(""));
+    let mut cur_tokens = 0usize;
+    let join = |a: usize, b: usize, empty: usize| (a + b).saturating_sub(empty);
     for atom in atoms {
         if atom.kind == AtomKind::Code {
             let header = cur_header.take();
-            packer.flush(header.as_deref(), &mut cur);
+            packer.flush(header.as_deref(), &mut cur, sums.map(|_| cur_tokens));
             packer.code(&atom.text);
             continue;
         }
@@ -322,23 +332,39 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
             cur.first().is_some_and(|c| c.kind == atom.kind) && cur_header == atom.header;
         if !cur.is_empty() && !same_run {
             let header = cur_header.take();
-            packer.flush(header.as_deref(), &mut cur);
+            packer.flush(header.as_deref(), &mut cur, sums.map(|_| cur_tokens));
         }
+        let atom_tokens = sums.map(|_| counter.count(&atom.text));
         if !cur.is_empty() {
-            cur.push(atom);
-            if !packer.fits(&packer.render(cur_header.as_deref(), &cur), budget) {
-                let atom = cur.pop().expect("just pushed");
-                let header = cur_header.clone();
-                packer.flush(header.as_deref(), &mut cur);
+            if let (Some(empty), Some(t)) = (sums, atom_tokens) {
+                let joined = join(cur_tokens, t, empty);
+                if joined <= budget {
+                    cur_tokens = joined;
+                } else {
+                    let header = cur_header.clone();
+                    packer.flush(header.as_deref(), &mut cur, Some(cur_tokens));
+                    cur_tokens = join(counter.count(&packer.head(header.as_deref())), t, empty);
+                }
                 cur.push(atom);
+            } else {
+                cur.push(atom);
+                if !packer.fits(&packer.render(cur_header.as_deref(), &cur), budget) {
+                    let atom = cur.pop().expect("just pushed");
+                    let header = cur_header.clone();
+                    packer.flush(header.as_deref(), &mut cur, None);
+                    cur.push(atom);
+                }
             }
         } else {
             cur_header = atom.header.clone();
+            if let (Some(empty), Some(t)) = (sums, atom_tokens) {
+                cur_tokens = join(counter.count(&packer.head(cur_header.as_deref())), t, empty);
+            }
             cur.push(atom);
         }
     }
     let header = cur_header.take();
-    packer.flush(header.as_deref(), &mut cur);
+    packer.flush(header.as_deref(), &mut cur, sums.map(|_| cur_tokens));
     packer.units
 }
 

@@ -806,3 +806,48 @@ fn a_30_row_table_under_two_headings_reads_back_once() {
         1
     );
 }
+
+/// The word/punctuation counter, declared additive: its counts do add up
+/// across whitespace, so the packer may sum them.
+struct AdditiveWordPunct;
+
+impl TokenCounter for AdditiveWordPunct {
+    fn count(&self, text: &str) -> usize {
+        C.count(text)
+    }
+    fn additive(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn summed_counts_pack_exactly_as_counting_each_candidate_unit() {
+    let mut docs = samples();
+    docs.push(
+        "# T\n\n| a | b |\n| --- | --- |\n".to_string()
+            + &"| one cell | two, three |\n".repeat(40)
+            + "\n```rust\nfn main() {}\n```\n\n"
+            + &"A sentence with words. Another one! ".repeat(60),
+    );
+    for doc in &docs {
+        for budget in [MIN_BUDGET, 40, 60, DEFAULT_BUDGET, MAX_BUDGET] {
+            let plain = chunk(doc, Some("Title"), budget);
+            let summed = chunk_markdown(
+                doc,
+                ChunkOptions {
+                    budget,
+                    title: Some("Title"),
+                    counter: &AdditiveWordPunct,
+                },
+            );
+            assert_eq!(plain, summed, "budget {budget}");
+            for c in &summed.chunks {
+                assert!(
+                    tokens(&c.text) <= budget || c.layout.kind == UnitKind::Code,
+                    "{budget}: {:?}",
+                    c.text
+                );
+            }
+        }
+    }
+}
