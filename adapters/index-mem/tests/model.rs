@@ -44,6 +44,13 @@ enum Step {
     },
     Delete(usize),
     Move(usize, usize),
+    /// Vectors for a stored source in two `set_vectors` batches, split at
+    /// `split` (mod its length + 1), with a compaction or a reopen between.
+    Embed {
+        source: usize,
+        split: usize,
+        between: u8,
+    },
     Compact,
     Reopen,
     Keyword(Vec<usize>, Option<usize>),
@@ -57,6 +64,7 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(source, title, texts, with_vectors)| Step::Replace { source, title, texts, with_vectors }),
         1 => (0..SOURCES.len()).prop_map(Step::Delete),
         1 => (0..SOURCES.len(), 0..SOURCES.len()).prop_map(|(a, b)| Step::Move(a, b)),
+        2 => (0..SOURCES.len(), 0..6usize, 0..3u8).prop_map(|(source, split, between)| Step::Embed { source, split, between }),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
         3 => (text.clone(), prop::option::of(0..3usize)).prop_map(|(q, s)| Step::Keyword(q, s)),
@@ -168,6 +176,15 @@ fn same(
     Ok(())
 }
 
+/// Chunks without vectors in every source but `except`.
+fn model_vectorless(model: &BTreeMap<String, Doc>, except: &str) -> usize {
+    model
+        .iter()
+        .filter(|(s, d)| s.as_str() != except && !d.vectors)
+        .map(|(_, d)| d.texts.len())
+        .sum()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -204,6 +221,33 @@ proptest! {
                         0
                     };
                     prop_assert_eq!(n, expect);
+                }
+                Step::Embed { source, split, between } => {
+                    let Some(d) = model.get(SOURCES[source]).cloned() else { continue };
+                    let texts: Vec<&str> = d.texts.iter().map(String::as_str).collect();
+                    let k = split % (texts.len() + 1);
+                    let rows = |r: std::ops::Range<usize>| {
+                        let owned: Vec<String> = texts[r].iter().map(|t| t.to_string()).collect();
+                        vectors(&owned)
+                    };
+                    let n = index.set_vectors(SOURCES[source], "test-model", 0, &texts[..k], rows(0..k), false).unwrap();
+                    prop_assert_eq!(n, k);
+                    let others: usize = model_vectorless(&model, SOURCES[source]);
+                    let waiting = if d.vectors { 0 } else { d.texts.len() - k };
+                    match between {
+                        0 => index.compact().unwrap(),
+                        1 => {
+                            drop(index);
+                            index = MemIndex::open(dir.path()).unwrap();
+                        }
+                        _ => {}
+                    }
+                    prop_assert_eq!(index.stats().unwrap().vectorless_chunk_count as usize, others + waiting);
+                    let n = index.set_vectors(SOURCES[source], "test-model", k as u32, &texts[k..], rows(k..texts.len()), true).unwrap();
+                    prop_assert_eq!(n, texts.len() - k);
+                    let rec = index.source(SOURCES[source]).unwrap().unwrap();
+                    prop_assert_eq!(rec.embedded_with.as_deref(), Some("test-model"));
+                    model.get_mut(SOURCES[source]).unwrap().vectors = true;
                 }
                 Step::Compact => index.compact().unwrap(),
                 Step::Reopen => {
