@@ -74,6 +74,17 @@ impl Corpus {
         Self { dir, root, env }
     }
 
+    /// The same corpus with no loadable model: every command and sync runs
+    /// keyword-only (fast for large files).
+    pub fn without_model(mut self) -> Self {
+        for (k, v) in &mut self.env {
+            if k == "MODEL_PATH" {
+                *v = self.dir.path().join("no-model").display().to_string();
+            }
+        }
+        self
+    }
+
     /// A corpus of `n` generated files, `make(i)` giving each name and text.
     pub fn generated(n: usize, make: impl Fn(usize) -> (String, String)) -> Self {
         let files: Vec<(String, String)> = (0..n).map(make).collect();

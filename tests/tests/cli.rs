@@ -476,3 +476,51 @@ fn a_kill_inside_a_large_files_embedding_keeps_its_finished_batches() {
     let (_, q, _) = c.json(&["query", "ledger line 650 crates", "--top-k", "3"]);
     assert!(q["notice"].is_null(), "every chunk has its vector: {q}");
 }
+
+#[test]
+fn a_kill_while_a_large_file_is_replaced_shows_its_old_version_or_the_new_one_whole() {
+    let csv = |tag: &str, rows: usize| {
+        let mut s = String::from("id,item,note\n");
+        for i in 0..rows {
+            s.push_str(&format!("{i},{tag}-{i},pallet note {i}\n"));
+        }
+        s
+    };
+    let c = Corpus::new(&[("a.md", "# A\n\nfirst"), ("big.csv", &csv("old", 50))]).without_model();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    // A new version of about 6 MB, and a.md changed so it is written first.
+    std::fs::write(c.path("big.csv"), csv("new", 200_000)).unwrap();
+    std::fs::write(c.path("a.md"), "# A\n\nsecond").unwrap();
+    let (mut child, mut lines) = c.spawn_sync();
+    for line in lines.by_ref() {
+        if line.unwrap().starts_with("ingested ") {
+            break; // a.md is written; big.csv is being converted or written
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let read = |c: &Corpus| {
+        let out = c.cli(&["read", &c.path("big.csv")]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = read(&c);
+    let old_whole = text.contains("old-49") && !text.contains("new-");
+    let new_whole =
+        text.contains("new-199999") && text.contains("new-0 ") && !text.contains("old-");
+    assert!(
+        old_whole || new_whole,
+        "neither the old version nor the new one whole: {} bytes, old-49 {}, new-0 {}, new-199999 {}",
+        text.len(),
+        text.contains("old-49"),
+        text.contains("new-0 "),
+        text.contains("new-199999")
+    );
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let text = read(&c);
+    assert!(
+        text.contains("new-199999") && !text.contains("old-"),
+        "the next sync completes it"
+    );
+}
