@@ -205,17 +205,10 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
         if start.checked_add(len).is_none_or(|end| end > file_len) {
             return Err(corrupt("truncated"));
         }
-        let mut hasher = crc32fast::Hasher::new();
         let mut buf = vec![0u8; 1 << 20];
-        let mut pos = 0u64;
-        while pos < len {
-            let n = (len - pos).min(buf.len() as u64) as usize;
-            file.read_exact_at(&mut buf[..n], start + pos)
-                .map_err(|e| io(&path, "cannot read", e))?;
-            hasher.update(&buf[..n]);
-            pos += n as u64;
-        }
-        if hasher.finalize() != crc {
+        if crc_of_range(&file, start, len, &mut buf).map_err(|e| io(&path, "cannot read", e))?
+            != crc
+        {
             return Err(corrupt("checksum mismatch"));
         }
         Ok((start, len))
@@ -304,6 +297,21 @@ mod erased {
             bincode::serde::encode_into_std_write(self, &mut out, super::config())
         }
     }
+}
+
+/// The CRC-32 of `len` bytes of `file` from `start`, read through `buf`;
+/// a range no longer than `buf` is left in it whole.
+fn crc_of_range(file: &File, start: u64, len: u64, buf: &mut [u8]) -> std::io::Result<u32> {
+    use std::os::unix::fs::FileExt;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], start + done)?;
+        hasher.update(&buf[..n]);
+        done += n as u64;
+    }
+    Ok(hasher.finalize())
 }
 
 /// Counts and checksums what passes through, so a record's length and
@@ -588,16 +596,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         if body + len > file_len {
             break;
         }
-        let mut hasher = crc32fast::Hasher::new();
-        let mut done = 0u64;
-        while done < len {
-            let n = (len - done).min(buf.len() as u64) as usize;
-            f.read_exact_at(&mut buf[..n], body + done)
-                .map_err(|e| io(&path, "cannot read", e))?;
-            hasher.update(&buf[..n]);
-            done += n as u64;
-        }
-        if hasher.finalize() != crc {
+        if crc_of_range(&f, body, len, &mut buf).map_err(|e| io(&path, "cannot read", e))? != crc {
             break;
         }
         let op = if len as usize <= buf.len() {
