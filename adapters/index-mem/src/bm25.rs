@@ -43,7 +43,11 @@ impl Field {
         self.live += 1;
         self.total_len += terms.len() as u64;
         for (term, tf) in frequencies(terms) {
-            let list = self.postings.entry(term.to_string()).or_default();
+            // Most terms are known: look up by &str, allocate only a new one.
+            let list = match self.postings.get_mut(term) {
+                Some(list) => list,
+                None => self.postings.entry(term.to_string()).or_default(),
+            };
             match list.binary_search_by_key(&doc, |p| p.0) {
                 Ok(i) => list[i].1 = tf,
                 Err(i) => list.insert(i, (doc, tf)),
