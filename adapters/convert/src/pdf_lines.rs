@@ -59,7 +59,11 @@ pub fn lines(mut spans: Vec<Span>) -> Vec<Line> {
             _ => groups.push(vec![span]),
         }
     }
-    groups.into_iter().map(line).collect()
+    groups
+        .into_iter()
+        .map(line)
+        .filter(|l| !l.segments.is_empty())
+        .collect()
 }
 
 fn line(mut spans: Vec<Span>) -> Line {

@@ -23,8 +23,15 @@ pub enum Block {
     Table(Vec<Vec<String>>),
 }
 
+/// Pages with more lines than this (no real page has them; a crafted one
+/// could) are read as text: finding tables costs more than linear time.
+const MAX_LINES: usize = 2_000;
+
 /// Splits a page's lines into text and tables, in page order.
 pub fn blocks(lines: Vec<Line>) -> Vec<Block> {
+    if lines.len() > MAX_LINES {
+        return vec![Block::Lines(lines)];
+    }
     let mut out = Vec::new();
     let mut text: Vec<Line> = Vec::new();
     let mut i = 0;
@@ -218,6 +225,14 @@ mod tests {
             markdown(rows),
             "| Part | Supplier |\n| --- | --- |\n| PUMP-X2 | Tidewater Pumps Ltd |\n| RADIO-V | Harbour |"
         );
+    }
+
+    #[test]
+    fn a_page_of_too_many_lines_is_read_as_text() {
+        let lines: Vec<Line> = (0..=MAX_LINES)
+            .map(|k| line(-(k as f32), &[(10.0, 30.0, "a"), (100.0, 130.0, "b")]))
+            .collect();
+        assert!(matches!(&blocks(lines)[..], [Block::Lines(_)]));
     }
 
     #[test]
