@@ -71,41 +71,28 @@ fn line(mut spans: Vec<Span>) -> Line {
     let y = spans[0].y;
     let size = spans.iter().map(|s| s.size).fold(0.0, f32::max);
     let mut segments: Vec<Segment> = Vec::new();
+    // The last span ended in whitespace: the next one on its segment is a new word.
+    let mut trailing = false;
     for s in spans {
         let text = s.text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let leading_space = s.text.starts_with(char::is_whitespace);
         match segments.last_mut() {
             Some(seg) if s.x0 - seg.x1 <= SEGMENT_GAP * size => {
-                let gap = s.x0 - seg.x1;
-                let spaced = leading_space || seg.text.ends_with(' ');
-                let wide_gap = !spaced && gap > WORD_GAP * size;
-                if wide_gap || (leading_space && !seg.text.ends_with(' ')) {
+                let leading = s.text.starts_with(char::is_whitespace);
+                if leading || trailing || s.x0 - seg.x1 > WORD_GAP * size {
                     seg.text.push(' ');
                 }
                 seg.text.push_str(&text);
-                if s.text.ends_with(char::is_whitespace) {
-                    seg.text.push(' ');
-                }
                 seg.x1 = seg.x1.max(s.x1);
                 seg.size = seg.size.max(s.size);
             }
-            _ => {
-                let mut text = text;
-                if s.text.ends_with(char::is_whitespace) && !text.is_empty() {
-                    text.push(' ');
-                }
-                segments.push(Segment {
-                    x0: s.x0,
-                    x1: s.x1,
-                    size: s.size,
-                    text,
-                });
-            }
+            _ => segments.push(Segment {
+                x0: s.x0,
+                x1: s.x1,
+                size: s.size,
+                text,
+            }),
         }
-    }
-    for seg in &mut segments {
-        let trimmed = seg.text.trim_end().len();
-        seg.text.truncate(trimmed);
+        trailing = s.text.ends_with(char::is_whitespace);
     }
     segments.retain(|s| !s.text.is_empty());
     Line { y, size, segments }
