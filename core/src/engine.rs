@@ -444,18 +444,13 @@ impl Engine {
 
     /// Embeds a source's stored chunks again with the current model (its
     /// bytes and scheme are current; its vectors are missing or of another
-    /// model). Nothing is converted or chunked.
-    pub fn reembed(&self, source: &str) -> Result<IngestOutcome, EngineError> {
-        self.reembed_batched(source, &mut |_, _| true)
-    }
-
-    /// [`Engine::reembed`] in batches of [`EMBED_BATCH`] chunks, each stored
-    /// (durable) on its own: memory stays bounded by the batch whatever the
-    /// source's size, and a killed run keeps what it finished, which the
-    /// next run reuses through the embedding cache. After each batch
-    /// `after_batch(embedded, total)` is told the source's progress; it
-    /// returns `false` to stop there (a cancel).
-    pub fn reembed_batched(
+    /// model). Nothing is converted or chunked. It runs in batches of
+    /// [`EMBED_BATCH`] chunks, each stored (durable) on its own: memory stays
+    /// bounded by the batch whatever the source's size, and a killed run
+    /// keeps what it finished, which the next run reuses through the
+    /// embedding cache. After each batch `after_batch(embedded, total)` is
+    /// told the source's progress; it returns `false` to stop there (a cancel).
+    pub fn reembed(
         &self,
         source: &str,
         after_batch: &mut dyn FnMut(u32, u32) -> bool,

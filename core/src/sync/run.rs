@@ -362,7 +362,7 @@ impl Engine {
                 }
                 !cancel.load(Ordering::Relaxed)
             };
-            let result = self.reembed_batched(&source, &mut after_batch).map(|_| {
+            let result = self.reembed(&source, &mut after_batch).map(|_| {
                 if counted {
                     Outcome::Reembedded
                 } else {
