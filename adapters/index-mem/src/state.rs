@@ -93,23 +93,32 @@ impl State {
             chunks,
         } = op
         {
-            let stored = self.dim();
-            let same_model = self.model_id == source.embedded_with;
-            if same_model && self.has_vectors() && stored != *dim as usize {
-                return Err(IndexError::DimensionMismatch {
-                    stored,
-                    model: *dim as usize,
-                });
-            }
-            if v.len() != chunks.len() * *dim as usize {
-                return Err(IndexError::Storage {
-                    reason: format!(
-                        "{} vectors of width {dim} do not match {} chunks",
-                        v.len(),
-                        chunks.len()
-                    ),
-                });
-            }
+            self.check_vectors(source.embedded_with.as_deref(), *dim, chunks.len(), v.len())?;
+        }
+        Ok(())
+    }
+
+    /// Vectors of `model` and width `dim`, `values` floats for `rows` chunks:
+    /// the same model at another width is refused by name.
+    fn check_vectors(
+        &self,
+        model: Option<&str>,
+        dim: u32,
+        rows: usize,
+        values: usize,
+    ) -> Result<(), IndexError> {
+        let stored = self.dim();
+        let same_model = self.model_id.as_deref() == model;
+        if same_model && self.has_vectors() && stored != dim as usize {
+            return Err(IndexError::DimensionMismatch {
+                stored,
+                model: dim as usize,
+            });
+        }
+        if values != rows * dim as usize {
+            return Err(IndexError::Storage {
+                reason: format!("{values} vectors of width {dim} do not match {rows} chunks"),
+            });
         }
         Ok(())
     }
@@ -142,23 +151,12 @@ impl State {
         if !same {
             return Err(changed());
         }
-        if vectors.len() != hashes.len() * dim as usize || dim == 0 {
+        if dim == 0 {
             return Err(IndexError::Storage {
-                reason: format!(
-                    "{} vectors of width {dim} do not match {} chunks",
-                    vectors.len(),
-                    hashes.len()
-                ),
+                reason: format!("vectors of width 0 for {source}"),
             });
         }
-        let same_model = self.model_id.as_deref() == Some(model);
-        if same_model && self.has_vectors() && self.dim() != dim as usize {
-            return Err(IndexError::DimensionMismatch {
-                stored: self.dim(),
-                model: dim as usize,
-            });
-        }
-        Ok(())
+        self.check_vectors(Some(model), dim, hashes.len(), vectors.len())
     }
 
     /// Makes the matrix ready for vectors of `model` and `dim`: the first
