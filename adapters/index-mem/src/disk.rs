@@ -410,12 +410,13 @@ pub fn write_snapshot(
     snap.vector_file = vec_path.file_name().unwrap().to_string_lossy().into_owned();
     // Both files are streamed: a copy of the vectors or of the encoded
     // chunks would double the memory a large index needs to compact.
-    let (crc, len) = write_atomic_with(&vec_path, |f| {
+    let (crc, len) = write_atomic_with(&vec_path, |f, tmp| {
         let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
-        for v in vectors {
-            w.write_all(&v.to_le_bytes())?;
-        }
-        w.flush()?;
+        vectors
+            .iter()
+            .try_for_each(|v| w.write_all(&v.to_le_bytes()))
+            .and_then(|()| w.flush())
+            .map_err(|e| io(tmp, "cannot write", e))?;
         Ok((w.crc.clone().finalize(), w.len))
     })?;
     snap.vector_crc = crc;
@@ -434,40 +435,35 @@ pub fn write_snapshot(
         vector_bytes: snap.vector_bytes,
     };
     let postings = (&snap.text, &snap.title);
-    let tmp = meta.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
-    f.write_all(SNAP_MAGIC)
-        .and_then(|()| f.write_all(&generation.to_le_bytes()))
-        .map_err(|e| io(&tmp, "cannot write", e))?;
-    stream_record(&mut f, &tmp, &head, true)?;
-    stream_record(&mut f, &tmp, &postings, true)?;
-    f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
-    drop(f);
-    fs::rename(&tmp, &meta).map_err(|e| io(&meta, "cannot rename into", e))?;
+    write_atomic_with(&meta, |f, tmp| {
+        f.write_all(SNAP_MAGIC)
+            .and_then(|()| f.write_all(&generation.to_le_bytes()))
+            .map_err(|e| io(tmp, "cannot write", e))?;
+        stream_record(f, tmp, &head, true)?;
+        stream_record(f, tmp, &postings, true)
+    })?;
     sync_dir(&paths.dir);
     Ok(())
 }
 
-/// Writes a file through a temporary one that is fsynced and renamed.
+/// Writes a file through a temporary one (named to `write` for its errors)
+/// that is fsynced and renamed.
 fn write_atomic_with<T>(
     path: &Path,
-    write: impl FnOnce(&mut File) -> std::io::Result<T>,
+    write: impl FnOnce(&mut File, &Path) -> Result<T, IndexError>,
 ) -> Result<T, IndexError> {
     let tmp = path.with_extension("tmp");
     let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
-    let out = write(&mut f).map_err(|e| io(&tmp, "cannot write", e))?;
+    let out = write(&mut f, &tmp)?;
     f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
     fs::rename(&tmp, path).map_err(|e| io(path, "cannot rename into", e))?;
     Ok(out)
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
-    let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
-    f.write_all(bytes)
-        .map_err(|e| io(&tmp, "cannot write", e))?;
-    f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
-    fs::rename(&tmp, path).map_err(|e| io(path, "cannot rename into", e))
+    write_atomic_with(path, |f, tmp| {
+        f.write_all(bytes).map_err(|e| io(tmp, "cannot write", e))
+    })
 }
 
 /// Before a compaction replaces the snapshot: the current one becomes the
