@@ -11,6 +11,10 @@ PKGS=(
   aptitude-doc-ru=0.8.13-5
   debian-faq-ru=11.1
   maint-guide-ru=1.2.53
+  developers-reference-ru=12.18
+  doublecmd-help-ru=1.0.10-1
+  ubuntu-packaging-guide-html-ru=1.0.4
+  gimp-help-ru=2.10.34-2
 )
 cache=.cache; out=corpus
 mkdir -p "$cache/debs" "$cache/x"
@@ -19,33 +23,38 @@ for deb in "$cache"/debs/*.deb; do
   name=$(basename "$deb"); name=${name%%_*}
   [ -d "$cache/x/$name" ] || { mkdir -p "$cache/x/$name"; dpkg-deb -x "$deb" "$cache/x/$name"; }
 done
-rm -rf "$out"; mkdir -p "$out"/{postgresql,rust-book,ru/aptitude,ru/maint-guide,ru/faq,crates,office}
-pg=$cache/x/postgresql-doc-15/usr/share/doc/postgresql-doc-15/html
-cp "$pg"/sql-*.html "$pg"/functions-*.html "$pg"/datatype-*.html "$out/postgresql/"
-cp "$cache"/x/rust-doc/usr/share/doc/rust-doc/html/book/ch*.html "$out/rust-book/"
-cp "$cache"/x/aptitude-doc-ru/usr/share/doc/aptitude/html/ru/*.html "$out/ru/aptitude/"
-cp "$cache"/x/maint-guide-ru/usr/share/doc/maint-guide-ru/html/*.html "$out/ru/maint-guide/" 2>/dev/null \
-  || find "$cache/x/maint-guide-ru" -name '*.html' -exec cp {} "$out/ru/maint-guide/" \;
-faq=$cache/x/debian-faq-ru/usr/share/doc/debian/FAQ
+rm -rf "$out"; mkdir -p "$out"/{postgresql,rust-book,crates,office} "$out"/ru/{aptitude,maint-guide,faq,devref,doublecmd,ubuntu-packaging,gimp}
+x=$cache/x
+pg=$x/postgresql-doc-15/usr/share/doc/postgresql-doc-15/html
+# The SQL reference, functions, types and settings, and the chapters on
+# DDL, queries, indexes, MVCC, WAL, text search, backup, authentication and
+# the client programs: about 400 pages.
+for page in "$pg"/*.html; do
+  case $(basename "$page") in
+    sql-*|functions-*|datatype-*|runtime-config*|ddl*|queries*|indexes*|mvcc*|wal*|textsearch*|tutorial*|app-*|backup*|continuous*|auth*|client-auth*|routine*)
+      cp "$page" "$out/postgresql/" ;;
+  esac
+done
+book=$x/rust-doc/usr/share/doc/rust-doc/html/book
+cp "$book"/ch*.html "$book"/appendix-0[1-7]-*.html "$out/rust-book/"
+cp "$x"/aptitude-doc-ru/usr/share/doc/aptitude/html/ru/*.html "$out/ru/aptitude/"
+find "$x/maint-guide-ru" -name '*.html' -exec cp {} "$out/ru/maint-guide/" \;
+faq=$x/debian-faq-ru/usr/share/doc/debian/FAQ
 gunzip -c "$faq/debian-faq.ru.txt.gz" > "$out/ru/faq/debian-faq.ru.txt"
 gunzip -c "$faq/debian-faq.ru.pdf.gz" > "$out/ru/faq/debian-faq.ru.pdf"
-# Thin the two big manuals so that ingest takes minutes, not an hour, on two
-# cores: every judged document stays, plus every second other page.
-python3 - "$out" <<'PY'
-import os, sys
-out = sys.argv[1]
-judged = set()
-for line in open("queries.tsv", encoding="utf-8"):
-    if not line.startswith("#") and line.strip():
-        judged.update(line.rstrip("\n").split("\t")[2].split(","))
-for d in ("postgresql", "rust-book"):
-    names = sorted(os.listdir(os.path.join(out, d)))
-    others = [n for n in names if f"{d}/{n}" not in judged]
-    for i, n in enumerate(others):
-        reference_manual = n.startswith(("functions-", "datatype-"))
-        if i % 2 == 1 or reference_manual:
-            os.remove(os.path.join(out, d, n))
-PY
+cp "$x"/developers-reference-ru/usr/share/developers-reference/ru/*.html "$out/ru/devref/"
+cp "$x"/doublecmd-help-ru/usr/share/doublecmd/doc/ru/*.html "$out/ru/doublecmd/"
+cp "$x"/ubuntu-packaging-guide-html-ru/usr/share/doc/ubuntu-packaging-guide-html-ru/*.html "$out/ru/ubuntu-packaging/"
+# Search pages hold no text, and developers-reference.html repeats every
+# chapter on one page.
+rm "$out"/ru/devref/{developers-reference,search}.html "$out"/ru/ubuntu-packaging/search.html
+# GIMP's Russian help: the filters, tools, plug-ins, layers and image
+# commands (about 380 of its 685 pages).
+for page in "$x"/gimp-help-ru/usr/share/gimp/2.0/help/ru/*.html; do
+  case $(basename "$page") in
+    gimp-filter*|filters*|gimp-tool*|plug-in*|script-fu*|gimp-layer*|gimp-image*) cp "$page" "$out/ru/gimp/" ;;
+  esac
+done
 # READMEs of the crates this workspace depends on directly, at the versions
 # Cargo.lock pins (cargo fetch puts them in the registry).
 ( cd .. && cargo fetch -q )
