@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Retrieval eval: Recall@10, MRR@10 and nDCG@10 per query category.
 
-usage: run.py [--system rust|python] [--modes hybrid,vector,keyword] [--split dev|test|all]
+usage: run.py [--system rust|python] [--modes hybrid,vector,keyword,document] [--split dev|test|all]
               [--db DIR] [--out FILE] [--hybrid-weight W]
 
 Builds an index of eval/corpus with the system's own `sync` (wall time and
 peak RSS measured), then for each mode starts the system's MCP server on stdio
 (RAG_HYBRID_WEIGHT: hybrid = the system's default, vector = 0, keyword = 1),
 asks every query in queries.tsv with topK 30, and scores the first 10 distinct
-documents against the judged ones. Standard library only.
+documents against the judged ones. Mode `document` (rust only) is the
+whole-document BM25 baseline: `doc-bm25` (tests/src/bin) rebuilds every
+document of the same index and ranks whole documents with our analyzer and
+BM25. Standard library only.
 """
 import argparse
 import json
@@ -21,7 +24,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = {"hybrid": None, "vector": "0", "keyword": "1"}
+MODES = {"hybrid": None, "vector": "0", "keyword": "1", "document": None}
 
 
 def load_queries():
@@ -52,6 +55,9 @@ def environment(system, root, db, weight):
         peer = os.environ.get("PEER_HOME", "/tmp/python-peer")
         env.update({"MODEL_NAME": "sentence-transformers/all-MiniLM-L6-v2",
                     "CACHE_DIR": os.path.join(peer, "models"), "HF_HUB_OFFLINE": "1"})
+    # RAG_* settings of the caller pass through (tuning on dev); the mode's
+    # weight wins.
+    env.update({k: v for k, v in os.environ.items() if k.startswith("RAG_")})
     if weight is not None:
         env["RAG_HYBRID_WEIGHT"] = weight
     return env
@@ -107,6 +113,28 @@ class Server:
         self.p.wait()
 
 
+class WholeDocuments:
+    """The whole-document BM25 baseline over the index at `db`."""
+
+    def __init__(self, db, corpus):
+        binary = os.environ.get("DOC_BM25_BIN", os.path.join(os.path.dirname(command("rust")[0]), "doc-bm25"))
+        self.corpus = corpus
+        self.p = subprocess.Popen([binary, db, "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  encoding="utf-8")
+
+    def query(self, q):
+        self.p.stdin.write(q.replace("\n", " ") + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            sys.exit("doc-bm25 closed its stdout")
+        return {"results": [{"source": s} for s in json.loads(line)]}
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
 def scores(ranked, relevant):
     top = ranked[:10]
     hits = [d in relevant for d in top]
@@ -141,8 +169,11 @@ def main():
     print(f"{a.system}: ingest {wall:.1f} s, peak RSS {rss:.0f} MB", file=sys.stderr)
     for mode in a.modes.split(","):
         weight = a.hybrid_weight if mode == "hybrid" and a.hybrid_weight else MODES[mode]
-        server = Server(a.system, environment(a.system, corpus, db, weight))
-        per_cat, latencies = {}, []
+        if mode == "document":
+            server = WholeDocuments(db, corpus)
+        else:
+            server = Server(a.system, environment(a.system, corpus, db, weight))
+        per_cat, latencies, per_query = {}, [], []
         for cat, q, relevant in queries:
             started = time.monotonic()
             answer = server.query(q)
@@ -153,6 +184,7 @@ def main():
                 if doc not in ranked:
                     ranked.append(doc)
             per_cat.setdefault(cat, []).append(scores(ranked, relevant))
+            per_query.append({"category": cat, "query": q, "ndcg@10": per_cat[cat][-1][2], "top": ranked[:30]})
         server.close()
         latencies.sort()
         table = {}
@@ -161,7 +193,8 @@ def main():
             table[cat] = {"n": n, "recall@10": sum(r[0] for r in rows) / n,
                           "mrr@10": sum(r[1] for r in rows) / n, "ndcg@10": sum(r[2] for r in rows) / n}
         report["modes"][mode] = {"metrics": table, "query_ms_p50": latencies[len(latencies) // 2],
-                                 "query_ms_p95": latencies[int((len(latencies) - 1) * 0.95)]}
+                                 "query_ms_p95": latencies[int((len(latencies) - 1) * 0.95)],
+                                 "queries": per_query}
         print(f"\n{a.system} / {mode}: query p50 {report['modes'][mode]['query_ms_p50']:.1f} ms")
         print("| category | n | Recall@10 | MRR@10 | nDCG@10 |\n| --- | --- | --- | --- | --- |")
         for cat, m in table.items():

@@ -15,21 +15,15 @@ use crate::ports::{
     FileError, Files, Index, IndexError, IndexView, Ocr, SourceRecord, SourceType, TokenCounter,
 };
 use crate::reconstruct::{document, join_chunks};
-use crate::search::fusion::{
-    add_documents, apply_grouping, apply_max_files, document_ranking, filter_max_distance,
-};
+use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
 use crate::search::shape::sources_of;
 use crate::search::{
-    candidate_window, clamp_top_k, fuse, validate_query, Explain, Grouping, ListRank, QueryError,
-    QueryResponse, ResultItem, Scope,
+    candidate_window, clamp_top_k, fuse_documents, validate_query, Candidate, DocumentHit, Explain,
+    Grouping, ListRank, QueryError, QueryResponse, ResultItem, Scope,
 };
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title, image_title};
 use crate::CHUNK_SCHEME;
-
-/// Weight of the whole-document list relative to the keyword chunk list
-/// (the document list is made from the keyword candidates).
-pub const DOCUMENT_SHARE: f64 = 1.0;
 
 /// The settings the use cases need, taken from [`Config`].
 #[derive(Debug, Clone)]
@@ -548,8 +542,13 @@ impl Engine {
         // sides cost about the same, and the cores are otherwise idle.
         let embedder = &self.ports.embedder;
         let (query_vector, vector_hits, keyword_hits) = std::thread::scope(|t| {
-            let keyword = (s.hybrid_weight > 0.0)
-                .then(|| t.spawn(|| index.keyword_search(query, window, &scope)));
+            // Chunks by keyword, then whole documents by keyword.
+            let keyword_side = || -> Result<(Vec<Candidate>, Vec<DocumentHit>), IndexError> {
+                let chunks = index.keyword_search(query, window, &scope)?;
+                let documents = index.document_search(query, window, &scope)?;
+                Ok((chunks, documents))
+            };
+            let keyword = (s.hybrid_weight > 0.0).then(|| t.spawn(keyword_side));
             // Stored vectors of another model are never compared with this
             // model's query vector: until sync re-embeds them, keyword only.
             let query_vector = embedder
@@ -573,8 +572,8 @@ impl Engine {
                     })
                 }),
                 // No vectors to rank by: keyword order even at weight 0.
-                None if query_vector.is_err() => index.keyword_search(query, window, &scope),
-                None => Ok(Vec::new()),
+                None if query_vector.is_err() => keyword_side(),
+                None => Ok((Vec::new(), Vec::new())),
             };
             (query_vector, vector_hits, keyword_hits)
         });
@@ -588,13 +587,13 @@ impl Engine {
         let vector_hits = vector_hits?;
         // A failing keyword side degrades to vector order, said in the
         // notice; with no vector side either, the query fails.
-        let keyword_hits = match keyword_hits {
+        let (keyword_hits, documents) = match keyword_hits {
             Ok(h) => h,
             Err(e) if query_vector.is_some() => {
                 notices.push(format!(
                     "vector-only results: the keyword search failed ({e})"
                 ));
-                Vec::new()
+                (Vec::new(), Vec::new())
             }
             Err(e) => return Err(e.into()),
         };
@@ -608,9 +607,7 @@ impl Engine {
             1.0
         };
 
-        let mut hits = fuse(&vector_hits, &keyword_hits, weight);
-        let documents = document_ranking(&keyword_hits);
-        add_documents(&mut hits, &documents, weight * DOCUMENT_SHARE);
+        let mut hits = fuse_documents(&vector_hits, &keyword_hits, &documents, weight);
         if query_vector.is_some() {
             if let Some(max) = s.max_distance {
                 hits = filter_max_distance(hits, max);
@@ -638,10 +635,10 @@ impl Engine {
                     keyword: list_rank(&keyword_hits, &hit.key),
                     document: documents
                         .iter()
-                        .position(|(d, _)| *d == hit.key.source)
+                        .position(|d| d.source == hit.key.source)
                         .map(|i| ListRank {
                             rank: i + 1,
-                            score: documents[i].1,
+                            score: documents[i].score as f64,
                         }),
                     keyword_weight: weight,
                     fused: hit.score,

@@ -9,7 +9,7 @@ use std::ops::RangeInclusive;
 use crate::cause::Cause;
 use crate::chunk::Chunk;
 use crate::search::Scope;
-pub use crate::search::{Candidate, ChunkKey};
+pub use crate::search::{Candidate, ChunkKey, DocumentHit};
 pub use crate::tokens::TokenCounter;
 
 // ---------------------------------------------------------------- Converter
@@ -419,6 +419,22 @@ pub trait IndexView: Sync {
         k: usize,
         scope: &Scope,
     ) -> Result<Vec<Candidate>, IndexError>;
+    /// Sources ranked by BM25 over the whole document (all its chunks' text
+    /// taken as one document, and its title), best first, `scope` applied
+    /// before the cut at `k`, each with its best keyword chunk. The default
+    /// gathers the keyword list's chunk scores per source instead, for an
+    /// adapter without whole-document statistics.
+    fn document_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<DocumentHit>, IndexError> {
+        let chunks = self.keyword_search(query, k.saturating_mul(4), scope)?;
+        let mut docs = crate::search::document_ranking(&chunks);
+        docs.truncate(k);
+        Ok(docs)
+    }
 
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError>;
     /// Sources under `scope`, sorted by source.

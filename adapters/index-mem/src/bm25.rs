@@ -98,6 +98,62 @@ impl Field {
         }
     }
 
+    /// BM25 with documents grouped into larger ones (a source made of its
+    /// chunks): a group's term frequency is the sum over its members, its
+    /// length the sum of theirs, a term's document frequency counts groups,
+    /// and `groups` live groups make the collection. `group_of` maps a member
+    /// to its group (`None`: a removed member).
+    /// `excess(group, term)` is how many of the group's occurrences of
+    /// `term` not to count (text its members repeat), `excess_len` the
+    /// length they all repeat; `group_len` is net of it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn score_groups(
+        &self,
+        terms: &[&str],
+        groups: usize,
+        group_of: impl Fn(u32) -> Option<u32>,
+        group_len: impl Fn(u32) -> u64,
+        excess: impl Fn(u32, &str) -> u32,
+        excess_len: u64,
+        mut add: impl FnMut(u32, f32),
+    ) {
+        if groups == 0 || self.live == 0 {
+            return;
+        }
+        let n = groups as f32;
+        let avg = (self.total_len.saturating_sub(excess_len) as f32 / n).max(1.0);
+        let mut tf_of: HashMap<u32, u32> = HashMap::new();
+        for term in terms {
+            let Some(list) = self.postings.get(*term) else {
+                continue;
+            };
+            tf_of.clear();
+            for &(doc, tf) in list {
+                if let Some(g) = group_of(doc) {
+                    *tf_of.entry(g).or_default() += tf;
+                }
+            }
+            for (&g, tf) in tf_of.iter_mut() {
+                *tf = tf.saturating_sub(excess(g, term)).max(1);
+            }
+            let df = tf_of.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for (&g, &tf) in &tf_of {
+                let tf = tf as f32;
+                let dl = group_len(g) as f32;
+                add(
+                    g,
+                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg)),
+                );
+            }
+        }
+    }
+
+    /// The length a document was added with (0 once removed).
+    pub fn length(&self, doc: u32) -> u32 {
+        self.lengths.get(doc as usize).copied().unwrap_or(0)
+    }
+
     /// Re-numbers documents after compaction (`map[old] = Some(new)`).
     pub fn renumber(&mut self, map: &[Option<u32>], new_len: usize) {
         for list in self.postings.values_mut() {

@@ -28,8 +28,8 @@ use std::sync::{RwLock, RwLockReadGuard};
 use memmap2::Mmap;
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{
-    Candidate, ChunkKey, Embeddings, Index, IndexError, IndexStats, IndexView, SourceRecord,
-    SyncLease,
+    Candidate, ChunkKey, DocumentHit, Embeddings, Index, IndexError, IndexStats, IndexView,
+    SourceRecord, SyncLease,
 };
 use minirag_core::search::Scope;
 
@@ -331,6 +331,15 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
     state.chunks = snap.chunks.into_iter().map(Some).collect();
     state.text = snap.text;
     state.title = snap.title;
+    // Breadcrumb repeats are derived, not stored: one analysis per run of
+    // chunks sharing a breadcrumb.
+    for sid in 0..state.sources.len() {
+        let slots = state.sources[sid]
+            .as_ref()
+            .map(|e| e.slots.clone())
+            .unwrap_or_default();
+        state.note_repeats(sid as u32, &slots);
+    }
     Ok(state)
 }
 
@@ -455,6 +464,15 @@ impl IndexView for MemView<'_> {
         scope: &Scope,
     ) -> Result<Vec<Candidate>, IndexError> {
         Ok(self.inner.state.keyword_search(query, k, scope))
+    }
+
+    fn document_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<DocumentHit>, IndexError> {
+        Ok(self.inner.state.document_search(query, k, scope))
     }
 
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {

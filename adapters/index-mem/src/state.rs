@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use minirag_core::chunk::Chunk;
-use minirag_core::ports::{Candidate, ChunkKey, IndexError, IndexStats, SourceRecord};
+use minirag_core::ports::{Candidate, ChunkKey, DocumentHit, IndexError, IndexStats, SourceRecord};
 use minirag_core::search::Scope;
 use minirag_core::CHUNK_SCHEME;
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,21 @@ pub struct State {
     /// Live chunks without a vector, kept current by every change so a
     /// query can say how many wait for embedding without a scan.
     pub vectorless: u64,
+    /// Per source, the breadcrumb terms its chunks repeat (kept in memory,
+    /// derived from the chunks): whole-document BM25 counts a section's
+    /// headings once, as the document has them.
+    pub repeats: HashMap<u32, Repeats>,
+    /// Sum of every source's repeated length.
+    pub repeats_len: u64,
+}
+
+/// Breadcrumb terms counted more than once across a source's chunks: each
+/// run of chunks with the same breadcrumb repeats its terms once per chunk
+/// after the first.
+#[derive(Debug, Clone, Default)]
+pub struct Repeats {
+    pub terms: HashMap<String, u32>,
+    pub len: u64,
 }
 
 pub fn text_hash(text: &str) -> u64 {
@@ -63,6 +78,8 @@ impl State {
             text: Field::default(),
             title: Field::default(),
             by_text: HashMap::new(),
+            repeats: HashMap::new(),
+            repeats_len: 0,
             vectorless: 0,
         }
     }
@@ -257,6 +274,7 @@ impl State {
                     slots.push(slot);
                 }
                 self.title.add(sid, &self.analyzer.terms(&source.title));
+                self.note_repeats(sid, &slots);
                 self.ids.insert(source.source.clone(), sid);
                 self.sources[sid as usize] = Some(SourceEntry {
                     record: source,
@@ -366,6 +384,9 @@ impl State {
         }
         self.title
             .remove(sid, &self.analyzer.terms(&entry.record.title));
+        if let Some(r) = self.repeats.remove(&sid) {
+            self.repeats_len -= r.len;
+        }
         Some(sid)
     }
 
@@ -398,6 +419,117 @@ impl State {
                 Some(Candidate {
                     key: self.key(slot)?,
                     value: d,
+                })
+            })
+            .collect()
+    }
+
+    /// Records the breadcrumb terms the chunks in `slots` repeat.
+    pub fn note_repeats(&mut self, sid: u32, slots: &[u32]) {
+        let mut r = Repeats::default();
+        let mut last: Option<(&str, Vec<String>)> = None;
+        for &slot in slots {
+            let Some((_, c)) = &self.chunks[slot as usize] else {
+                continue;
+            };
+            let prefix = c.text.get(..c.prefix_len as usize).unwrap_or("");
+            match &last {
+                Some((p, terms)) if *p == prefix => {
+                    for t in terms {
+                        *r.terms.entry(t.clone()).or_default() += 1;
+                    }
+                    r.len += terms.len() as u64;
+                }
+                _ => last = Some((prefix, self.analyzer.terms(prefix))),
+            }
+        }
+        if r.len > 0 {
+            self.repeats_len += r.len;
+            self.repeats.insert(sid, r);
+        }
+    }
+
+    /// Whole-document BM25: each source scored as one document made of its
+    /// chunks' text, plus its title at [`TITLE_WEIGHT`]; best first, `scope`
+    /// applied before the cut at `k`. Each carries its best chunk by
+    /// chunk-level BM25 (text only: the title is the same for every chunk).
+    pub fn document_search(&self, query: &str, k: usize, scope: &Scope) -> Vec<DocumentHit> {
+        let mut terms = self.analyzer.terms(query);
+        terms.sort();
+        terms.dedup();
+        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let allowed = self.allowed_sources(scope);
+        let live = self.sources.iter().filter(|e| e.is_some()).count();
+        let sid_of = |slot: u32| self.chunks[slot as usize].as_ref().map(|(sid, _)| *sid);
+        let mut acc: HashMap<u32, f32> = HashMap::new();
+        self.text.score_groups(
+            &terms,
+            live,
+            sid_of,
+            |sid| {
+                let all: u64 = self.sources[sid as usize].as_ref().map_or(0, |e| {
+                    e.slots
+                        .iter()
+                        .map(|&s| u64::from(self.text.length(s)))
+                        .sum()
+                });
+                all - self.repeats.get(&sid).map_or(0, |r| r.len)
+            },
+            |sid, term| {
+                self.repeats
+                    .get(&sid)
+                    .and_then(|r| r.terms.get(term).copied())
+                    .unwrap_or(0)
+            },
+            self.repeats_len,
+            |sid, s| *acc.entry(sid).or_default() += s,
+        );
+        self.title.score(&terms, |sid, s| {
+            if self.sources[sid as usize].is_some() {
+                *acc.entry(sid).or_default() += TITLE_WEIGHT * s;
+            }
+        });
+        let mut ranked: Vec<(u32, f32)> = acc
+            .into_iter()
+            .filter(|(sid, _)| allowed[*sid as usize])
+            .collect();
+        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if ranked.len() > k && k > 0 {
+            ranked.select_nth_unstable_by(k - 1, order);
+        }
+        ranked.truncate(k);
+        ranked.sort_by(order);
+        // The best chunk of each kept document: chunk-level BM25 of its slots.
+        let kept: HashMap<u32, usize> = ranked
+            .iter()
+            .enumerate()
+            .map(|(i, (sid, _))| (*sid, i))
+            .collect();
+        let mut best: Vec<(f32, u32)> = vec![(f32::MIN, u32::MAX); ranked.len()];
+        let mut chunk_scores: HashMap<u32, f32> = HashMap::new();
+        self.text.score(&terms, |slot, s| {
+            if sid_of(slot).is_some_and(|sid| kept.contains_key(&sid)) {
+                *chunk_scores.entry(slot).or_default() += s;
+            }
+        });
+        for (slot, s) in chunk_scores {
+            let Some((sid, chunk)) = self.chunks[slot as usize].as_ref() else {
+                continue;
+            };
+            let b = &mut best[kept[sid]];
+            if s > b.0 || (s == b.0 && chunk.index < b.1) {
+                *b = (s, chunk.index);
+            }
+        }
+        ranked
+            .into_iter()
+            .zip(best)
+            .filter_map(|((sid, score), (_, chunk))| {
+                Some(DocumentHit {
+                    source: self.sources[sid as usize].as_ref()?.record.source.clone(),
+                    score,
+                    // A title-only match: the document's first chunk.
+                    best_chunk: if chunk == u32::MAX { 0 } else { chunk },
                 })
             })
             .collect()

@@ -15,3 +15,15 @@ pub struct Candidate {
     /// Keyword side: the BM25 score (higher is better).
     pub value: f32,
 }
+
+/// A document from the whole-document list: its score and the chunk that
+/// matched best, so a document found only as a whole still has an answer
+/// to show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentHit {
+    pub source: String,
+    /// Whole-document BM25 (higher is better).
+    pub score: f32,
+    /// Index of the document's best keyword chunk.
+    pub best_chunk: u32,
+}

@@ -1,6 +1,6 @@
 //! Weighted reciprocal rank fusion and the post-fusion filters (§5.1).
 
-use crate::search::{Candidate, ChunkKey};
+use crate::search::{Candidate, ChunkKey, DocumentHit};
 
 /// RRF damping constant.
 pub const RRF_K: f64 = 60.0;
@@ -73,51 +73,37 @@ pub fn fuse(vector: &[Candidate], keyword: &[Candidate], weight: f64) -> Vec<Fus
     hits
 }
 
-/// Whole-document evidence from the keyword list (§ issue 13): each
-/// document's candidate chunk scores, best first, summed with halving
-/// weights (max + ½·second + ¼·third …), so a document that matches the
-/// query in several sections outranks one that matches once. Best first;
-/// ties by source.
-pub fn document_ranking(keyword: &[Candidate]) -> Vec<(String, f64)> {
-    let mut per_doc: std::collections::HashMap<&str, Vec<f32>> = Default::default();
+/// Documents ranked by the evidence of their keyword chunks alone, for an
+/// index without whole-document statistics: each document's candidate chunk
+/// scores, best first, summed with halving weights (max + ½·second + ¼·third
+/// …). Best first; ties by source. A document's best chunk is its first in
+/// the (best-first) keyword list.
+pub fn document_ranking(keyword: &[Candidate]) -> Vec<DocumentHit> {
+    let mut per_doc: Vec<(&str, u32, f64, f64)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = Default::default();
     for c in keyword {
-        per_doc.entry(&c.key.source).or_default().push(c.value);
+        let i = *at.entry(&c.key.source).or_insert_with(|| {
+            per_doc.push((&c.key.source, c.key.index, 0.0, 1.0));
+            per_doc.len() - 1
+        });
+        let (_, _, sum, weight) = &mut per_doc[i];
+        *sum += *weight * c.value as f64;
+        *weight *= 0.5;
     }
-    let mut docs: Vec<(String, f64)> = per_doc
+    let mut docs: Vec<DocumentHit> = per_doc
         .into_iter()
-        .map(|(doc, mut scores)| {
-            scores.sort_by(|a, b| b.total_cmp(a));
-            let mut weight = 1.0;
-            let mut sum = 0.0;
-            for s in scores {
-                sum += weight * s as f64;
-                weight *= 0.5;
-            }
-            (doc.to_string(), sum)
+        .map(|(source, best_chunk, sum, _)| DocumentHit {
+            source: source.to_string(),
+            score: sum as f32,
+            best_chunk,
         })
         .collect();
-    docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    docs.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.source.cmp(&b.source))
+    });
     docs
-}
-
-/// Adds the document list to fused hits as a third RRF list: every hit of
-/// a ranked document gains `weight / (60 + rank + 1)`. Order is re-sorted
-/// (stable, so ties keep their order).
-pub fn add_documents(hits: &mut [Fused], documents: &[(String, f64)], weight: f64) {
-    if weight <= 0.0 || documents.is_empty() {
-        return;
-    }
-    let rank: std::collections::HashMap<&str, usize> = documents
-        .iter()
-        .enumerate()
-        .map(|(i, (d, _))| (d.as_str(), i))
-        .collect();
-    for h in hits.iter_mut() {
-        if let Some(r) = rank.get(h.key.source.as_str()) {
-            h.score += weight / (RRF_K + *r as f64 + 1.0);
-        }
-    }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
 }
 
 /// How many of the ascending `distances` form the first group (`Similar`)

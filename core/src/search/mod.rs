@@ -4,14 +4,16 @@
 pub mod blind;
 pub mod candidate;
 pub mod display;
+pub mod documents;
 pub mod fusion;
 pub mod scope;
 pub mod shape;
 pub mod validate;
 
-pub use candidate::{Candidate, ChunkKey};
+pub use candidate::{Candidate, ChunkKey, DocumentHit};
 pub use display::display_path;
-pub use fusion::{add_documents, document_ranking, fuse, relevance_cutoff, Fused, Grouping};
+pub use documents::fuse_documents;
+pub use fusion::{document_ranking, fuse, relevance_cutoff, Fused, Grouping};
 pub use scope::{is_under, Scope};
 pub use shape::{Explain, ListRank, QueryResponse, ResultItem, SourceItem};
 pub use validate::{candidate_window, clamp_top_k, validate_query, QueryError, MAX_TOP_K};
