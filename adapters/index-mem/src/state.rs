@@ -499,37 +499,35 @@ impl State {
         }
         ranked.truncate(k);
         ranked.sort_by(order);
-        // The best chunk of each kept document: chunk-level BM25 of its slots.
-        let kept: HashMap<u32, usize> = ranked
+        // The best chunk of each kept document: chunk-level BM25 of its
+        // slots (the first of equals).
+        let best: Vec<u32> = ranked
             .iter()
-            .enumerate()
-            .map(|(i, (sid, _))| (*sid, i))
+            .map(|(sid, _)| {
+                let mut best = (0.0f32, 0u32);
+                if let Some(e) = &self.sources[*sid as usize] {
+                    for &slot in &e.slots {
+                        let s = self.text.score_one(slot, &terms);
+                        if s > best.0 {
+                            let index = self.chunks[slot as usize]
+                                .as_ref()
+                                .map_or(0, |(_, c)| c.index);
+                            best = (s, index);
+                        }
+                    }
+                }
+                best.1
+            })
             .collect();
-        let mut best: Vec<(f32, u32)> = vec![(f32::MIN, u32::MAX); ranked.len()];
-        let mut chunk_scores: HashMap<u32, f32> = HashMap::new();
-        self.text.score(&terms, |slot, s| {
-            if sid_of(slot).is_some_and(|sid| kept.contains_key(&sid)) {
-                *chunk_scores.entry(slot).or_default() += s;
-            }
-        });
-        for (slot, s) in chunk_scores {
-            let Some((sid, chunk)) = self.chunks[slot as usize].as_ref() else {
-                continue;
-            };
-            let b = &mut best[kept[sid]];
-            if s > b.0 || (s == b.0 && chunk.index < b.1) {
-                *b = (s, chunk.index);
-            }
-        }
         ranked
             .into_iter()
             .zip(best)
-            .filter_map(|((sid, score), (_, chunk))| {
+            .filter_map(|((sid, score), best_chunk)| {
                 Some(DocumentHit {
                     source: self.sources[sid as usize].as_ref()?.record.source.clone(),
                     score,
-                    // A title-only match: the document's first chunk.
-                    best_chunk: if chunk == u32::MAX { 0 } else { chunk },
+                    // A title-only match keeps the document's first chunk.
+                    best_chunk,
                 })
             })
             .collect()
