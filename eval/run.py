@@ -66,10 +66,14 @@ def environment(system, root, db, weight):
 def sync(system, env):
     """Runs `<system> sync`; returns (seconds, peak RSS in MB of the child)."""
     started = time.monotonic()
-    proc = subprocess.Popen(command(system) + ["sync"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - started
-    err = proc.stderr.read().decode(errors="replace")
+    # stderr goes to a file: a pipe read only after the wait fills up after
+    # 64 KB of progress lines and blocks the sync for good.
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(command(system) + ["sync"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - started
+        log.seek(0)
+        err = log.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         sys.exit(f"sync failed: {err[-2000:]}")
     return wall, usage.ru_maxrss / 1024
