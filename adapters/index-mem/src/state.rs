@@ -54,6 +54,17 @@ pub struct Repeats {
     pub len: u64,
 }
 
+/// Keeps the `k` highest scores, best first, ties by id (a partial
+/// selection, then a sort of what is left).
+fn best_first(ranked: &mut Vec<(u32, f32)>, k: usize) {
+    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if ranked.len() > k && k > 0 {
+        ranked.select_nth_unstable_by(k - 1, order);
+    }
+    ranked.truncate(k);
+    ranked.sort_by(order);
+}
+
 pub fn text_hash(text: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
@@ -493,12 +504,7 @@ impl State {
             .into_iter()
             .filter(|(sid, _)| allowed[*sid as usize])
             .collect();
-        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if ranked.len() > k && k > 0 {
-            ranked.select_nth_unstable_by(k - 1, order);
-        }
-        ranked.truncate(k);
-        ranked.sort_by(order);
+        best_first(&mut ranked, k);
         // The best chunk of each kept document: chunk-level BM25 of its
         // slots (the first of equals).
         let best: Vec<u32> = ranked
@@ -571,12 +577,7 @@ impl State {
             })
             .map(|slot| (slot, acc[slot as usize]))
             .collect();
-        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if ranked.len() > k && k > 0 {
-            ranked.select_nth_unstable_by(k - 1, order);
-        }
-        ranked.truncate(k);
-        ranked.sort_by(order);
+        best_first(&mut ranked, k);
         ranked
             .into_iter()
             .filter_map(|(slot, s)| {
