@@ -267,6 +267,35 @@ mod tests {
     }
 
     #[test]
+    fn document_ranking_sums_halving_chunk_scores_and_keeps_the_best_chunk() {
+        let k = [
+            Candidate {
+                key: key("a", 4),
+                value: 4.0,
+            },
+            Candidate {
+                key: key("b", 1),
+                value: 3.0,
+            },
+            Candidate {
+                key: key("b", 7),
+                value: 3.0,
+            },
+            Candidate {
+                key: key("a", 2),
+                value: 2.0,
+            },
+        ];
+        let docs = document_ranking(&k);
+        let got: Vec<(&str, f32, u32)> = docs
+            .iter()
+            .map(|d| (d.source.as_str(), d.score, d.best_chunk))
+            .collect();
+        // a: 4 + ½·2; b: 3 + ½·3; each keeps its first (best) chunk.
+        assert_eq!(got, [("a", 5.0, 4), ("b", 4.5, 1)]);
+    }
+
+    #[test]
     fn max_files_keeps_first_sources() {
         let hits = vec![
             Fused {

@@ -37,12 +37,14 @@ pub struct ListRank {
 pub struct Explain {
     pub vector: Option<ListRank>,
     pub keyword: Option<ListRank>,
-    /// The hit's document in the whole-document list (from the keyword
-    /// candidates: max + ½·second + ¼·third … of its chunks' BM25 scores).
+    /// The hit's document in the whole-document list (BM25 over the whole
+    /// document, from `IndexView::document_search`).
     pub document: Option<ListRank>,
     /// The keyword share of the fusion (`RAG_HYBRID_WEIGHT`, or 1 when the
     /// vector side was blind).
     pub keyword_weight: f64,
+    /// The hit's score: its document's fused score, halved for each chunk
+    /// of the same document ranked before it.
     pub fused: f64,
 }
 
