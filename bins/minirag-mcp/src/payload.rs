@@ -63,12 +63,14 @@ pub struct Explained {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyword: Option<Ranked>,
     /// Rank and score of the hit's document in the whole-document list
-    /// (its keyword chunks' BM25: max + ½·second + ¼·third …).
+    /// (BM25 over the whole document).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document: Option<Ranked>,
     /// The keyword share of the fusion.
     pub keyword_weight: f64,
-    /// The fused score the hits are ordered by.
+    /// The fused score the hits are ordered by: the document's score
+    /// (normalised vector similarity and whole-document BM25), halved for
+    /// each chunk of the same document ranked before this one.
     pub fused: f64,
 }
 
