@@ -101,53 +101,62 @@ impl Field {
     /// BM25 with documents grouped into larger ones (a source made of its
     /// chunks): a group's term frequency is the sum over its members, its
     /// length the sum of theirs, a term's document frequency counts groups,
-    /// and `groups` live groups make the collection. `group_of` maps a member
-    /// to its group (`None`: a removed member).
-    /// `excess(group, term)` is how many of the group's occurrences of
-    /// `term` not to count (text its members repeat), `excess_len` the
+    /// and `live` groups make the collection. Group ids are below
+    /// `group_ids`; `group_of` maps a member to its group (`None`: a removed
+    /// member). `excess(group, term)` is how many of the group's occurrences
+    /// of `term` not to count (text its members repeat), `excess_len` the
     /// length they all repeat; `group_len` is net of it.
     #[allow(clippy::too_many_arguments)]
     pub fn score_groups(
         &self,
         terms: &[&str],
-        groups: usize,
+        group_ids: usize,
+        live: usize,
         group_of: impl Fn(u32) -> Option<u32>,
         group_len: impl Fn(u32) -> u64,
         excess: impl Fn(u32, &str) -> u32,
         excess_len: u64,
         mut add: impl FnMut(u32, f32),
     ) {
-        if groups == 0 || self.live == 0 {
+        if live == 0 || self.live == 0 {
             return;
         }
-        let n = groups as f32;
+        let n = live as f32;
         let avg = (self.total_len.saturating_sub(excess_len) as f32 / n).max(1.0);
-        let mut tf_of: HashMap<u32, u32> = HashMap::new();
+        // Dense per-group counters and the groups touched, as the chunk
+        // side does: a frequent term reaches most groups.
+        let mut tf_of = vec![0u32; group_ids];
+        let mut touched: Vec<u32> = Vec::new();
         // A group's length sums its members': once per group and query.
-        let mut lengths: HashMap<u32, f32> = HashMap::new();
+        let mut lengths = vec![f32::NAN; group_ids];
         for term in terms {
             let Some(list) = self.postings.get(*term) else {
                 continue;
             };
-            tf_of.clear();
             for &(doc, tf) in list {
                 if let Some(g) = group_of(doc) {
-                    *tf_of.entry(g).or_default() += tf;
+                    let t = &mut tf_of[g as usize];
+                    if *t == 0 {
+                        touched.push(g);
+                    }
+                    *t += tf;
                 }
             }
-            for (&g, tf) in tf_of.iter_mut() {
-                *tf = tf.saturating_sub(excess(g, term)).max(1);
-            }
-            let df = tf_of.len() as f32;
+            let df = touched.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (&g, &tf) in &tf_of {
-                let tf = tf as f32;
-                let dl = *lengths.entry(g).or_insert_with(|| group_len(g) as f32);
+            for &g in &touched {
+                let tf = std::mem::take(&mut tf_of[g as usize]);
+                let tf = tf.saturating_sub(excess(g, term)).max(1) as f32;
+                let dl = &mut lengths[g as usize];
+                if dl.is_nan() {
+                    *dl = group_len(g) as f32;
+                }
                 add(
                     g,
-                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg)),
+                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * *dl / avg)),
                 );
             }
+            touched.clear();
         }
     }
 

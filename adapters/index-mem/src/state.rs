@@ -472,9 +472,18 @@ impl State {
         let allowed = self.allowed_sources(scope);
         let live = self.sources.iter().filter(|e| e.is_some()).count();
         let sid_of = |slot: u32| self.chunks[slot as usize].as_ref().map(|(sid, _)| *sid);
-        let mut acc: HashMap<u32, f32> = HashMap::new();
+        let mut acc = vec![0f32; self.sources.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut add = |sid: u32, s: f32| {
+            let a = &mut acc[sid as usize];
+            if *a == 0.0 {
+                touched.push(sid);
+            }
+            *a += s;
+        };
         self.text.score_groups(
             &terms,
+            self.sources.len(),
             live,
             sid_of,
             |sid| {
@@ -493,16 +502,17 @@ impl State {
                     .unwrap_or(0)
             },
             self.repeats_len,
-            |sid, s| *acc.entry(sid).or_default() += s,
+            &mut add,
         );
         self.title.score(&terms, |sid, s| {
             if self.sources[sid as usize].is_some() {
-                *acc.entry(sid).or_default() += TITLE_WEIGHT * s;
+                add(sid, TITLE_WEIGHT * s);
             }
         });
-        let mut ranked: Vec<(u32, f32)> = acc
+        let mut ranked: Vec<(u32, f32)> = touched
             .into_iter()
-            .filter(|(sid, _)| allowed[*sid as usize])
+            .filter(|sid| allowed[*sid as usize])
+            .map(|sid| (sid, acc[sid as usize]))
             .collect();
         best_first(&mut ranked, k);
         // The best chunk of each kept document: chunk-level BM25 of its
