@@ -401,6 +401,14 @@ impl State {
         Some(sid)
     }
 
+    /// A query's distinct terms (BM25 counts each once per query).
+    fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut terms = self.analyzer.terms(query);
+        terms.sort();
+        terms.dedup();
+        terms
+    }
+
     fn allowed_sources(&self, scope: &Scope) -> Vec<bool> {
         self.sources
             .iter()
@@ -465,9 +473,7 @@ impl State {
     /// applied before the cut at `k`. Each carries its best chunk by
     /// chunk-level BM25 (text only: the title is the same for every chunk).
     pub fn document_search(&self, query: &str, k: usize, scope: &Scope) -> Vec<DocumentHit> {
-        let mut terms = self.analyzer.terms(query);
-        terms.sort();
-        terms.dedup();
+        let terms = self.query_terms(query);
         let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let allowed = self.allowed_sources(scope);
         let live = self.sources.iter().filter(|e| e.is_some()).count();
@@ -550,9 +556,7 @@ impl State {
     }
 
     pub fn keyword_search(&self, query: &str, k: usize, scope: &Scope) -> Vec<Candidate> {
-        let mut terms = self.analyzer.terms(query);
-        terms.sort();
-        terms.dedup();
+        let terms = self.query_terms(query);
         let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let allowed = self.allowed_sources(scope);
         // Dense accumulators (one per slot; the zeroed pages come lazily from
