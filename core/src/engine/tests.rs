@@ -1187,6 +1187,18 @@ fn explain_gives_each_result_its_ranks_and_fused_score() {
         explain.windows(2).all(|w| w[0].fused >= w[1].fused),
         "results in fused order"
     );
+    // Chunks follow their document: the j-th of one document scores the
+    // first one's score × ½^j.
+    let mut seen: HashMap<&str, (f64, i32)> = HashMap::new();
+    let mut followers = 0;
+    for (hit, e) in r.results.iter().zip(&explain) {
+        let (first, j) = seen.entry(hit.source.as_str()).or_insert((e.fused, 0));
+        let expect = *first * crate::search::documents::NEXT_CHUNK_DECAY.powi(*j);
+        assert!((e.fused - expect).abs() < 1e-12, "{e:?}, expected {expect}");
+        followers += i32::from(*j > 0);
+        *j += 1;
+    }
+    assert!(followers > 0, "a document contributed several chunks");
     let top = &explain[0];
     assert!(
         top.keyword.is_some_and(|k| k.rank == 1 && k.score > 0.0),
