@@ -5,15 +5,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-pub const K1: f32 = 1.2;
-pub const B: f32 = 0.75;
-/// Title field weight relative to the text field. A title match says the
-/// whole document is about the term, so it must lift a document whose body
-/// only mentions the term in passing; but titles are short, so their BM25
-/// is already high (short field, saturated tf), and a full weight would let
-/// any chunk of a matching document outrank the chunk that answers. 0.5
-/// keeps title-only matches findable and body matches first.
-pub const TITLE_WEIGHT: f32 = 0.5;
+pub use minirag_analyzer::TITLE_WEIGHT;
+use minirag_analyzer::{idf, tf_part};
 
 /// One field's postings: term → (doc, term frequency), sorted by doc.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -85,15 +78,10 @@ impl Field {
             let Some(list) = self.postings.get(*term) else {
                 continue;
             };
-            let df = list.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = idf(n, list.len() as f32);
             for &(doc, tf) in list {
-                let tf = tf as f32;
                 let dl = self.lengths[doc as usize] as f32;
-                add(
-                    doc,
-                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg)),
-                );
+                add(doc, idf * tf_part(tf as f32, dl, avg));
             }
         }
     }
@@ -142,8 +130,7 @@ impl Field {
                     *t += tf;
                 }
             }
-            let df = touched.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = idf(n, touched.len() as f32);
             for &g in &touched {
                 let tf = std::mem::take(&mut tf_of[g as usize]);
                 let tf = tf.saturating_sub(excess(g, term)).max(1) as f32;
@@ -151,10 +138,7 @@ impl Field {
                 if dl.is_nan() {
                     *dl = group_len(g) as f32;
                 }
-                add(
-                    g,
-                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * *dl / avg)),
-                );
+                add(g, idf * tf_part(tf, *dl, avg));
             }
             touched.clear();
         }
@@ -179,9 +163,7 @@ impl Field {
                 continue;
             };
             let tf = list[i].1 as f32;
-            let df = list.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            score += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg));
+            score += idf(n, list.len() as f32) * tf_part(tf, dl, avg);
         }
         score
     }

@@ -11,7 +11,8 @@
 //! catch up before every call by reading the log from where they stopped,
 //! or reloading when a newer snapshot appeared.
 
-pub mod analyzer;
+/// Re-exported: the analyzer is shared with every Index adapter.
+pub use minirag_analyzer as analyzer;
 pub mod bm25;
 pub mod disk;
 mod legacy;

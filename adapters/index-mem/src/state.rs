@@ -10,10 +10,10 @@ use minirag_core::search::Scope;
 use minirag_core::CHUNK_SCHEME;
 use serde::{Deserialize, Serialize};
 
-use crate::analyzer::Analyzer;
 use crate::bm25::{Field, TITLE_WEIGHT};
 use crate::records::{DiskChunk, DiskSource, Op};
 use crate::vectors::Matrix;
+use minirag_analyzer::{breadcrumb_repeats, Analyzer, Repeats};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceEntry {
@@ -43,15 +43,6 @@ pub struct State {
     pub repeats: HashMap<u32, Repeats>,
     /// Sum of every source's repeated length.
     pub repeats_len: u64,
-}
-
-/// Breadcrumb terms counted more than once across a source's chunks: each
-/// run of chunks with the same breadcrumb repeats its terms once per chunk
-/// after the first.
-#[derive(Debug, Clone, Default)]
-pub struct Repeats {
-    pub terms: HashMap<String, u32>,
-    pub len: u64,
 }
 
 /// Keeps the `k` highest scores, best first, ties by id (a partial
@@ -445,23 +436,11 @@ impl State {
 
     /// Records the breadcrumb terms the chunks in `slots` repeat.
     pub fn note_repeats(&mut self, sid: u32, slots: &[u32]) {
-        let mut r = Repeats::default();
-        let mut last: Option<(&str, Vec<String>)> = None;
-        for &slot in slots {
-            let Some((_, c)) = &self.chunks[slot as usize] else {
-                continue;
-            };
-            let prefix = c.text.get(..c.prefix_len as usize).unwrap_or("");
-            match &last {
-                Some((p, terms)) if *p == prefix => {
-                    for t in terms {
-                        *r.terms.entry(t.clone()).or_default() += 1;
-                    }
-                    r.len += terms.len() as u64;
-                }
-                _ => last = Some((prefix, self.analyzer.terms(prefix))),
-            }
-        }
+        let prefixes = slots.iter().filter_map(|&slot| {
+            let (_, c) = self.chunks[slot as usize].as_ref()?;
+            Some(c.text.get(..c.prefix_len as usize).unwrap_or(""))
+        });
+        let r = breadcrumb_repeats(&self.analyzer, prefixes);
         if r.len > 0 {
             self.repeats_len += r.len;
             self.repeats.insert(sid, r);

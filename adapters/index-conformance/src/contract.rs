@@ -1,0 +1,404 @@
+//! Durability, sharing, model and document rules every adapter keeps.
+
+use std::collections::HashMap;
+
+use minirag_core::chunk::Chunk;
+use minirag_core::ports::{Embeddings, Index, IndexError};
+use minirag_core::search::Scope;
+
+use crate::fixtures::*;
+use crate::Subject;
+
+fn put(index: &impl Index, source: &str, texts: &[&str]) {
+    let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    index
+        .replace_source(
+            record(source, "Title", texts.len()),
+            chunks(&texts),
+            Some(vectors(&texts)),
+        )
+        .unwrap();
+}
+
+pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    {
+        let index = subject.open(&store);
+        put(
+            &index,
+            "/d/a.md",
+            &["alpha one", "alpha two", "alpha three"],
+        );
+        put(&index, "/d/b#1.md", &["beta"]);
+        put(&index, "/d/a.md", &["alpha only"]);
+    }
+    let index = subject.open(&store);
+    let a = index.chunks("/d/a.md", 0..=100).unwrap();
+    assert_eq!(
+        a.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+        ["alpha only"]
+    );
+    assert_eq!(
+        index.source("/d/a.md").unwrap().unwrap().file_hash,
+        "hash-of-/d/a.md"
+    );
+    assert_eq!(index.stats().unwrap().chunk_count, 2);
+    let hits = index.keyword_search("alpha", 10, &Scope::all()).unwrap();
+    assert_eq!(hits.len(), 1, "old chunks are gone from the postings");
+    let near = index
+        .vector_search(&vector("beta"), 1, &Scope::all())
+        .unwrap();
+    assert_eq!(near[0].key.source, "/d/b#1.md");
+    assert!(near[0].value < 1e-5);
+}
+
+pub fn another_handle_sees_writes<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let reader = subject.open(&store);
+    let writer = subject.open(&store);
+    assert!(reader
+        .keyword_search("mango", 5, &Scope::all())
+        .unwrap()
+        .is_empty());
+    put(&writer, "/d/m.md", &["mango season"]);
+    assert_eq!(
+        reader
+            .keyword_search("mango", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        1
+    );
+    subject.compact(&writer);
+    put(&writer, "/d/n.md", &["mango again"]);
+    assert_eq!(
+        reader
+            .keyword_search("mango", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        2
+    );
+    writer.delete_source("/d/m.md").unwrap();
+    assert_eq!(writer.move_source("/d/n.md", "/d/o.md", 3.0).unwrap(), 1);
+    let hits = reader.keyword_search("mango", 5, &Scope::all()).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].key.source, "/d/o.md");
+}
+
+/// A view answers from one generation while another handle writes.
+pub fn a_read_view_is_a_snapshot<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let reader = subject.open(&store);
+    let writer = subject.open(&store);
+    put(&writer, "/d/k.md", &["kiwi one", "kiwi two"]);
+    let view = reader.read().unwrap();
+    assert_eq!(
+        view.keyword_search("kiwi", 5, &Scope::all()).unwrap().len(),
+        2
+    );
+    // The writer of another handle does not wait for this view (a second
+    // process never does).
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            put(&writer, "/d/k.md", &["kiwi only"]);
+            put(&writer, "/d/l.md", &["kiwi late"]);
+        })
+        .join()
+        .unwrap();
+    });
+    // The old generation, whole: searches, chunks and sources agree.
+    assert_eq!(
+        view.keyword_search("kiwi", 5, &Scope::all()).unwrap().len(),
+        2
+    );
+    assert_eq!(view.chunks("/d/k.md", 0..=9).unwrap().len(), 2);
+    assert!(view.source("/d/l.md").unwrap().is_none());
+    drop(view);
+    let hits = reader.keyword_search("kiwi", 5, &Scope::all()).unwrap();
+    assert_eq!(hits.len(), 2, "a new view sees the new generation");
+    assert_eq!(reader.chunks("/d/k.md", 0..=9).unwrap().len(), 1);
+}
+
+pub fn a_width_clash_is_refused_and_another_model_switches_the_index<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let index = subject.open(&store);
+    put(&index, "/d/a.md", &["x"]);
+    // The same model cannot change width: one of the two is lying.
+    let mut wide = Embeddings::new(16);
+    wide.push(&[0.25; 16]);
+    let err = index
+        .replace_source(record("/d/b.md", "T", 1), vec![chunk(0, "y")], Some(wide))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        IndexError::DimensionMismatch {
+            stored: 8,
+            model: 16
+        }
+    );
+    assert!(
+        err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional")
+    );
+    assert_eq!(
+        index.stats().unwrap().source_count,
+        1,
+        "nothing half-written"
+    );
+
+    // Another model's vectors (here also another width) switch the index:
+    // the old vectors go, the old chunks stay for keyword search.
+    let mut other = record("/d/c.md", "T", 1);
+    other.embedded_with = Some("other-model".into());
+    let mut wide = Embeddings::new(16);
+    wide.push(&[0.25; 16]);
+    index
+        .replace_source(other, vec![chunk(0, "z")], Some(wide))
+        .unwrap();
+    for index in [index, subject.open(&store)] {
+        let view = index.read().unwrap();
+        assert_eq!(view.vector_model().as_deref(), Some("other-model"));
+        let stats = view.stats().unwrap();
+        assert_eq!((stats.source_count, stats.vectorless_chunk_count), (2, 1));
+        assert_eq!(
+            view.vectorless_chunks().unwrap(),
+            1,
+            "the counter follows a switch"
+        );
+        let hits = view.vector_search(&[0.25; 16], 5, &Scope::all()).unwrap();
+        assert_eq!(hits.len(), 1, "only the new model's vector is compared");
+        assert_eq!(hits[0].key.source, "/d/c.md");
+        let words = view.keyword_search("x", 5, &Scope::all()).unwrap();
+        assert_eq!(
+            words[0].key.source, "/d/a.md",
+            "old chunks answer by keyword"
+        );
+        drop(view);
+        assert_eq!(index.cached_vectors("test-model", &["x"]), vec![None]);
+    }
+}
+
+pub fn scope_applies_before_the_cut<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let index = subject.open(&store);
+    for i in 0..60 {
+        put(
+            &index,
+            &format!("/d/other/{i}.md"),
+            &["common words galore common"],
+        );
+    }
+    put(&index, "/d/proj/x.md", &["common"]);
+    put(&index, "/d/project-secret/y.md", &["common"]);
+    let scope = Scope::new(["/d/proj"]);
+    let kw = index.keyword_search("common", 5, &scope).unwrap();
+    assert_eq!(kw.len(), 1);
+    assert_eq!(kw[0].key.source, "/d/proj/x.md");
+    let vec = index
+        .vector_search(&vector("common words galore common"), 5, &scope)
+        .unwrap();
+    assert_eq!(vec.len(), 1);
+    assert_eq!(vec[0].key.source, "/d/proj/x.md");
+    let docs = index
+        .read()
+        .unwrap()
+        .document_search("common", 5, &scope)
+        .unwrap();
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0].source, "/d/proj/x.md");
+}
+
+pub fn vectorless_sources_are_counted_and_get_vectors_later<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let index = subject.open(&store);
+    let mut rec = record("/d/a.md", "T", 1);
+    rec.embedded_with = None;
+    index
+        .replace_source(rec, vec![chunk(0, "no vector yet")], None)
+        .unwrap();
+    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 1);
+    assert_eq!(
+        index
+            .keyword_search("vector", 5, &Scope::all())
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(index
+        .vector_search(&vector("no vector yet"), 5, &Scope::all())
+        .unwrap()
+        .is_empty());
+    put(&index, "/d/a.md", &["no vector yet"]);
+    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
+    assert_eq!(
+        index.cached_vectors("test-model", &["no vector yet", "unknown"]),
+        vec![Some(vector("no vector yet")), None]
+    );
+    assert_eq!(
+        index.cached_vectors("another-model", &["no vector yet"]),
+        vec![None]
+    );
+}
+
+pub fn vectors_arrive_in_batches_each_durable<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let texts: Vec<String> = (0..10).map(|i| format!("batch chunk number {i}")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    {
+        let index = subject.open(&store);
+        let mut rec = record("/d/big.csv", "Big", texts.len());
+        rec.embedded_with = None;
+        index.replace_source(rec, chunks(&texts), None).unwrap();
+        subject.compact(&index);
+        let n = index
+            .set_vectors(
+                "/d/big.csv",
+                "test-model",
+                0,
+                &refs[..4],
+                vectors(&texts[..4]),
+                false,
+            )
+            .unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
+        let rec = index.source("/d/big.csv").unwrap().unwrap();
+        assert_eq!(rec.embedded_with, None, "not embedded until the last batch");
+        // A stale batch (texts that are not the stored ones) is refused by name.
+        let e = index
+            .set_vectors(
+                "/d/big.csv",
+                "test-model",
+                4,
+                &["other"],
+                vectors(&texts[..1]),
+                false,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/d/big.csv") && e.contains("changed"), "{e}");
+    }
+    let index = subject.open(&store);
+    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
+    index
+        .set_vectors(
+            "/d/big.csv",
+            "test-model",
+            4,
+            &refs[4..],
+            vectors(&texts[4..]),
+            true,
+        )
+        .unwrap();
+    let check = |index: &S::Index| {
+        assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
+        let rec = index.source("/d/big.csv").unwrap().unwrap();
+        assert_eq!(rec.embedded_with.as_deref(), Some("test-model"));
+        for (i, t) in texts.iter().enumerate() {
+            let hit = &index.vector_search(&vector(t), 1, &Scope::all()).unwrap()[0];
+            assert_eq!(hit.key.index, i as u32, "{t}");
+            let kw = index
+                .keyword_search(&format!("number {i}"), 1, &Scope::all())
+                .unwrap();
+            assert_eq!(kw[0].key.index, i as u32, "{t}: keyword side");
+        }
+        assert_eq!(index.chunks("/d/big.csv", 0..=u32::MAX).unwrap().len(), 10);
+        assert_eq!(
+            index.cached_vectors("test-model", &[&texts[0]]),
+            vec![Some(vector(&texts[0]))]
+        );
+    };
+    check(&index);
+    subject.compact(&index);
+    check(&index);
+    drop(index);
+    check(&subject.open(&store));
+}
+
+/// Chunks of one section that carry its breadcrumb before their text.
+fn section(crumb: &str, bodies: &[&str], first: u32) -> Vec<Chunk> {
+    bodies
+        .iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let prefix = format!("{crumb}\n\n");
+            let mut c = chunk(first + i as u32, &format!("{prefix}{body}"));
+            c.layout.prefix_len = prefix.len() as u32;
+            c
+        })
+        .collect()
+}
+
+/// Whole-document BM25: a source made of many chunks scores as the one
+/// document they make together, each breadcrumb counted once per section,
+/// before and after reopening.
+pub fn a_document_scores_as_its_chunks_together<S: Subject>(subject: &S) {
+    let (a, b) = (subject.fresh(), subject.fresh());
+    let chunked = subject.open(&a);
+    let whole = subject.open(&b);
+    for s in 0..12 {
+        let source = format!("/d/{s}.md");
+        let mut chunks = section("Guide > Checkpoint tuning", &["wal page buffer"; 4], 0);
+        chunks.extend(section(
+            "Guide > Locks",
+            &["row lock", "table lock query"],
+            4,
+        ));
+        chunks.truncate(1 + s % 6);
+        // The document as the reader has it: each breadcrumb once.
+        let mut text = String::new();
+        let mut last = "";
+        for c in &chunks {
+            let (crumb, body) = c.text.split_at(c.layout.prefix_len as usize);
+            if crumb != last {
+                text.push_str(crumb);
+                last = crumb;
+            }
+            text.push_str(body);
+            text.push(' ');
+        }
+        let n = chunks.len();
+        chunked
+            .replace_source(record(&source, "T", n), chunks, None)
+            .unwrap();
+        whole
+            .replace_source(record(&source, "T", 1), vec![chunk(0, &text)], None)
+            .unwrap();
+    }
+    let both = |chunked: &S::Index, query: &str| -> Vec<(String, f32, f32)> {
+        let docs = chunked
+            .read()
+            .unwrap()
+            .document_search(query, 100, &Scope::all())
+            .unwrap();
+        let singles: HashMap<String, f32> = whole
+            .keyword_search(query, 100, &Scope::all())
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.key.source, c.value))
+            .collect();
+        assert_eq!(docs.len(), singles.len(), "{query}: the same sources match");
+        docs.into_iter()
+            .map(|d| {
+                let single = singles[&d.source];
+                (d.source, d.score, single)
+            })
+            .collect()
+    };
+    for query in ["checkpoint", "guide lock", "wal tuning"] {
+        for (source, grouped, single) in both(&chunked, query) {
+            assert!(
+                (grouped - single).abs() <= 1e-4 * single.abs().max(1.0),
+                "{query} {source}: {grouped} as chunks, {single} as one document"
+            );
+        }
+    }
+    let before = both(&chunked, "checkpoint tuning");
+    subject.compact(&chunked);
+    drop(chunked);
+    let reopened = subject.open(&a);
+    let after = both(&reopened, "checkpoint tuning");
+    assert_eq!(after.len(), before.len());
+    for ((s1, g1, _), (s2, g2, _)) in before.iter().zip(&after) {
+        assert_eq!(s1, s2);
+        assert!((g1 - g2).abs() <= 1e-4 * g1.abs().max(1.0));
+    }
+}

@@ -1,0 +1,173 @@
+//! The `Index` port on PostgreSQL ≥ 15 with pgvector ≥ 0.7: one index that
+//! many processes on many machines read and write.
+//!
+//! - [`connect`]: `DB_URL` → pool; passwords masked, pgpass, rustls.
+//! - [`schema`]: the tables of one index in one schema, and migrations.
+//! - [`postings`]: BM25 postings computed with the shared analyzer.
+//! - [`write`]: per-source transactions under advisory locks.
+//! - [`view`]: a read view is one `REPEATABLE READ` transaction; BM25 is
+//!   scored in SQL from the postings, vectors by pgvector (exact below
+//!   [`view::EXACT_BELOW`] vectors, HNSW above).
+
+pub mod connect;
+mod postings;
+mod rows;
+pub mod schema;
+mod view;
+mod write;
+
+use minirag_analyzer::Analyzer;
+use minirag_core::chunk::Chunk;
+use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
+
+pub use connect::mask_password;
+pub use view::EXACT_BELOW;
+
+/// An index in schema `schema` of the database at `DB_URL`.
+pub struct PgIndex {
+    pool: connect::Pool,
+    target: connect::Target,
+    schema: String,
+    analyzer: Analyzer,
+    root_cert: Option<std::path::PathBuf>,
+}
+
+/// Where the password and the CA certificates come from, besides the URL.
+#[derive(Debug, Clone, Default)]
+pub struct PgOptions {
+    /// A pgpass file (`PGPASSFILE`, or `~/.pgpass`).
+    pub passfile: Option<std::path::PathBuf>,
+    /// Extra CA certificates, PEM (`PGSSLROOTCERT`).
+    pub root_cert: Option<std::path::PathBuf>,
+}
+
+impl PgIndex {
+    /// Connects, creates or migrates the schema, and checks pgvector.
+    pub fn open(url: &str, schema: &str, options: &PgOptions) -> Result<Self, IndexError> {
+        if !schema::valid_name(schema) {
+            return Err(IndexError::Storage {
+                reason: format!(
+                    "DB_SCHEMA='{schema}' is invalid: expected a lower-case name of letters, digits and '_' (at most 63), e.g. minirag or team_docs"
+                ),
+            });
+        }
+        let target = connect::Target::new(url, options.passfile.as_deref())?;
+        let pool = target.pool(options.root_cert.as_deref())?;
+        let index = Self {
+            pool,
+            target,
+            schema: schema.to_string(),
+            analyzer: Analyzer::default(),
+            root_cert: options.root_cert.clone(),
+        };
+        let mut client = index.client()?;
+        schema::migrate(&mut client, schema).map_err(|e| match e {
+            schema::SetupError::Db(e) => index.db_error("preparing the schema", e),
+            schema::SetupError::NoVector(e) => IndexError::Storage {
+                reason: format!(
+                    "the pgvector extension is not installed in the database at {}: {}; install pgvector ≥ 0.7 on the server and run CREATE EXTENSION vector as a superuser",
+                    index.target.masked_url,
+                    db_message(&e)
+                ),
+            },
+            schema::SetupError::Newer(v) => IndexError::Storage {
+                reason: format!(
+                    "schema '{schema}' at {} was written by a newer minirag (version {v}, this one knows {}); upgrade minirag-mcp",
+                    index.target.masked_url,
+                    schema::VERSION
+                ),
+            },
+        })?;
+        Ok(index)
+    }
+
+    /// The URL with its password masked, for status and logs.
+    pub fn display_url(&self) -> &str {
+        &self.target.masked_url
+    }
+
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    fn client(&self) -> Result<r2d2::PooledConnection<connect::Manager>, IndexError> {
+        self.pool.get().map_err(|e| self.target.unreachable(e))
+    }
+
+    /// A database error, naming the operation and the masked server.
+    fn db_error(&self, doing: &str, e: postgres::Error) -> IndexError {
+        IndexError::Storage {
+            reason: format!(
+                "PostgreSQL at {} (schema {}) failed while {doing}: {}",
+                self.target.masked_url,
+                self.schema,
+                db_message(&e)
+            ),
+        }
+    }
+
+    /// Drops the whole schema: every table of this index (tests, `reset`).
+    pub fn drop_schema(&self) -> Result<(), IndexError> {
+        let mut c = self.client()?;
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
+            .map_err(|e| self.db_error("dropping the schema", e))
+    }
+}
+
+/// The server's own message when there is one (`ERROR: …`), else the
+/// client's.
+fn db_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            // The client's own errors keep the detail in their source.
+            match std::error::Error::source(e) {
+                Some(cause) => format!("{e}: {cause}"),
+                None => e.to_string(),
+            }
+        }
+    }
+}
+
+impl Index for PgIndex {
+    fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
+        Ok(Box::new(view::PgView::begin(self)?))
+    }
+
+    fn replace_source(
+        &self,
+        record: SourceRecord,
+        chunks: Vec<Chunk>,
+        vectors: Option<Embeddings>,
+    ) -> Result<(), IndexError> {
+        write::replace_source(self, record, chunks, vectors)
+    }
+
+    fn set_vectors(
+        &self,
+        source: &str,
+        model_id: &str,
+        first: u32,
+        texts: &[&str],
+        vectors: Embeddings,
+        complete: bool,
+    ) -> Result<usize, IndexError> {
+        write::set_vectors(self, source, model_id, first, texts, vectors, complete)
+    }
+
+    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
+        write::delete_source(self, source)
+    }
+
+    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError> {
+        write::move_source(self, from, to, mtime)
+    }
+
+    fn lock_sync(&self) -> Result<SyncLease, IndexError> {
+        write::lock_sync(self)
+    }
+
+    fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        write::cached_vectors(self, model_id, texts).unwrap_or_else(|_| vec![None; texts.len()])
+    }
+}

@@ -1,0 +1,102 @@
+//! Core types to and from rows.
+
+use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
+use minirag_core::ports::{SourceRecord, SourceType};
+use postgres::Row;
+
+/// The `sources` columns [`record`] reads, in order.
+pub const SOURCE_COLUMNS: &str = "source, source_type, title, title_seeded, file_hash, mtime, \
+     ingested_at, chunk_count, scheme_version, embedded_with, ocr_engine";
+
+/// The `chunks` columns [`chunk`] reads, in order.
+pub const CHUNK_COLUMNS: &str =
+    "idx, parent, text, prefix_len, kind, headings::text, heading_is_body, continues_section";
+
+pub fn source_type_code(t: SourceType) -> i16 {
+    match t {
+        SourceType::File => 0,
+        SourceType::Data => 1,
+        SourceType::Url => 2,
+    }
+}
+
+pub fn record(row: &Row) -> SourceRecord {
+    SourceRecord {
+        source: row.get(0),
+        source_type: match row.get::<_, i16>(1) {
+            1 => SourceType::Data,
+            2 => SourceType::Url,
+            _ => SourceType::File,
+        },
+        title: row.get(2),
+        title_seeded: row.get(3),
+        file_hash: row.get(4),
+        mtime: row.get(5),
+        ingested_at: row.get(6),
+        chunk_count: row.get::<_, i32>(7) as u32,
+        scheme_version: row.get::<_, i32>(8) as u32,
+        embedded_with: row.get(9),
+        ocr_engine: row.get(10),
+    }
+}
+
+pub fn kind_code(k: UnitKind) -> i16 {
+    match k {
+        UnitKind::Text => 0,
+        UnitKind::Rows => 1,
+        UnitKind::Code => 2,
+        UnitKind::CodePiece => 3,
+    }
+}
+
+/// Headings as JSON `[[level, text, line], …]`.
+pub fn headings_json(headings: &[Heading]) -> String {
+    serde_json::Value::Array(
+        headings
+            .iter()
+            .map(|h| serde_json::json!([h.level, h.text, h.line]))
+            .collect(),
+    )
+    .to_string()
+}
+
+fn headings(json: &str) -> Vec<Heading> {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(json) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|h| {
+            Some(Heading {
+                level: h.get(0)?.as_u64()? as u8,
+                text: h.get(1)?.as_str()?.to_string(),
+                line: h.get(2)?.as_str()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+pub fn chunk(row: &Row) -> Chunk {
+    chunk_at(row, 0)
+}
+
+/// A chunk from [`CHUNK_COLUMNS`] starting at column `at`.
+pub fn chunk_at(row: &Row, at: usize) -> Chunk {
+    Chunk {
+        index: row.get::<_, i32>(at) as u32,
+        parent: row.get::<_, i32>(at + 1) as u32,
+        text: row.get(at + 2),
+        layout: Layout {
+            prefix_len: row.get::<_, i32>(at + 3) as u32,
+            kind: match row.get::<_, i16>(at + 4) {
+                1 => UnitKind::Rows,
+                2 => UnitKind::Code,
+                3 => UnitKind::CodePiece,
+                _ => UnitKind::Text,
+            },
+            headings: headings(row.get(at + 5)),
+            heading_is_body: row.get(at + 6),
+            continues_section: row.get(at + 7),
+        },
+    }
+}

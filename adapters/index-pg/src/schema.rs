@@ -1,0 +1,203 @@
+//! The tables of one index, all in one PostgreSQL schema (so several
+//! indexes share a database), created on first use and migrated by the
+//! version in `meta`.
+//!
+//! - `sources`: one row per source, with its whole-document and title
+//!   lengths for BM25.
+//! - `chunks`: text, layout, parent and the vector (`NULL` until embedded).
+//! - `chunk_terms`, `doc_terms`, `title_terms`: analysed postings
+//!   `(term, source, [chunk,] tf, len)` of the three BM25 fields; a
+//!   document's term frequency is net of the breadcrumbs its chunks repeat.
+//! - `stats`: one row of collection counts (BM25's N and average lengths,
+//!   vector-less chunks), kept current by every write.
+//! - `meta`: schema version, vector model and width.
+
+use postgres::GenericClient;
+
+/// Bump with a migration step in [`migrate`].
+pub const VERSION: i32 = 1;
+
+/// A valid schema name: it is spliced into SQL, so only `[a-z_][a-z0-9_]*`.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn create_sql(s: &str) -> String {
+    format!(
+        r#"
+CREATE TABLE IF NOT EXISTS {s}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {s}.sources (
+    id bigserial PRIMARY KEY,
+    source text NOT NULL UNIQUE,
+    source_type smallint NOT NULL,
+    title text NOT NULL,
+    title_seeded boolean NOT NULL,
+    file_hash text NOT NULL,
+    mtime double precision NOT NULL,
+    ingested_at text NOT NULL,
+    chunk_count integer NOT NULL,
+    scheme_version integer NOT NULL,
+    embedded_with text,
+    ocr_engine text NOT NULL,
+    doc_len bigint NOT NULL,
+    title_len integer NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {s}.chunks (
+    id bigserial PRIMARY KEY,
+    source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
+    idx integer NOT NULL,
+    parent integer NOT NULL,
+    text text NOT NULL,
+    prefix_len integer NOT NULL,
+    kind smallint NOT NULL,
+    headings jsonb NOT NULL,
+    heading_is_body boolean NOT NULL,
+    continues_section boolean NOT NULL,
+    len integer NOT NULL,
+    embedding vector,
+    UNIQUE (source_id, idx)
+);
+CREATE INDEX IF NOT EXISTS chunks_text_md5 ON {s}.chunks (md5(text)) WHERE embedding IS NOT NULL;
+CREATE TABLE IF NOT EXISTS {s}.chunk_terms (
+    term text NOT NULL,
+    source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
+    chunk_id bigint NOT NULL,
+    tf integer NOT NULL,
+    len integer NOT NULL,
+    PRIMARY KEY (term, source_id, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS chunk_terms_source ON {s}.chunk_terms (source_id);
+CREATE TABLE IF NOT EXISTS {s}.doc_terms (
+    term text NOT NULL,
+    source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
+    tf integer NOT NULL,
+    len bigint NOT NULL,
+    PRIMARY KEY (term, source_id)
+);
+CREATE INDEX IF NOT EXISTS doc_terms_source ON {s}.doc_terms (source_id);
+CREATE TABLE IF NOT EXISTS {s}.title_terms (
+    term text NOT NULL,
+    source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
+    tf integer NOT NULL,
+    len integer NOT NULL,
+    PRIMARY KEY (term, source_id)
+);
+CREATE INDEX IF NOT EXISTS title_terms_source ON {s}.title_terms (source_id);
+CREATE TABLE IF NOT EXISTS {s}.stats (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    sources bigint NOT NULL,
+    chunks bigint NOT NULL,
+    chunk_len bigint NOT NULL,
+    doc_len bigint NOT NULL,
+    title_len bigint NOT NULL,
+    vectorless bigint NOT NULL
+);
+INSERT INTO {s}.stats VALUES (true, 0, 0, 0, 0, 0, 0) ON CONFLICT DO NOTHING;
+"#
+    )
+}
+
+/// What went wrong while preparing the schema, for the caller to name.
+pub enum SetupError {
+    Db(postgres::Error),
+    NoVector(postgres::Error),
+    Newer(i32),
+}
+
+impl From<postgres::Error> for SetupError {
+    fn from(e: postgres::Error) -> Self {
+        Self::Db(e)
+    }
+}
+
+/// Creates or migrates the schema `s` (already validated). Runs in one
+/// transaction under an advisory lock, so two processes starting at once
+/// do not race.
+pub fn migrate(client: &mut postgres::Client, s: &str) -> Result<(), SetupError> {
+    let mut tx = client.transaction()?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        &[&format!("minirag schema {s}")],
+    )?;
+    let has_vector: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')",
+            &[],
+        )?
+        .get(0);
+    if !has_vector {
+        tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+            .map_err(SetupError::NoVector)?;
+    }
+    tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {s}"))?;
+    let exists: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'meta')",
+            &[&s],
+        )?
+        .get(0);
+    let version: i32 = if exists {
+        tx.query_opt(
+            &format!("SELECT value FROM {s}.meta WHERE key = 'version'"),
+            &[],
+        )?
+        .and_then(|r| r.get::<_, String>(0).parse().ok())
+        .unwrap_or(0)
+    } else {
+        0
+    };
+    if version > VERSION {
+        return Err(SetupError::Newer(version));
+    }
+    if version < VERSION {
+        tx.batch_execute(&create_sql(s))?;
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.meta VALUES ('version', $1) ON CONFLICT (key) DO UPDATE SET value = $1"
+            ),
+            &[&VERSION.to_string()],
+        )?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The stored vector model and width, `None` before the first vectors.
+pub fn model(
+    client: &mut impl GenericClient,
+    s: &str,
+) -> Result<Option<(String, usize)>, postgres::Error> {
+    let rows = client.query(
+        &format!("SELECT key, value FROM {s}.meta WHERE key IN ('model', 'dim')"),
+        &[],
+    )?;
+    let get = |k: &str| {
+        rows.iter()
+            .find(|r| r.get::<_, &str>(0) == k)
+            .map(|r| r.get::<_, String>(1))
+    };
+    Ok(
+        match (get("model"), get("dim").and_then(|d| d.parse().ok())) {
+            (Some(m), Some(d)) => Some((m, d)),
+            _ => None,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_lowercase_names() {
+        assert!(valid_name("minirag") && valid_name("team_a2") && valid_name("_x"));
+        for bad in ["", "Team", "a-b", "1abc", "a;drop", "a b", &"x".repeat(64)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! A read view: one `REPEATABLE READ READ ONLY` transaction on a pooled
+//! connection, so every search, chunk and title of one use case sees the
+//! same snapshot while other machines write.
+//!
+//! BM25 is scored in SQL from the postings with the embedded index's
+//! formula and constants: N and the average lengths from `stats`, document
+//! frequencies counted over the query terms' postings (a window over the
+//! rows the query reads anyway).
+
+use std::ops::RangeInclusive;
+use std::sync::Mutex;
+
+use minirag_analyzer::{B, K1, TITLE_WEIGHT};
+use minirag_core::chunk::Chunk;
+use minirag_core::ports::{IndexError, IndexStats, IndexView, SourceRecord};
+use minirag_core::search::{Candidate, ChunkKey, DocumentHit, Scope};
+use pgvector::Vector;
+use postgres::types::ToSql;
+
+use crate::rows::{chunk, chunk_at, record, CHUNK_COLUMNS, SOURCE_COLUMNS};
+use crate::PgIndex;
+
+/// Below this many vectors a query scans them all (exact); above, it asks
+/// the HNSW index, with an `ef_search` that keeps recall@10 ≥ 0.98.
+pub const EXACT_BELOW: i64 = 20_000;
+
+struct Snapshot {
+    sources: i64,
+    chunks: i64,
+    chunk_len: i64,
+    doc_len: i64,
+    title_len: i64,
+    vectorless: i64,
+}
+
+pub struct PgView<'a> {
+    ix: &'a PgIndex,
+    client: Mutex<r2d2::PooledConnection<crate::connect::Manager>>,
+    stats: Snapshot,
+    model: Option<(String, usize)>,
+}
+
+/// BM25 of `p` rows (`tf`, `len`, `df`) with N and the average length
+/// named by `n` and `avg`, as SQL.
+fn bm25_sql(n: &str, avg: &str) -> String {
+    format!(
+        "ln(1 + ({n} - p.df + 0.5) / (p.df + 0.5)) * p.tf * {k1p} / (p.tf + {K1} * (1 - {B} + {B} * p.len / {avg}))",
+        k1p = K1 + 1.0
+    )
+}
+
+impl<'a> PgView<'a> {
+    pub fn begin(ix: &'a PgIndex) -> Result<Self, IndexError> {
+        let mut client = ix.client()?;
+        let s = &ix.schema;
+        let e = |e| ix.db_error("opening a read view", e);
+        client
+            .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .map_err(e)?;
+        let r = client
+            .query_one(
+                &format!("SELECT sources, chunks, chunk_len, doc_len, title_len, vectorless FROM {s}.stats"),
+                &[],
+            )
+            .map_err(e)?;
+        let stats = Snapshot {
+            sources: r.get(0),
+            chunks: r.get(1),
+            chunk_len: r.get(2),
+            doc_len: r.get(3),
+            title_len: r.get(4),
+            vectorless: r.get(5),
+        };
+        let model = crate::schema::model(&mut *client, s).map_err(e)?;
+        Ok(Self {
+            ix,
+            client: Mutex::new(client),
+            stats,
+            model,
+        })
+    }
+
+    fn query(
+        &self,
+        doing: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, IndexError> {
+        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        c.query(sql, params).map_err(|e| self.ix.db_error(doing, e))
+    }
+
+    /// Source ids allowed by `scope`; `None` when it allows everything.
+    fn allowed(&self, scope: &Scope) -> Result<Option<Vec<i64>>, IndexError> {
+        if scope.is_all() {
+            return Ok(None);
+        }
+        // Prefix candidates in SQL, the exact rule (path boundaries) here.
+        let s = &self.ix.schema;
+        let prefixes: Vec<&str> = scope.prefixes().iter().map(String::as_str).collect();
+        let rows = self.query(
+            "applying the scope",
+            &format!("SELECT id, source FROM {s}.sources WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p(prefix) WHERE starts_with(source, p.prefix))"),
+            &[&prefixes],
+        )?;
+        Ok(Some(
+            rows.iter()
+                .filter(|r| scope.matches(r.get::<_, &str>(1)))
+                .map(|r| r.get::<_, i64>(0))
+                .collect(),
+        ))
+    }
+
+    fn averages(&self) -> (f64, f64, f64, f64, f64) {
+        let st = &self.stats;
+        let n = st.chunks.max(0) as f64;
+        let ns = st.sources.max(0) as f64;
+        let avg = |len: i64, n: f64| {
+            if n > 0.0 {
+                (len as f64 / n).max(1.0)
+            } else {
+                1.0
+            }
+        };
+        (
+            n,
+            avg(st.chunk_len, n),
+            ns,
+            avg(st.doc_len, ns),
+            avg(st.title_len, ns),
+        )
+    }
+
+    fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut t = self.ix.analyzer.terms(query);
+        t.sort();
+        t.dedup();
+        t
+    }
+}
+
+impl Drop for PgView<'_> {
+    fn drop(&mut self) {
+        let c = self.client.get_mut().unwrap_or_else(|p| p.into_inner());
+        // A failed rollback leaves a broken connection, which r2d2 drops.
+        let _ = c.batch_execute("ROLLBACK");
+    }
+}
+
+impl IndexView for PgView<'_> {
+    fn vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        let Some((_, dim)) = &self.model else {
+            return Ok(Vec::new());
+        };
+        if *dim != query.len() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let s = &self.ix.schema;
+        let allowed = self.allowed(scope)?;
+        let filter = if allowed.is_some() {
+            "AND c.source_id = ANY($3)"
+        } else {
+            ""
+        };
+        let vectors = self.stats.chunks - self.stats.vectorless;
+        let q = Vector::from(query.to_vec());
+        let k = k as i64;
+        // The HNSW index is on `embedding::vector(dim)`: naming that
+        // expression lets the planner use it; the bare column scans all.
+        let (dist, setup) = if vectors < EXACT_BELOW {
+            ("c.embedding <=> $1".to_string(), String::new())
+        } else {
+            let ef = (k * 2).clamp(100, 1000);
+            (
+                format!("c.embedding::vector({dim}) <=> $1::vector({dim})"),
+                format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order;"),
+            )
+        };
+        if !setup.is_empty() {
+            let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+            c.batch_execute(&setup)
+                .map_err(|e| self.ix.db_error("tuning the vector search", e))?;
+        }
+        let sql = format!(
+            "SELECT s.source, c.idx, ({dist}) AS d FROM {s}.chunks c JOIN {s}.sources s ON s.id = c.source_id \
+             WHERE vector_dims(c.embedding) = {dim} {filter} ORDER BY {dist} LIMIT $2"
+        );
+        let rows = match &allowed {
+            Some(ids) => self.query("searching vectors", &sql, &[&q, &k, ids])?,
+            None => self.query("searching vectors", &sql, &[&q, &k])?,
+        };
+        Ok(rows
+            .iter()
+            .map(|r| Candidate {
+                key: ChunkKey {
+                    source: r.get(0),
+                    index: r.get::<_, i32>(1) as u32,
+                },
+                // Cosine distance → squared L2 on unit vectors.
+                value: (2.0 * r.get::<_, f64>(2) as f32).max(0.0),
+            })
+            .collect())
+    }
+
+    fn keyword_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        let terms = self.query_terms(query);
+        if terms.is_empty() || k == 0 || self.stats.chunks == 0 {
+            return Ok(Vec::new());
+        }
+        let s = &self.ix.schema;
+        let allowed = self.allowed(scope)?;
+        let filter = if allowed.is_some() {
+            "WHERE a.source_id = ANY($7)"
+        } else {
+            ""
+        };
+        let text = bm25_sql("$2", "$3");
+        let title = bm25_sql("$4", "$5");
+        let sql = format!(
+            "WITH p AS (SELECT chunk_id, source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
+                        FROM {s}.chunk_terms WHERE term = ANY($1)), \
+                  tp AS (SELECT source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
+                        FROM {s}.title_terms WHERE term = ANY($1)), \
+                  tt AS (SELECT p.source_id, sum({title}) * {TITLE_WEIGHT} AS s FROM tp p GROUP BY p.source_id), \
+                  a AS (SELECT p.chunk_id, p.source_id, {text} AS s FROM p \
+                        UNION ALL SELECT c.id, c.source_id, tt.s FROM tt JOIN {s}.chunks c ON c.source_id = tt.source_id), \
+                  r AS (SELECT a.chunk_id, sum(a.s) AS score FROM a {filter} GROUP BY a.chunk_id ORDER BY score DESC, a.chunk_id LIMIT $6) \
+             SELECT s.source, c.idx, r.score FROM r JOIN {s}.chunks c ON c.id = r.chunk_id JOIN {s}.sources s ON s.id = c.source_id \
+             ORDER BY r.score DESC, r.chunk_id"
+        );
+        let (n, avg, ns, _, tavg) = self.averages();
+        let k = k as i64;
+        let rows = match &allowed {
+            Some(ids) => self.query(
+                "ranking chunks",
+                &sql,
+                &[&terms, &n, &avg, &ns, &tavg, &k, ids],
+            )?,
+            None => self.query("ranking chunks", &sql, &[&terms, &n, &avg, &ns, &tavg, &k])?,
+        };
+        Ok(rows
+            .iter()
+            .map(|r| Candidate {
+                key: ChunkKey {
+                    source: r.get(0),
+                    index: r.get::<_, i32>(1) as u32,
+                },
+                value: r.get::<_, f64>(2) as f32,
+            })
+            .collect())
+    }
+
+    fn document_search(
+        &self,
+        query: &str,
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<DocumentHit>, IndexError> {
+        let terms = self.query_terms(query);
+        if terms.is_empty() || k == 0 || self.stats.sources == 0 {
+            return Ok(Vec::new());
+        }
+        let s = &self.ix.schema;
+        let allowed = self.allowed(scope)?;
+        let filter = if allowed.is_some() {
+            "WHERE a.source_id = ANY($7)"
+        } else {
+            ""
+        };
+        let doc = bm25_sql("$2", "$3");
+        let title = bm25_sql("$4", "$5");
+        let sql = format!(
+            "WITH p AS (SELECT source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
+                        FROM {s}.doc_terms WHERE term = ANY($1)), \
+                  tp AS (SELECT source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
+                        FROM {s}.title_terms WHERE term = ANY($1)), \
+                  a AS (SELECT p.source_id, {doc} AS s FROM p UNION ALL SELECT p.source_id, ({title}) * {TITLE_WEIGHT} FROM tp p) \
+             SELECT a.source_id, sum(a.s) AS score FROM a {filter} GROUP BY a.source_id ORDER BY score DESC, a.source_id LIMIT $6"
+        );
+        let (n, avg, ns, davg, tavg) = self.averages();
+        let k = k as i64;
+        // Documents: N is the number of sources, for both fields.
+        let rows = match &allowed {
+            Some(ids) => self.query(
+                "ranking documents",
+                &sql,
+                &[&terms, &ns, &davg, &ns, &tavg, &k, ids],
+            )?,
+            None => self.query(
+                "ranking documents",
+                &sql,
+                &[&terms, &ns, &davg, &ns, &tavg, &k],
+            )?,
+        };
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        // Each document's best chunk by chunk-level BM25 of its text (the
+        // title is the same for all of its chunks); the first of equals;
+        // a title-only match keeps chunk 0.
+        let text = bm25_sql("$2", "$3");
+        let best = self.query(
+            "finding each document's best chunk",
+            &format!(
+                "WITH df AS (SELECT term, count(*)::float8 AS df FROM {s}.chunk_terms WHERE term = ANY($1) GROUP BY term), \
+                      p AS (SELECT t.source_id, t.chunk_id, t.tf::float8 AS tf, t.len::float8 AS len, df.df \
+                            FROM {s}.chunk_terms t JOIN df ON df.term = t.term WHERE t.term = ANY($1) AND t.source_id = ANY($4)), \
+                      sc AS (SELECT p.source_id, p.chunk_id, sum({text}) AS s FROM p GROUP BY p.source_id, p.chunk_id) \
+                 SELECT DISTINCT ON (sc.source_id) sc.source_id, c.idx, src.source FROM sc \
+                   JOIN {s}.chunks c ON c.id = sc.chunk_id JOIN {s}.sources src ON src.id = sc.source_id \
+                 ORDER BY sc.source_id, sc.s::float4 DESC, c.idx"
+            ),
+            &[&terms, &n, &avg, &ids],
+        )?;
+        let names = self.query(
+            "naming documents",
+            &format!("SELECT id, source FROM {s}.sources WHERE id = ANY($1)"),
+            &[&ids],
+        )?;
+        let name = |id: i64| {
+            names
+                .iter()
+                .find(|r| r.get::<_, i64>(0) == id)
+                .map(|r| r.get::<_, String>(1))
+        };
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let id: i64 = r.get(0);
+                let best_chunk = best
+                    .iter()
+                    .find(|b| b.get::<_, i64>(0) == id)
+                    .map_or(0, |b| b.get::<_, i32>(1) as u32);
+                Some(DocumentHit {
+                    source: name(id)?,
+                    score: r.get::<_, f64>(1) as f32,
+                    best_chunk,
+                })
+            })
+            .collect())
+    }
+
+    fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
+        let s = &self.ix.schema;
+        let rows = self.query(
+            "reading a source",
+            &format!("SELECT {SOURCE_COLUMNS} FROM {s}.sources WHERE source = $1"),
+            &[&source],
+        )?;
+        Ok(rows.first().map(record))
+    }
+
+    fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
+        let s = &self.ix.schema;
+        let rows = self.query(
+            "listing sources",
+            &format!("SELECT {SOURCE_COLUMNS} FROM {s}.sources ORDER BY source COLLATE \"C\""),
+            &[],
+        )?;
+        Ok(rows
+            .iter()
+            .map(record)
+            .filter(|r| scope.matches(&r.source))
+            .collect())
+    }
+
+    fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
+        let s = &self.ix.schema;
+        let lo = (*range.start()).min(i32::MAX as u32) as i32;
+        let hi = (*range.end()).min(i32::MAX as u32) as i32;
+        let rows = self.query(
+            "reading chunks",
+            &format!(
+                "SELECT {CHUNK_COLUMNS} FROM {s}.chunks c JOIN {s}.sources s ON s.id = c.source_id \
+                 WHERE s.source = $1 AND c.idx BETWEEN $2 AND $3 ORDER BY c.idx"
+            ),
+            &[&source, &lo, &hi],
+        )?;
+        Ok(rows.iter().map(chunk).collect())
+    }
+
+    fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let s = &self.ix.schema;
+        let sources: Vec<&str> = keys.iter().map(|k| k.source.as_str()).collect();
+        let idx: Vec<i32> = keys
+            .iter()
+            .map(|k| k.index.min(i32::MAX as u32) as i32)
+            .collect();
+        let rows = self.query(
+            "reading chunks",
+            &format!(
+                "SELECT q.o, {CHUNK_COLUMNS} FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS q(source, idx, o) \
+                 JOIN {s}.sources s ON s.source = q.source JOIN {s}.chunks c ON c.source_id = s.id AND c.idx = q.idx"
+            ),
+            &[&sources, &idx],
+        )?;
+        let mut out = vec![None; keys.len()];
+        for r in rows {
+            let o = r.get::<_, i64>(0) as usize - 1;
+            // The chunk columns start after the ordinal.
+            if let Some(slot) = out.get_mut(o) {
+                *slot = Some(chunk_at(&r, 1));
+            }
+        }
+        Ok(out)
+    }
+
+    fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
+        let s = &self.ix.schema;
+        let rows = self.query(
+            "reading a section",
+            &format!(
+                "SELECT {CHUNK_COLUMNS} FROM {s}.chunks c JOIN {s}.sources s ON s.id = c.source_id \
+                 WHERE s.source = $1 AND c.parent = $2 ORDER BY c.idx"
+            ),
+            &[&source, &(parent.min(i32::MAX as u32) as i32)],
+        )?;
+        Ok(rows.iter().map(chunk).collect())
+    }
+
+    fn stats(&self) -> Result<IndexStats, IndexError> {
+        let s = &self.ix.schema;
+        let stale = self.query(
+            "counting stale chunks",
+            &format!("SELECT coalesce(sum(chunk_count), 0)::bigint FROM {s}.sources WHERE scheme_version <> $1"),
+            &[&(minirag_core::CHUNK_SCHEME as i32)],
+        )?;
+        Ok(IndexStats {
+            chunk_count: self.stats.chunks.max(0) as u64,
+            source_count: self.stats.sources.max(0) as u64,
+            stale_chunk_count: stale.first().map_or(0, |r| r.get::<_, i64>(0)).max(0) as u64,
+            vectorless_chunk_count: self.stats.vectorless.max(0) as u64,
+        })
+    }
+
+    fn vectorless_chunks(&self) -> Result<u64, IndexError> {
+        Ok(self.stats.vectorless.max(0) as u64)
+    }
+
+    fn vector_model(&self) -> Option<String> {
+        // A model with no vector stored yet (all switched away) holds none.
+        self.model
+            .as_ref()
+            .filter(|_| self.stats.chunks > self.stats.vectorless)
+            .map(|(m, _)| m.clone())
+    }
+}

@@ -1,0 +1,60 @@
+//! index-pg under the shared Index contract, on a real PostgreSQL server
+//! with pgvector. `.ci/run` starts one and sets `MINIRAG_TEST_PG_URL`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use minirag_index_conformance::{run_all, Subject};
+use minirag_index_pg::{PgIndex, PgOptions};
+
+/// The test server's URL; a test that needs it fails without it, naming
+/// how to start one (it is never skipped).
+pub fn test_url() -> String {
+    std::env::var("MINIRAG_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "MINIRAG_TEST_PG_URL is not set: these tests need PostgreSQL with pgvector. \
+             Run .ci/run, which starts one, or point the variable at a server, e.g. \
+             postgres://minirag@%2Ftmp%2Fminirag-pg/postgres"
+        )
+    })
+}
+
+/// A schema of its own per index, dropped at the end.
+struct Schema {
+    name: String,
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(ix) = PgIndex::open(&test_url(), &self.name, &PgOptions::default()) {
+            let _ = ix.drop_schema();
+        }
+    }
+}
+
+struct Pg;
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+impl Subject for Pg {
+    type Store = Schema;
+    type Index = PgIndex;
+    fn fresh(&self) -> Schema {
+        let name = format!(
+            "conf_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let ix = PgIndex::open(&test_url(), &name, &PgOptions::default()).unwrap();
+        ix.drop_schema().unwrap();
+        Schema { name }
+    }
+    fn open(&self, store: &Schema) -> PgIndex {
+        PgIndex::open(&test_url(), &store.name, &PgOptions::default()).unwrap()
+    }
+}
+
+#[test]
+fn index_pg_keeps_the_index_contract() {
+    // Fewer model cases than index-mem's 256: each step is a round trip to the server.
+    run_all(&Pg, 128);
+}
