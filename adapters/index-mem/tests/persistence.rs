@@ -1,11 +1,12 @@
-//! Durability, sharing and error behaviour of the on-disk index.
+//! Durability, sharing and error behaviour of the on-disk files (the
+//! adapter-independent rules are in the conformance suite).
 
 mod common;
 
 use std::io::Write;
 
 use common::*;
-use minirag_core::ports::{Index, IndexError};
+use minirag_core::ports::Index;
 use minirag_core::search::Scope;
 use minirag_index_mem::MemIndex;
 
@@ -18,39 +19,6 @@ fn put(index: &MemIndex, source: &str, texts: &[&str]) {
             Some(vectors(&texts)),
         )
         .unwrap();
-}
-
-#[test]
-fn writes_survive_reopen_and_replace_shrinks() {
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let index = MemIndex::open(dir.path()).unwrap();
-        put(
-            &index,
-            "/d/a.md",
-            &["alpha one", "alpha two", "alpha three"],
-        );
-        put(&index, "/d/b#1.md", &["beta"]);
-        put(&index, "/d/a.md", &["alpha only"]);
-    }
-    let index = MemIndex::open(dir.path()).unwrap();
-    let a = index.chunks("/d/a.md", 0..=100).unwrap();
-    assert_eq!(
-        a.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
-        ["alpha only"]
-    );
-    assert_eq!(
-        index.source("/d/a.md").unwrap().unwrap().file_hash,
-        "hash-of-/d/a.md"
-    );
-    assert_eq!(index.stats().unwrap().chunk_count, 2);
-    let hits = index.keyword_search("alpha", 10, &Scope::all()).unwrap();
-    assert_eq!(hits.len(), 1, "old chunks are gone from the postings");
-    let near = index
-        .vector_search(&vector("beta"), 1, &Scope::all())
-        .unwrap();
-    assert_eq!(near[0].key.source, "/d/b#1.md");
-    assert!(near[0].value < 1e-5);
 }
 
 #[test]
@@ -262,65 +230,6 @@ fn a_corrupt_snapshot_without_its_history_is_named() {
 }
 
 #[test]
-fn a_width_clash_is_refused_and_another_model_switches_the_index() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = MemIndex::open(dir.path()).unwrap();
-    put(&index, "/d/a.md", &["x"]);
-    // The same model cannot change width: one of the two is lying.
-    let mut wide = minirag_core::ports::Embeddings::new(16);
-    wide.push(&[0.25; 16]);
-    let err = index
-        .replace_source(record("/d/b.md", "T", 1), vec![chunk(0, "y")], Some(wide))
-        .unwrap_err();
-    assert_eq!(
-        err,
-        IndexError::DimensionMismatch {
-            stored: 8,
-            model: 16
-        }
-    );
-    assert!(
-        err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional")
-    );
-    assert_eq!(
-        index.stats().unwrap().source_count,
-        1,
-        "nothing half-written"
-    );
-
-    // Another model's vectors (here also another width) switch the index:
-    // the old vectors go, the old chunks stay for keyword search.
-    let mut other = record("/d/c.md", "T", 1);
-    other.embedded_with = Some("other-model".into());
-    let mut wide = minirag_core::ports::Embeddings::new(16);
-    wide.push(&[0.25; 16]);
-    index
-        .replace_source(other, vec![chunk(0, "z")], Some(wide))
-        .unwrap();
-    for index in [index, MemIndex::open(dir.path()).unwrap()] {
-        let view = index.read().unwrap();
-        assert_eq!(view.vector_model().as_deref(), Some("other-model"));
-        let stats = view.stats().unwrap();
-        assert_eq!((stats.source_count, stats.vectorless_chunk_count), (2, 1));
-        assert_eq!(
-            view.vectorless_chunks().unwrap(),
-            1,
-            "the counter follows a switch"
-        );
-        let hits = view.vector_search(&[0.25; 16], 5, &Scope::all()).unwrap();
-        assert_eq!(hits.len(), 1, "only the new model's vector is compared");
-        assert_eq!(hits[0].key.source, "/d/c.md");
-        let words = view.keyword_search("x", 5, &Scope::all()).unwrap();
-        assert_eq!(
-            words[0].key.source, "/d/a.md",
-            "old chunks answer by keyword"
-        );
-        drop(view);
-        assert_eq!(index.cached_vectors("test-model", &["x"]), vec![None]);
-    }
-}
-
-#[test]
 fn db_path_that_is_a_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-dir");
@@ -330,146 +239,4 @@ fn db_path_that_is_a_file_is_named() {
         err.contains("DB_PATH") && err.contains("not-a-dir"),
         "{err}"
     );
-}
-
-#[test]
-fn scope_applies_before_the_cut() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = MemIndex::open(dir.path()).unwrap();
-    for i in 0..60 {
-        put(
-            &index,
-            &format!("/d/other/{i}.md"),
-            &["common words galore common"],
-        );
-    }
-    put(&index, "/d/proj/x.md", &["common"]);
-    put(&index, "/d/project-secret/y.md", &["common"]);
-    let scope = Scope::new(["/d/proj"]);
-    let kw = index.keyword_search("common", 5, &scope).unwrap();
-    assert_eq!(kw.len(), 1);
-    assert_eq!(kw[0].key.source, "/d/proj/x.md");
-    let vec = index
-        .vector_search(&vector("common words galore common"), 5, &scope)
-        .unwrap();
-    assert_eq!(vec.len(), 1);
-    assert_eq!(vec[0].key.source, "/d/proj/x.md");
-}
-
-#[test]
-fn vectorless_sources_are_counted_and_get_vectors_later() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = MemIndex::open(dir.path()).unwrap();
-    let mut rec = record("/d/a.md", "T", 1);
-    rec.embedded_with = None;
-    index
-        .replace_source(rec, vec![chunk(0, "no vector yet")], None)
-        .unwrap();
-    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 1);
-    assert_eq!(
-        index
-            .keyword_search("vector", 5, &Scope::all())
-            .unwrap()
-            .len(),
-        1
-    );
-    assert!(index
-        .vector_search(&vector("no vector yet"), 5, &Scope::all())
-        .unwrap()
-        .is_empty());
-    put(&index, "/d/a.md", &["no vector yet"]);
-    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
-    assert_eq!(
-        index.cached_vectors("test-model", &["no vector yet", "unknown"]),
-        vec![Some(vector("no vector yet")), None]
-    );
-    assert_eq!(
-        index.cached_vectors("another-model", &["no vector yet"]),
-        vec![None]
-    );
-}
-
-#[test]
-fn vectors_arrive_in_batches_each_durable_and_survive_compaction() {
-    let dir = tempfile::tempdir().unwrap();
-    let texts: Vec<String> = (0..10).map(|i| format!("batch chunk number {i}")).collect();
-    {
-        let index = MemIndex::open(dir.path()).unwrap();
-        let mut rec = record("/d/big.csv", "Big", texts.len());
-        rec.embedded_with = None;
-        index.replace_source(rec, chunks(&texts), None).unwrap();
-        // A snapshot first, so the next batches hit rows of the mapped file
-        // (moved to new slots) as well as rows appended since.
-        index.compact().unwrap();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let n = index
-            .set_vectors(
-                "/d/big.csv",
-                "test-model",
-                0,
-                &refs[..4],
-                vectors(&texts[..4]),
-                false,
-            )
-            .unwrap();
-        assert_eq!(n, 4);
-        let s = index.stats().unwrap();
-        assert_eq!(s.vectorless_chunk_count, 6);
-        let rec = index.source("/d/big.csv").unwrap().unwrap();
-        assert_eq!(rec.embedded_with, None, "not embedded until the last batch");
-        // A stale batch (texts that are not the stored ones) is refused by name.
-        let e = index
-            .set_vectors(
-                "/d/big.csv",
-                "test-model",
-                4,
-                &["other"],
-                vectors(&texts[..1]),
-                false,
-            )
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("/d/big.csv") && e.contains("changed"), "{e}");
-    }
-    // Reopened from the log: the first batch is there, the rest follows.
-    let index = MemIndex::open(dir.path()).unwrap();
-    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    index
-        .set_vectors(
-            "/d/big.csv",
-            "test-model",
-            4,
-            &refs[4..],
-            vectors(&texts[4..]),
-            true,
-        )
-        .unwrap();
-    let check = |index: &MemIndex| {
-        assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
-        let rec = index.source("/d/big.csv").unwrap().unwrap();
-        assert_eq!(rec.embedded_with.as_deref(), Some("test-model"));
-        for (i, t) in texts.iter().enumerate() {
-            let hit = &index.vector_search(&vector(t), 1, &Scope::all()).unwrap()[0];
-            assert_eq!(hit.key.index, i as u32, "{t}");
-            let kw = index
-                .keyword_search(&format!("number {i}"), 1, &Scope::all())
-                .unwrap();
-            assert_eq!(
-                kw[0].key.index, i as u32,
-                "{t}: keyword side after the move"
-            );
-        }
-        let stored = index.chunks("/d/big.csv", 0..=u32::MAX).unwrap();
-        assert_eq!(stored.len(), 10);
-        assert_eq!(
-            index.cached_vectors("test-model", &[&texts[0]]),
-            vec![Some(vector(&texts[0]))]
-        );
-    };
-    check(&index);
-    index.compact().unwrap();
-    check(&index);
-    drop(index);
-    check(&MemIndex::open(dir.path()).unwrap());
 }
