@@ -64,6 +64,9 @@ pub struct Config {
     pub ocr_lang: String,
     /// RAG_INSTRUCTIONS_APPEND, trimmed; `None` when unset or blank.
     pub instructions_append: Option<String>,
+    /// DB_URL / DB_SCHEMA: a shared index on PostgreSQL instead of the
+    /// embedded one under `db_path`.
+    pub database: Option<Database>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,6 +275,8 @@ impl Config {
             .filter(|t| !t.is_empty())
             .map(str::to_string);
 
+        let database = database::database(get("DB_URL"), get("DB_SCHEMA"))?;
+
         Ok(Self {
             roots,
             db_path,
@@ -290,6 +295,7 @@ impl Config {
             ocr_min_chars_per_page,
             ocr_lang,
             instructions_append,
+            database,
         })
     }
 }
@@ -336,6 +342,9 @@ fn normalize(p: &str) -> String {
     }
     format!("/{}", parts.join("/"))
 }
+
+pub mod database;
+pub use database::Database;
 
 #[cfg(test)]
 mod tests;

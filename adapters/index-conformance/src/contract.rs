@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError};
-use minirag_core::search::Scope;
+use minirag_core::search::{ChunkKey, Scope};
 
 use crate::fixtures::*;
 use crate::Subject;
@@ -43,6 +43,36 @@ pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
         "hash-of-/d/a.md"
     );
     assert_eq!(index.stats().unwrap().chunk_count, 2);
+    let keys = [
+        ChunkKey {
+            source: "/d/b#1.md".into(),
+            index: 0,
+        },
+        ChunkKey {
+            source: "/d/a.md".into(),
+            index: 2,
+        },
+        ChunkKey {
+            source: "/d/a.md".into(),
+            index: 0,
+        },
+    ];
+    let got: Vec<Option<String>> = index
+        .get_chunks(&keys)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.map(|c| c.text))
+        .collect();
+    assert_eq!(
+        got,
+        [Some("beta".into()), None, Some("alpha only".into())],
+        "by key, in order, gaps as None"
+    );
+    let section = index.parent_chunks("/d/a.md", 0).unwrap();
+    assert_eq!(
+        section.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+        ["alpha only"]
+    );
     let hits = index.keyword_search("alpha", 10, &Scope::all()).unwrap();
     assert_eq!(hits.len(), 1, "old chunks are gone from the postings");
     let near = index

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use minirag_core::config::database::mask_password;
 use minirag_core::ports::IndexError;
 use postgres::config::{Host, SslMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -50,35 +51,6 @@ impl r2d2::ManageConnection for Manager {
 /// How many connections one process keeps: enough for concurrent MCP/HTTP
 /// queries beside a sync, few enough for many processes on one server.
 const POOL_SIZE: u32 = 8;
-
-/// The URL with its password replaced by `***` (in the user-info part and
-/// in a `password=` parameter), for status, logs and errors.
-pub fn mask_password(url: &str) -> String {
-    let mut out = url.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest = &out[scheme_end + 3..];
-        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..authority_end].rfind('@') {
-            if let Some(colon) = rest[..at].find(':') {
-                let start = scheme_end + 3 + colon + 1;
-                let end = scheme_end + 3 + at;
-                out.replace_range(start..end, "***");
-            }
-        }
-    }
-    if let Some(q) = out.find('?') {
-        let (head, query) = out.split_at(q + 1);
-        let masked: Vec<String> = query
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out = format!("{head}{}", masked.join("&"));
-    }
-    out
-}
 
 fn refused(url: &str, why: impl std::fmt::Display) -> IndexError {
     IndexError::Storage {
@@ -275,22 +247,6 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_password_never_shows() {
-        assert_eq!(
-            mask_password("postgres://alice:s3cr%40t@db.example:5432/rag?sslmode=require"),
-            "postgres://alice:***@db.example:5432/rag?sslmode=require"
-        );
-        assert_eq!(
-            mask_password("postgresql://alice@db/rag?password=hunter2&sslmode=disable"),
-            "postgresql://alice@db/rag?password=***&sslmode=disable"
-        );
-        assert_eq!(
-            mask_password("postgres://bob@db/rag"),
-            "postgres://bob@db/rag"
-        );
-    }
 
     #[test]
     fn a_bad_url_is_refused_by_name_without_its_password() {

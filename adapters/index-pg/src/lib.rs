@@ -20,7 +20,6 @@ use minirag_analyzer::Analyzer;
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
 
-pub use connect::mask_password;
 pub use view::EXACT_BELOW;
 
 /// An index in schema `schema` of the database at `DB_URL`.
@@ -44,7 +43,7 @@ pub struct PgOptions {
 impl PgIndex {
     /// Connects, creates or migrates the schema, and checks pgvector.
     pub fn open(url: &str, schema: &str, options: &PgOptions) -> Result<Self, IndexError> {
-        if !schema::valid_name(schema) {
+        if !minirag_core::config::database::valid_schema_name(schema) {
             return Err(IndexError::Storage {
                 reason: format!(
                     "DB_SCHEMA='{schema}' is invalid: expected a lower-case name of letters, digits and '_' (at most 63), e.g. minirag or team_docs"

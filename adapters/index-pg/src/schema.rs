@@ -17,16 +17,6 @@ use postgres::GenericClient;
 /// Bump with a migration step in [`migrate`].
 pub const VERSION: i32 = 1;
 
-/// A valid schema name: it is spliced into SQL, so only `[a-z_][a-z0-9_]*`.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
 fn create_sql(s: &str) -> String {
     format!(
         r#"
@@ -187,17 +177,4 @@ pub fn model(
             _ => None,
         },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_plain_lowercase_names() {
-        assert!(valid_name("minirag") && valid_name("team_a2") && valid_name("_x"));
-        for bad in ["", "Team", "a-b", "1abc", "a;drop", "a b", &"x".repeat(64)] {
-            assert!(!valid_name(bad), "{bad}");
-        }
-    }
 }

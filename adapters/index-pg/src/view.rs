@@ -403,8 +403,8 @@ impl IndexView for PgView<'_> {
         let rows = self.query(
             "reading chunks",
             &format!(
-                "SELECT q.o, {CHUNK_COLUMNS} FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS q(source, idx, o) \
-                 JOIN {s}.sources s ON s.source = q.source JOIN {s}.chunks c ON c.source_id = s.id AND c.idx = q.idx"
+                "SELECT q.o, {CHUNK_COLUMNS} FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS q(wanted_source, wanted_idx, o) \
+                 JOIN {s}.sources s ON s.source = q.wanted_source JOIN {s}.chunks c ON c.source_id = s.id AND c.idx = q.wanted_idx"
             ),
             &[&sources, &idx],
         )?;

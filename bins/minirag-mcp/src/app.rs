@@ -10,10 +10,12 @@ use minirag_convert::Converters;
 use minirag_core::config::{CliOverrides, Config, ConfigContext, ConfigError};
 use minirag_core::engine::{Engine, Ports, Settings};
 use minirag_core::ports::Clock;
+use minirag_core::ports::Index;
 use minirag_embed_candle::{LazyEmbedder, ModelSource};
 use minirag_fetch_http::HttpFetcher;
 use minirag_fs::LocalFiles;
 use minirag_index_mem::MemIndex;
+use minirag_index_pg::{PgIndex, PgOptions};
 use minirag_ocr_tesseract::Tesseract;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -109,7 +111,7 @@ impl App {
         if let Some(e) = slot.as_ref() {
             return Ok(e.clone());
         }
-        let index = MemIndex::open(&config.db_path)?;
+        let index = open_index(config)?;
         let embedder = self
             .embedder
             .clone()
@@ -118,7 +120,7 @@ impl App {
             converter: Arc::new(Converters),
             embedder: embedder.clone(),
             tokens: embedder,
-            index: Arc::new(index),
+            index,
             fetcher: Arc::new(HttpFetcher::new(
                 config.url_max_bytes,
                 config.allow_private_urls,
@@ -166,6 +168,37 @@ impl App {
                 self.root_strings().join(", ")
             )
         }
+    }
+}
+
+/// The index the configuration names: PostgreSQL with `DB_URL`, else the
+/// embedded one under `DB_PATH`.
+pub fn open_index(config: &Config) -> Result<Arc<dyn Index>> {
+    Ok(match &config.database {
+        Some(db) => Arc::new(PgIndex::open(&db.url, &db.schema, &pg_options())?),
+        None => Arc::new(MemIndex::open(&config.db_path)?),
+    })
+}
+
+/// libpq's variables for what the URL does not say: a pgpass file
+/// (`PGPASSFILE`, else `~/.pgpass`) and extra CA certificates
+/// (`PGSSLROOTCERT`).
+fn pg_options() -> PgOptions {
+    let passfile = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")));
+    PgOptions {
+        passfile,
+        root_cert: std::env::var_os("PGSSLROOTCERT").map(PathBuf::from),
+    }
+}
+
+/// Where the index lives, for status and messages: the masked URL and
+/// schema, or the folder.
+pub fn index_location(config: &Config) -> String {
+    match &config.database {
+        Some(db) => format!("{} (schema {})", db.masked(), db.schema),
+        None => config.db_path.clone(),
     }
 }
 

@@ -56,7 +56,7 @@ pub fn run(app: &App) -> Report {
                 format!(
                     "roots {}; index at {}",
                     app.root_strings().join(", "),
-                    c.db_path
+                    crate::app::index_location(c)
                 ),
                 None,
             ));
@@ -73,9 +73,13 @@ pub fn run(app: &App) -> Report {
         }
     };
     checks.push(model(app));
-    let db = Path::new(&config.db_path);
-    checks.extend(index(db));
-    checks.push(disk(db));
+    if config.database.is_some() {
+        checks.extend(shared(config));
+    } else {
+        let db = Path::new(&config.db_path);
+        checks.extend(index(db));
+        checks.push(disk(db));
+    }
     finish(checks)
 }
 
@@ -139,6 +143,24 @@ fn index(db: &Path) -> Vec<Check> {
             )]
         }
     };
+    inspect(&index, "opens and its checksums verify")
+}
+
+/// The shared index on PostgreSQL: it connects, its schema is ours, and
+/// the same checks as the embedded one.
+fn shared(config: &minirag_core::config::Config) -> Vec<Check> {
+    match crate::app::open_index(config) {
+        Ok(index) => inspect(index.as_ref(), "connects"),
+        Err(e) => vec![check(
+            "index",
+            Level::Fail,
+            e.to_string(),
+            Some("check DB_URL, DB_SCHEMA and that the server runs with pgvector"),
+        )],
+    }
+}
+
+fn inspect(index: &dyn Index, opened: &str) -> Vec<Check> {
     let mut out = Vec::new();
     let read = index
         .read()
@@ -150,7 +172,7 @@ fn index(db: &Path) -> Vec<Check> {
                 "index",
                 if stale > 0 { Level::Warn } else { Level::Ok },
                 format!(
-                    "opens and its checksums verify: {} sources, {} chunks, {} of an older chunking scheme, {} without vectors{}",
+                    "{opened}: {} sources, {} chunks, {} of an older chunking scheme, {} without vectors{}",
                     s.source_count,
                     s.chunk_count,
                     s.stale_chunk_count,

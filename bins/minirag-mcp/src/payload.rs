@@ -179,6 +179,12 @@ pub struct Status {
     pub roots: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db_path: Option<String>,
+    /// The shared index's server (DB_URL), its password masked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_url: Option<String>,
+    /// The shared index's schema (DB_SCHEMA).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_schema: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -388,7 +394,9 @@ impl App {
         let mut out = Status {
             version: VERSION.into(),
             roots: Some(self.root_strings()),
-            db_path: Some(config.db_path.clone()),
+            db_path: config.database.is_none().then(|| config.db_path.clone()),
+            db_url: config.database.as_ref().map(|d| d.masked()),
+            db_schema: config.database.as_ref().map(|d| d.schema.clone()),
             model: Some(
                 config
                     .model_path
