@@ -42,6 +42,38 @@ pub fn model_dir() -> PathBuf {
     dir
 }
 
+/// `MINIRAG_BLACKBOX_DB_URL`: when set, every corpus keeps its index on
+/// that PostgreSQL server (a schema of its own) instead of under DB_PATH,
+/// so the same MCP and CLI suites check the second Index adapter.
+/// `.ci/run` runs them once each way.
+pub fn shared_index_url() -> Option<String> {
+    std::env::var("MINIRAG_BLACKBOX_DB_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+/// The test PostgreSQL server (`MINIRAG_TEST_PG_URL`, started by
+/// `.ci/run`); a test that needs it fails without it, naming the fix.
+pub fn test_pg_url() -> String {
+    std::env::var("MINIRAG_TEST_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "MINIRAG_TEST_PG_URL is not set: this test needs PostgreSQL with pgvector. \
+             Run .ci/run, which starts one, or point the variable at a server"
+        )
+    })
+}
+
+/// A schema name no other test of this run uses.
+pub fn fresh_schema(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// A folder of documents plus the environment that points the binary at it.
 pub struct Corpus {
     pub dir: tempfile::TempDir,
@@ -71,7 +103,18 @@ impl Corpus {
                 dir.path().join("cache").display().to_string(),
             ),
         ];
-        Self { dir, root, env }
+        let mut corpus = Self { dir, root, env };
+        if let Some(url) = shared_index_url() {
+            corpus.env.push(("DB_URL".into(), url));
+            corpus.env.push(("DB_SCHEMA".into(), fresh_schema("bb")));
+        }
+        corpus
+    }
+
+    /// Whether this corpus' index is on PostgreSQL (the suite's second
+    /// pass, see [`shared_index_url`]).
+    pub fn on_postgres(&self) -> bool {
+        self.env.iter().any(|(k, _)| k == "DB_URL")
     }
 
     /// The same corpus with no loadable model: every command and sync runs
@@ -119,9 +162,21 @@ impl Corpus {
         cmd.output().expect("binary runs")
     }
 
-    /// Holds this corpus' sync lock as another process would (an OS lock on
-    /// `.sync.lock`, with a made-up holder pid 4242) until the file drops.
-    pub fn hold_sync_lock(&self) -> std::fs::File {
+    /// Holds this corpus' sync lock as another process would until the
+    /// value drops: an OS lock on `.sync.lock` with a made-up holder pid
+    /// 4242, or on PostgreSQL the advisory lock, held by this process.
+    pub fn hold_sync_lock(&self) -> Box<dyn std::any::Any> {
+        if self.on_postgres() {
+            use minirag_core::ports::Index;
+            let get = |k: &str| self.env.iter().find(|(n, _)| n == k).unwrap().1.clone();
+            let index = minirag_index_pg::PgIndex::open(
+                &get("DB_URL"),
+                &get("DB_SCHEMA"),
+                &minirag_index_pg::PgOptions::default(),
+            )
+            .unwrap();
+            return Box::new(index.lock_sync().unwrap());
+        }
         let db = self.dir.path().join("index");
         std::fs::create_dir_all(&db).unwrap();
         let lock = std::fs::OpenOptions::new()
@@ -132,7 +187,16 @@ impl Corpus {
             .unwrap();
         lock.try_lock().unwrap();
         std::fs::write(db.join(".sync.lock"), "{\"pid\": 4242, \"started\": 0}").unwrap();
-        lock
+        Box::new(lock)
+    }
+
+    /// What a refused sync names as the holder of [`Corpus::hold_sync_lock`].
+    pub fn lock_holder_words(&self) -> Vec<String> {
+        if self.on_postgres() {
+            vec!["another sync".into(), format!("pid {}", std::process::id())]
+        } else {
+            vec!["syncing this index".into(), "DB_PATH".into(), "4242".into()]
+        }
     }
 
     /// Starts `sync` in the background with its progress lines readable.

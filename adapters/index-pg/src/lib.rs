@@ -24,7 +24,8 @@ pub use view::EXACT_BELOW;
 
 /// An index in schema `schema` of the database at `DB_URL`.
 pub struct PgIndex {
-    pool: connect::Pool,
+    /// `None` only while dropping (see [`drop_off_runtime`]).
+    pool: Option<connect::Pool>,
     target: connect::Target,
     schema: String,
     analyzer: Analyzer,
@@ -53,7 +54,7 @@ impl PgIndex {
         let target = connect::Target::new(url, options.passfile.as_deref())?;
         let pool = target.pool(options.root_cert.as_deref())?;
         let index = Self {
-            pool,
+            pool: Some(pool),
             target,
             schema: schema.to_string(),
             analyzer: Analyzer::default(),
@@ -90,7 +91,8 @@ impl PgIndex {
     }
 
     fn client(&self) -> Result<r2d2::PooledConnection<connect::Manager>, IndexError> {
-        self.pool.get().map_err(|e| self.target.unreachable(e))
+        let pool = self.pool.as_ref().expect("the pool lives until drop");
+        pool.get().map_err(|e| self.target.unreachable(e))
     }
 
     /// A database error, naming the operation and the masked server.
@@ -111,6 +113,23 @@ impl PgIndex {
         c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
             .map_err(|e| self.db_error("dropping the schema", e))
     }
+}
+
+impl Drop for PgIndex {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            drop_off_runtime(pool);
+        }
+    }
+}
+
+/// Drops `value` on a thread of its own. The synchronous client closes a
+/// connection by blocking on its own runtime, which panics on a thread
+/// that drives async tasks (the MCP server's main thread at shutdown).
+pub(crate) fn drop_off_runtime<T: Send>(value: T) {
+    std::thread::scope(|s| {
+        s.spawn(move || drop(value));
+    });
 }
 
 /// The server's own message when there is one (`ERROR: …`), else the

@@ -452,7 +452,7 @@ pub fn lock_sync(ix: &PgIndex) -> Result<SyncLease, IndexError> {
         .map_err(|e| ix.db_error("taking the sync lock", e))?
         .get(0);
     if got {
-        return Ok(SyncLease::held(Box::new(client)));
+        return Ok(SyncLease::held(Box::new(LockConnection(Some(client)))));
     }
     let holder = client
         .query_opt(
@@ -510,4 +510,15 @@ pub fn cached_vectors(
         }
     }
     Ok(out)
+}
+
+/// The sync lock's connection; closing it releases the lock.
+struct LockConnection(Option<postgres::Client>);
+
+impl Drop for LockConnection {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            crate::drop_off_runtime(client);
+        }
+    }
 }
