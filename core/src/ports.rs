@@ -518,6 +518,12 @@ pub trait Index: Send + Sync {
     /// number of chunks moved (0 when `from` is unknown).
     fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError>;
 
+    /// Other processes with other roots write into this index too (a
+    /// database server): a sync then owns only the files under its roots.
+    fn shared(&self) -> bool {
+        false
+    }
+
     /// Takes the index's sync lock (one sync per index across processes), or
     /// [`IndexError::Busy`] naming the holder.
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {

@@ -111,6 +111,14 @@ impl Corpus {
         corpus
     }
 
+    /// Keeps this corpus' index in `schema` on the PostgreSQL at `url`.
+    pub fn share(mut self, url: &str, schema: &str) -> Self {
+        self.env.retain(|(k, _)| k != "DB_URL" && k != "DB_SCHEMA");
+        self.env.push(("DB_URL".into(), url.into()));
+        self.env.push(("DB_SCHEMA".into(), schema.into()));
+        self
+    }
+
     /// Whether this corpus' index is on PostgreSQL (the suite's second
     /// pass, see [`shared_index_url`]).
     pub fn on_postgres(&self) -> bool {

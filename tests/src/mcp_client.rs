@@ -2,11 +2,37 @@
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::Value;
 
 pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// The real binary as a child process speaking MCP on stdio, with the
+/// corpus' environment plus `extra`.
+pub fn transport(c: &crate::Corpus, extra: &[(&str, &str)]) -> TokioChildProcess {
+    let env: Vec<(String, String)> = c
+        .env
+        .iter()
+        .cloned()
+        .chain(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    let root = c.root.clone();
+    TokioChildProcess::new(
+        tokio::process::Command::new(crate::binary()).configure(|cmd| {
+            cmd.env_clear().current_dir(&root);
+            for (k, v) in &env {
+                cmd.env(k, v);
+            }
+        }),
+    )
+    .unwrap()
+}
+
+/// An MCP client of a fresh server over stdio.
+pub async fn connect(c: &crate::Corpus, extra: &[(&str, &str)]) -> Client {
+    ().serve(transport(c, extra)).await.expect("initialize")
+}
 
 /// Connects to `serve --http` at `url`, with a bearer token if given.
 pub async fn connect_http<H: rmcp::ClientHandler>(

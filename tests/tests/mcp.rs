@@ -3,36 +3,13 @@
 use std::time::Instant;
 
 use minirag_blackbox::mcp_client::{
-    call, call_json, finished_job, note, sync_when_free, sync_with_progress_token, Client,
-    FirstProgress,
+    call, call_json, connect, finished_job, note, sync_when_free, sync_with_progress_token,
+    transport, FirstProgress,
 };
 use minirag_blackbox::{binary, serve_page, Corpus};
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
-
-/// The real binary as a child process speaking MCP on stdio.
-fn transport(c: &Corpus, extra: &[(&str, &str)]) -> TokioChildProcess {
-    let env: Vec<(String, String)> = c
-        .env
-        .iter()
-        .cloned()
-        .chain(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect();
-    let root = c.root.clone();
-    TokioChildProcess::new(tokio::process::Command::new(binary()).configure(|cmd| {
-        cmd.env_clear().current_dir(&root);
-        for (k, v) in &env {
-            cmd.env(k, v);
-        }
-    }))
-    .unwrap()
-}
-
-async fn connect(c: &Corpus, extra: &[(&str, &str)]) -> Client {
-    ().serve(transport(c, extra)).await.expect("initialize")
-}
 
 fn corpus() -> Corpus {
     Corpus::new(&[

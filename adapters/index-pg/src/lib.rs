@@ -181,6 +181,10 @@ impl Index for PgIndex {
         write::move_source(self, from, to, mtime)
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {
         write::lock_sync(self)
     }

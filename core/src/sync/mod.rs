@@ -89,6 +89,10 @@ pub struct PlanInput<'a> {
     pub scope: Option<&'a str>,
     /// The roots, to tell a blind root from a blind subfolder.
     pub roots: &'a [String],
+    /// The index is shared with processes that have other roots: a sync
+    /// plans only the files under its own roots, and never deletes another
+    /// machine's files because it cannot see them.
+    pub shared: bool,
     pub model: Option<&'a str>,
     pub max_file_size: u64,
     /// Images are read (an OCR engine is available). Without one, indexed
@@ -130,7 +134,10 @@ pub struct SyncPlan {
 /// and bytes (and a current scheme) are a move; sources under a blind
 /// folder are held, not deleted.
 pub fn plan(input: &PlanInput<'_>, hasher: &dyn Hasher) -> SyncPlan {
-    let in_scope = |s: &str| input.scope.is_none_or(|p| is_under(s, p));
+    let in_scope = |s: &str| match input.scope {
+        Some(p) => is_under(s, p),
+        None => !input.shared || input.roots.iter().any(|r| is_under(s, r)),
+    };
     let indexed: HashMap<&str, &SourceRecord> = input
         .indexed
         .iter()

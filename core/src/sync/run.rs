@@ -169,6 +169,7 @@ impl Engine {
                 indexed: &indexed,
                 scope,
                 roots,
+                shared: self.ports().index.shared(),
                 model: model.as_deref(),
                 max_file_size: self.settings().max_file_size,
                 images,

@@ -58,6 +58,7 @@ fn plan_of(scan: &Scan, indexed: &[SourceRecord], model: Option<&str>, hashes: &
             indexed,
             scope: None,
             roots: &["/r".to_string()],
+            shared: false,
             model,
             max_file_size: 100,
             images: false,
@@ -205,6 +206,7 @@ fn too_large_files_are_reported_and_scope_limits_deletions() {
             indexed: &indexed,
             scope: Some("/r/in"),
             roots: &["/r".to_string()],
+            shared: false,
             model: Some("m"),
             max_file_size: 100,
             images: false,
@@ -217,6 +219,38 @@ fn too_large_files_are_reported_and_scope_limits_deletions() {
         p.delete,
         ["/r/in/a.md"],
         "a source outside the scope is not touched"
+    );
+}
+
+#[test]
+fn a_shared_index_keeps_the_files_of_other_roots() {
+    let indexed = vec![
+        record("/r/a.md", "h", 1.0, Some("m")),
+        record("/other-machine/b.md", "h", 1.0, Some("m")),
+    ];
+    let scan = Scan::default();
+    let roots = ["/r".to_string()];
+    let input = |shared| PlanInput {
+        scan: &scan,
+        indexed: &indexed,
+        scope: None,
+        roots: &roots,
+        shared,
+        model: Some("m"),
+        max_file_size: 100,
+        images: false,
+    };
+    let own = plan(&input(false), &Table::new(&[]));
+    assert_eq!(
+        own.delete,
+        ["/other-machine/b.md", "/r/a.md"],
+        "an index of one's own follows the roots"
+    );
+    let shared = plan(&input(true), &Table::new(&[]));
+    assert_eq!(
+        shared.delete,
+        ["/r/a.md"],
+        "another machine's file is not ours to delete"
     );
 }
 
