@@ -56,8 +56,10 @@ def environment(system, root, db, weight):
         env.update({"MODEL_NAME": "sentence-transformers/all-MiniLM-L6-v2",
                     "CACHE_DIR": os.path.join(peer, "models"), "HF_HUB_OFFLINE": "1"})
     # RAG_* settings of the caller pass through (tuning on dev); the mode's
-    # weight wins.
-    env.update({k: v for k, v in os.environ.items() if k.startswith("RAG_")})
+    # weight wins. DB_URL / DB_SCHEMA too: the same eval on the PostgreSQL
+    # index (fill it with tests/src/bin/copy-index.rs to skip embedding).
+    env.update({k: v for k, v in os.environ.items()
+                if k.startswith("RAG_") or (system == "rust" and k in ("DB_URL", "DB_SCHEMA"))})
     if weight is not None:
         env["RAG_HYBRID_WEIGHT"] = weight
     return env

@@ -5,6 +5,7 @@
 mod contract;
 pub mod fixtures;
 mod model;
+pub mod synthetic;
 
 use minirag_core::ports::Index;
 

@@ -10,52 +10,15 @@ use std::time::Instant;
 use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
 use minirag_core::search::{fuse_documents, Scope};
+use minirag_index_conformance::synthetic::{self, vocabulary, Rng};
 use minirag_index_mem::MemIndex;
 
 const DIM: usize = 384;
 const PER_SOURCE: usize = 100;
 const QUERIES: usize = 200;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    }
-    fn zipf(&mut self, n: usize) -> usize {
-        // Roughly Zipfian: squares concentrate mass on small ids.
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        ((u * u * u) * n as f64) as usize
-    }
-}
-
-fn vocabulary() -> Vec<String> {
-    let syl = [
-        "ka", "ri", "to", "me", "su", "la", "no", "pe", "zu", "vi", "do", "ga", "xe", "mo", "tu",
-        "ne",
-    ];
-    (0..5000)
-        .map(|i| {
-            format!(
-                "{}{}{}",
-                syl[i % 16],
-                syl[(i / 16) % 16],
-                syl[(i / 256) % 16]
-            ) + &(i / 4096).to_string()
-        })
-        .collect()
-}
-
 fn unit_vector(rng: &mut Rng) -> Vec<f32> {
-    let v: Vec<f32> = (0..DIM).map(|_| rng.unit()).collect();
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter().map(|x| x / n).collect()
+    synthetic::unit_vector(rng, DIM)
 }
 
 fn arg(name: &str) -> Option<String> {

@@ -8,6 +8,8 @@
 //! - `chunk_terms`, `doc_terms`, `title_terms`: analysed postings
 //!   `(term, source, [chunk,] tf, len)` of the three BM25 fields; a
 //!   document's term frequency is net of the breadcrumbs its chunks repeat.
+//!   The primary keys carry `tf` and `len`, so a query term's postings are
+//!   one index-only range scan, not a heap page per posting.
 //! - `stats`: one row of collection counts (BM25's N and average lengths,
 //!   vector-less chunks), kept current by every write.
 //! - `meta`: schema version, vector model and width.
@@ -50,7 +52,7 @@ CREATE TABLE IF NOT EXISTS {s}.chunks (
     continues_section boolean NOT NULL,
     len integer NOT NULL,
     embedding vector,
-    UNIQUE (source_id, idx)
+    UNIQUE (source_id, idx) INCLUDE (id)
 );
 CREATE INDEX IF NOT EXISTS chunks_text_md5 ON {s}.chunks (md5(text)) WHERE embedding IS NOT NULL;
 CREATE TABLE IF NOT EXISTS {s}.chunk_terms (
@@ -59,7 +61,7 @@ CREATE TABLE IF NOT EXISTS {s}.chunk_terms (
     chunk_id bigint NOT NULL,
     tf integer NOT NULL,
     len integer NOT NULL,
-    PRIMARY KEY (term, source_id, chunk_id)
+    PRIMARY KEY (term, source_id, chunk_id) INCLUDE (tf, len)
 );
 CREATE INDEX IF NOT EXISTS chunk_terms_source ON {s}.chunk_terms (source_id);
 CREATE TABLE IF NOT EXISTS {s}.doc_terms (
@@ -67,7 +69,7 @@ CREATE TABLE IF NOT EXISTS {s}.doc_terms (
     source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
     tf integer NOT NULL,
     len bigint NOT NULL,
-    PRIMARY KEY (term, source_id)
+    PRIMARY KEY (term, source_id) INCLUDE (tf, len)
 );
 CREATE INDEX IF NOT EXISTS doc_terms_source ON {s}.doc_terms (source_id);
 CREATE TABLE IF NOT EXISTS {s}.title_terms (
@@ -75,7 +77,7 @@ CREATE TABLE IF NOT EXISTS {s}.title_terms (
     source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
     tf integer NOT NULL,
     len integer NOT NULL,
-    PRIMARY KEY (term, source_id)
+    PRIMARY KEY (term, source_id) INCLUDE (tf, len)
 );
 CREATE INDEX IF NOT EXISTS title_terms_source ON {s}.title_terms (source_id);
 CREATE TABLE IF NOT EXISTS {s}.stats (

@@ -1,0 +1,59 @@
+//! Deterministic synthetic corpora for the index benches: Zipfian text
+//! from a fixed vocabulary, and 384-d unit vectors.
+
+/// xorshift64: fast, seedable, the same stream everywhere.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [-1, 1).
+    pub fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+    /// Roughly Zipfian over `0..n`: cubes concentrate mass on small ids.
+    pub fn zipf(&mut self, n: usize) -> usize {
+        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        ((u * u * u) * n as f64) as usize
+    }
+}
+
+/// 5,000 made-up words.
+pub fn vocabulary() -> Vec<String> {
+    let syl = [
+        "ka", "ri", "to", "me", "su", "la", "no", "pe", "zu", "vi", "do", "ga", "xe", "mo", "tu",
+        "ne",
+    ];
+    (0..5000)
+        .map(|i| {
+            format!(
+                "{}{}{}",
+                syl[i % 16],
+                syl[(i / 16) % 16],
+                syl[(i / 256) % 16]
+            ) + &(i / 4096).to_string()
+        })
+        .collect()
+}
+
+fn normalised(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.into_iter().map(|x| x / n).collect()
+}
+
+/// A uniform random unit vector of `dim`.
+pub fn unit_vector(rng: &mut Rng, dim: usize) -> Vec<f32> {
+    normalised((0..dim).map(|_| rng.unit()).collect())
+}
+
+/// A unit vector near one of `centers` (topics), as real embeddings
+/// cluster: uniform vectors have no neighbours worth the name, which no
+/// approximate index is built for.
+pub fn clustered_vector(rng: &mut Rng, centers: &[Vec<f32>]) -> Vec<f32> {
+    let c = &centers[(rng.next() % centers.len() as u64) as usize];
+    normalised(c.iter().map(|x| x + 0.35 * rng.unit()).collect())
+}

@@ -1,0 +1,224 @@
+//! index-pg beside index-mem on the same synthetic chunks (Zipfian text,
+//! clustered 384-d vectors, 100 chunks per source): load time; a query's
+//! three lists (vector top-50, BM25 top-50, documents top-50) p50/p95 with
+//! 1, 4 and 16 concurrent clients; recall@10 of the vector list against
+//! brute force, unscoped and scoped to one folder in 17.
+//!
+//! cargo run --release -p minirag-index-pg --example pg_bench -- --url postgres://… [--sizes 100000] [--queries 320]
+
+use std::time::Instant;
+
+use minirag_core::chunk::{Chunk, Layout};
+use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
+use minirag_core::search::Scope;
+use minirag_index_conformance::synthetic::{clustered_vector, unit_vector, vocabulary, Rng};
+use minirag_index_mem::MemIndex;
+use minirag_index_pg::{PgIndex, PgOptions};
+
+const DIM: usize = 384;
+const PER_SOURCE: usize = 100;
+const FOLDERS: usize = 17;
+const TOPICS: usize = 2000;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
+    ms.sort_by(f64::total_cmp);
+    (ms[ms.len() / 2], ms[ms.len() * 95 / 100])
+}
+
+struct Data {
+    sources: Vec<(SourceRecord, Vec<Chunk>, Embeddings)>,
+    /// (source index, vector) of every chunk, for brute force.
+    vectors: Vec<(usize, Vec<f32>)>,
+    centers: Vec<Vec<f32>>,
+}
+
+fn generate(n: usize, vocab: &[String]) -> Data {
+    let mut rng = Rng(0x9E3779B97F4A7C15 ^ n as u64);
+    let centers: Vec<Vec<f32>> = (0..TOPICS).map(|_| unit_vector(&mut rng, DIM)).collect();
+    let mut sources = Vec::new();
+    let mut vectors = Vec::with_capacity(n);
+    for s in 0..n.div_ceil(PER_SOURCE) {
+        let count = PER_SOURCE.min(n - s * PER_SOURCE);
+        let mut chunks = Vec::with_capacity(count);
+        let mut e = Embeddings::new(DIM);
+        for i in 0..count {
+            let words: Vec<&str> = (0..60)
+                .map(|_| vocab[rng.zipf(vocab.len())].as_str())
+                .collect();
+            chunks.push(Chunk {
+                index: i as u32,
+                parent: i as u32 / 4,
+                text: words.join(" "),
+                layout: Layout::default(),
+            });
+            let v = clustered_vector(&mut rng, &centers);
+            e.push(&v);
+            vectors.push((s, v));
+        }
+        let record = SourceRecord {
+            source: format!("/corpus/dir{}/doc{s}.md", s % FOLDERS),
+            source_type: SourceType::File,
+            title: format!(
+                "{} {}",
+                vocab[s % vocab.len()],
+                vocab[(s * 7) % vocab.len()]
+            ),
+            title_seeded: false,
+            file_hash: String::new(),
+            mtime: 0.0,
+            ingested_at: String::new(),
+            chunk_count: count as u32,
+            scheme_version: minirag_core::CHUNK_SCHEME,
+            embedded_with: Some("bench".into()),
+            ocr_engine: String::new(),
+        };
+        sources.push((record, chunks, e));
+    }
+    Data {
+        sources,
+        vectors,
+        centers,
+    }
+}
+
+fn load(index: &dyn Index, data: &Data) -> f64 {
+    let t = Instant::now();
+    for (record, chunks, e) in &data.sources {
+        index
+            .replace_source(record.clone(), chunks.clone(), Some(e.clone()))
+            .unwrap();
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// Recall@10 of `index`'s vector list against brute force over `data`.
+fn recall(index: &dyn Index, data: &Data, scoped: bool, queries: usize) -> f64 {
+    let mut rng = Rng(7);
+    let folder = 3;
+    let scope = if scoped {
+        Scope::new([format!("/corpus/dir{folder}")])
+    } else {
+        Scope::all()
+    };
+    let mut total = 0.0;
+    for _ in 0..queries {
+        let q = clustered_vector(&mut rng, &data.centers);
+        let mut exact: Vec<f32> = data
+            .vectors
+            .iter()
+            .filter(|(s, _)| !scoped || s % FOLDERS == folder)
+            .map(|(_, v)| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>())
+            .collect();
+        exact.sort_by(|a, b| b.total_cmp(a));
+        let cutoff = 2.0 - 2.0 * exact[9] + 1e-4;
+        let got = index.vector_search(&q, 10, &scope).unwrap();
+        assert_eq!(got.len(), 10, "k results, scoped or not");
+        total += got.iter().filter(|c| c.value <= cutoff).count() as f64 / 10.0;
+    }
+    total / queries as f64
+}
+
+/// p50/p95 ms of one query's three lists in one read view, and queries per
+/// second, with `clients` threads sharing `total` queries.
+fn latency(
+    index: &(dyn Index + Sync),
+    data: &Data,
+    vocab: &[String],
+    clients: usize,
+    total: usize,
+) -> (f64, f64, f64) {
+    let started = Instant::now();
+    let per = total / clients;
+    let ms: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|c| {
+                s.spawn(move || {
+                    let mut rng = Rng(1000 + c as u64);
+                    let mut ms = Vec::with_capacity(per);
+                    for q in 0..per {
+                        let qv = clustered_vector(&mut rng, &data.centers);
+                        let words: Vec<&str> = (0..3)
+                            .map(|_| vocab[rng.zipf(vocab.len()) + q % 3].as_str())
+                            .collect();
+                        let text = words.join(" ");
+                        let t = Instant::now();
+                        let view = index.read().unwrap();
+                        let v = view.vector_search(&qv, 50, &Scope::all()).unwrap();
+                        let k = view.keyword_search(&text, 50, &Scope::all()).unwrap();
+                        let d = view.document_search(&text, 50, &Scope::all()).unwrap();
+                        drop(view);
+                        ms.push(t.elapsed().as_secs_f64() * 1e3);
+                        assert!(!v.is_empty() && k.len() <= 50 && d.len() <= 50);
+                    }
+                    ms
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let qps = ms.len() as f64 / started.elapsed().as_secs_f64();
+    let (p50, p95) = percentiles(ms);
+    (p50, p95, qps)
+}
+
+fn main() {
+    let Some(url) = arg("--url") else {
+        eprintln!("usage: pg_bench --url postgres://… [--sizes 100000,1000000] [--queries 320]");
+        std::process::exit(2);
+    };
+    let sizes: Vec<usize> = arg("--sizes")
+        .unwrap_or("100000".into())
+        .split(',')
+        .map(|s| s.parse().expect("--sizes: numbers separated by commas"))
+        .collect();
+    let queries: usize = arg("--queries").map_or(320, |q| q.parse().expect("--queries: a number"));
+    let vocab = vocabulary();
+    println!(
+        "cores: {}; index-pg exact below {} vectors, HNSW above",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        minirag_index_pg::EXACT_BELOW
+    );
+    println!("| chunks | index | load | recall@10 | recall@10 scoped (1/17) | 1 client p50/p95 ms, q/s | 4 clients | 16 clients |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for n in sizes {
+        let data = generate(n, &vocab);
+        let dir = tempfile::tempdir().unwrap();
+        let mem = MemIndex::open(dir.path()).unwrap();
+        let schema = format!("bench_{n}");
+        let pg = PgIndex::open(&url, &schema, &PgOptions::default()).unwrap();
+        pg.drop_schema().unwrap();
+        let pg = PgIndex::open(&url, &schema, &PgOptions::default()).unwrap();
+        let systems: [(&str, &(dyn Index + Sync)); 2] = [("index-mem", &mem), ("index-pg", &pg)];
+        for (name, index) in systems {
+            let load_s = load(index, &data);
+            if name == "index-mem" {
+                mem.compact().unwrap();
+                mem.warm().unwrap();
+            }
+            let r = recall(index, &data, false, 100);
+            let rs = recall(index, &data, true, 100);
+            let cells: Vec<String> = [1, 4, 16]
+                .iter()
+                .map(|&c| {
+                    let (p50, p95, qps) = latency(index, &data, &vocab, c, queries);
+                    format!("{p50:.1} / {p95:.1}, {qps:.0}")
+                })
+                .collect();
+            println!(
+                "| {n} | {name} | {load_s:.0} s | {r:.3} | {rs:.3} | {} |",
+                cells.join(" | ")
+            );
+        }
+        pg.drop_schema().unwrap();
+    }
+}
