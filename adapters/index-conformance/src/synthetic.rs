@@ -5,7 +5,7 @@
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -13,11 +13,11 @@ impl Rng {
     }
     /// Uniform in [-1, 1).
     pub fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
     }
     /// Roughly Zipfian over `0..n`: cubes concentrate mass on small ids.
     pub fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         ((u * u * u) * n as f64) as usize
     }
 }
@@ -54,6 +54,10 @@ pub fn unit_vector(rng: &mut Rng, dim: usize) -> Vec<f32> {
 /// cluster: uniform vectors have no neighbours worth the name, which no
 /// approximate index is built for.
 pub fn clustered_vector(rng: &mut Rng, centers: &[Vec<f32>]) -> Vec<f32> {
-    let c = &centers[(rng.next() % centers.len() as u64) as usize];
-    normalised(c.iter().map(|x| x + 0.35 * rng.unit()).collect())
+    let c = &centers[(rng.next_u64() % centers.len() as u64) as usize];
+    // Noise of norm about 0.6 around a unit center (uniform [-1, 1) has a
+    // variance of 1/3 per dimension): cosine about 0.85 to its topic, as
+    // sentence embeddings of one subject are.
+    let scale = 0.6 / (c.len() as f32 / 3.0).sqrt();
+    normalised(c.iter().map(|x| x + scale * rng.unit()).collect())
 }

@@ -79,43 +79,6 @@ fn compaction_keeps_every_answer() {
 }
 
 #[test]
-fn another_handle_sees_writes_on_its_next_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let reader = MemIndex::open(dir.path()).unwrap();
-    let writer = MemIndex::open(dir.path()).unwrap();
-    assert!(reader
-        .keyword_search("mango", 5, &Scope::all())
-        .unwrap()
-        .is_empty());
-    put(&writer, "/d/m.md", &["mango season"]);
-    assert_eq!(
-        reader
-            .keyword_search("mango", 5, &Scope::all())
-            .unwrap()
-            .len(),
-        1
-    );
-    writer.compact().unwrap();
-    put(&writer, "/d/n.md", &["mango again"]);
-    assert_eq!(
-        reader
-            .keyword_search("mango", 5, &Scope::all())
-            .unwrap()
-            .len(),
-        2,
-        "picks up a newer snapshot and its log"
-    );
-    writer.delete_source("/d/m.md").unwrap();
-    assert_eq!(
-        reader
-            .keyword_search("mango", 5, &Scope::all())
-            .unwrap()
-            .len(),
-        1
-    );
-}
-
-#[test]
 fn a_torn_log_tail_is_cut_and_acknowledged_writes_stay() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -20,8 +20,9 @@ use postgres::types::ToSql;
 use crate::rows::{chunk, chunk_at, record, CHUNK_COLUMNS, SOURCE_COLUMNS};
 use crate::PgIndex;
 
-/// Below this many vectors a query scans them all (exact); above, it asks
-/// the HNSW index, with an `ef_search` of 4 k (200 to 1,000) for recall.
+/// Below this many vectors in reach (all, or the scope's) a query scans
+/// them all (exact); above, it asks the HNSW index, with an `ef_search` of
+/// 4 k, widened by how little of the index the scope holds (200 to 1,000).
 pub const EXACT_BELOW: i64 = 20_000;
 
 struct Snapshot {
@@ -90,8 +91,32 @@ impl<'a> PgView<'a> {
         c.query(sql, params).map_err(|e| self.ix.db_error(doing, e))
     }
 
+    /// [`PgView::query`] with the scope's source ids as the last parameter
+    /// when there are any (the SQL then holds the matching filter).
+    fn query_scoped(
+        &self,
+        doing: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+        allowed: &Option<Vec<i64>>,
+    ) -> Result<Vec<postgres::Row>, IndexError> {
+        match allowed {
+            Some(ids) => {
+                let mut all = params.to_vec();
+                all.push(ids);
+                self.query(doing, sql, &all)
+            }
+            None => self.query(doing, sql, params),
+        }
+    }
+
     /// Source ids allowed by `scope`; `None` when it allows everything.
     fn allowed(&self, scope: &Scope) -> Result<Option<Vec<i64>>, IndexError> {
+        Ok(self.allowed_with_chunks(scope)?.map(|(ids, _)| ids))
+    }
+
+    /// [`PgView::allowed`] with the number of chunks the scope holds.
+    fn allowed_with_chunks(&self, scope: &Scope) -> Result<Option<(Vec<i64>, i64)>, IndexError> {
         if scope.is_all() {
             return Ok(None);
         }
@@ -100,15 +125,18 @@ impl<'a> PgView<'a> {
         let prefixes: Vec<&str> = scope.prefixes().iter().map(String::as_str).collect();
         let rows = self.query(
             "applying the scope",
-            &format!("SELECT id, source FROM {s}.sources WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p(prefix) WHERE starts_with(source, p.prefix))"),
+            &format!("SELECT id, source, chunk_count FROM {s}.sources WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p(prefix) WHERE starts_with(source, p.prefix))"),
             &[&prefixes],
         )?;
-        Ok(Some(
-            rows.iter()
-                .filter(|r| scope.matches(r.get::<_, &str>(1)))
-                .map(|r| r.get::<_, i64>(0))
-                .collect(),
-        ))
+        let kept: Vec<&postgres::Row> = rows
+            .iter()
+            .filter(|r| scope.matches(r.get::<_, &str>(1)))
+            .collect();
+        let chunks = kept.iter().map(|r| i64::from(r.get::<_, i32>(2))).sum();
+        Ok(Some((
+            kept.iter().map(|r| r.get::<_, i64>(0)).collect(),
+            chunks,
+        )))
     }
 
     fn averages(&self) -> (f64, f64, f64, f64, f64) {
@@ -161,13 +189,24 @@ impl IndexView for PgView<'_> {
             return Ok(Vec::new());
         }
         let s = &self.ix.schema;
-        let allowed = self.allowed(scope)?;
-        let filter = if allowed.is_some() {
+        let scoped = self.allowed_with_chunks(scope)?;
+        let filter = if scoped.is_some() {
             "AND c.source_id = ANY($3)"
         } else {
             ""
         };
-        let vectors = self.stats.chunks - self.stats.vectorless;
+        // The vectors a query can reach: a narrow scope is scanned exactly
+        // (its rows are few, and a graph walk filtered to them loses
+        // recall); a wide one walks the graph further in proportion.
+        let total = self.stats.chunks - self.stats.vectorless;
+        let (vectors, widen) = match &scoped {
+            Some((_, in_scope)) => (
+                (*in_scope).min(total),
+                total as f64 / (*in_scope).max(1) as f64,
+            ),
+            None => (total, 1.0),
+        };
+        let allowed = scoped.map(|(ids, _)| ids);
         let q = Vector::from(query.to_vec());
         let k = k as i64;
         // The HNSW index is on `embedding::vector(dim)`: naming that
@@ -175,7 +214,7 @@ impl IndexView for PgView<'_> {
         let (dist, setup) = if vectors < EXACT_BELOW {
             ("c.embedding <=> $1".to_string(), String::new())
         } else {
-            let ef = (k * 4).clamp(200, 1000);
+            let ef = ((k * 4) as f64 * widen).clamp(200.0, 1000.0) as i64;
             (
                 format!("c.embedding::vector({dim}) <=> $1::vector({dim})"),
                 format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order;"),
@@ -190,10 +229,7 @@ impl IndexView for PgView<'_> {
             "SELECT s.source, c.idx, ({dist}) AS d FROM {s}.chunks c JOIN {s}.sources s ON s.id = c.source_id \
              WHERE vector_dims(c.embedding) = {dim} {filter} ORDER BY {dist} LIMIT $2"
         );
-        let rows = match &allowed {
-            Some(ids) => self.query("searching vectors", &sql, &[&q, &k, ids])?,
-            None => self.query("searching vectors", &sql, &[&q, &k])?,
-        };
+        let rows = self.query_scoped("searching vectors", &sql, &[&q, &k], &allowed)?;
         Ok(rows
             .iter()
             .map(|r| Candidate {
@@ -240,14 +276,12 @@ impl IndexView for PgView<'_> {
         );
         let (n, avg, ns, _, tavg) = self.averages();
         let k = k as i64;
-        let rows = match &allowed {
-            Some(ids) => self.query(
-                "ranking chunks",
-                &sql,
-                &[&terms, &n, &avg, &ns, &tavg, &k, ids],
-            )?,
-            None => self.query("ranking chunks", &sql, &[&terms, &n, &avg, &ns, &tavg, &k])?,
-        };
+        let rows = self.query_scoped(
+            "ranking chunks",
+            &sql,
+            &[&terms, &n, &avg, &ns, &tavg, &k],
+            &allowed,
+        )?;
         Ok(rows
             .iter()
             .map(|r| Candidate {
@@ -290,18 +324,12 @@ impl IndexView for PgView<'_> {
         let (n, avg, ns, davg, tavg) = self.averages();
         let k = k as i64;
         // Documents: N is the number of sources, for both fields.
-        let rows = match &allowed {
-            Some(ids) => self.query(
-                "ranking documents",
-                &sql,
-                &[&terms, &ns, &davg, &ns, &tavg, &k, ids],
-            )?,
-            None => self.query(
-                "ranking documents",
-                &sql,
-                &[&terms, &ns, &davg, &ns, &tavg, &k],
-            )?,
-        };
+        let rows = self.query_scoped(
+            "ranking documents",
+            &sql,
+            &[&terms, &ns, &davg, &ns, &tavg, &k],
+            &allowed,
+        )?;
         if rows.is_empty() {
             return Ok(Vec::new());
         }
