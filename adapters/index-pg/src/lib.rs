@@ -81,15 +81,6 @@ impl PgIndex {
         Ok(index)
     }
 
-    /// The URL with its password masked, for status and logs.
-    pub fn display_url(&self) -> &str {
-        &self.target.masked_url
-    }
-
-    pub fn schema(&self) -> &str {
-        &self.schema
-    }
-
     fn client(&self) -> Result<r2d2::PooledConnection<connect::Manager>, IndexError> {
         let pool = self.pool.as_ref().expect("the pool lives until drop");
         pool.get().map_err(|e| self.target.unreachable(e))
