@@ -50,6 +50,24 @@ fn bm25_sql(n: &str, avg: &str) -> String {
     )
 }
 
+/// The postings of the query's terms (`$1`) in `table`, with each term's
+/// document frequency: the columns BM25 needs, as one CTE body.
+fn postings_sql(s: &str, table: &str, ids: &str) -> String {
+    format!(
+        "SELECT {ids}, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
+         FROM {s}.{table} WHERE term = ANY($1)"
+    )
+}
+
+/// `WHERE` on the scope's ids (the 7th parameter) when there is a scope.
+fn scope_filter(allowed: &Option<Vec<i64>>) -> &'static str {
+    if allowed.is_some() {
+        "WHERE a.source_id = ANY($7)"
+    } else {
+        ""
+    }
+}
+
 impl<'a> PgView<'a> {
     pub fn begin(ix: &'a PgIndex) -> Result<Self, IndexError> {
         let mut client = ix.client()?;
@@ -255,18 +273,13 @@ impl IndexView for PgView<'_> {
         }
         let s = &self.ix.schema;
         let allowed = self.allowed(scope)?;
-        let filter = if allowed.is_some() {
-            "WHERE a.source_id = ANY($7)"
-        } else {
-            ""
-        };
+        let filter = scope_filter(&allowed);
         let text = bm25_sql("$2", "$3");
         let title = bm25_sql("$4", "$5");
+        let chunk_postings = postings_sql(s, "chunk_terms", "chunk_id, source_id");
+        let title_postings = postings_sql(s, "title_terms", "source_id");
         let sql = format!(
-            "WITH p AS (SELECT chunk_id, source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
-                        FROM {s}.chunk_terms WHERE term = ANY($1)), \
-                  tp AS (SELECT source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
-                        FROM {s}.title_terms WHERE term = ANY($1)), \
+            "WITH p AS ({chunk_postings}), tp AS ({title_postings}), \
                   tt AS (SELECT p.source_id, sum({title}) * {TITLE_WEIGHT} AS s FROM tp p GROUP BY p.source_id), \
                   a AS (SELECT p.chunk_id, p.source_id, {text} AS s FROM p \
                         UNION ALL SELECT c.id, c.source_id, tt.s FROM tt JOIN {s}.chunks c ON c.source_id = tt.source_id), \
@@ -306,18 +319,13 @@ impl IndexView for PgView<'_> {
         }
         let s = &self.ix.schema;
         let allowed = self.allowed(scope)?;
-        let filter = if allowed.is_some() {
-            "WHERE a.source_id = ANY($7)"
-        } else {
-            ""
-        };
+        let filter = scope_filter(&allowed);
         let doc = bm25_sql("$2", "$3");
         let title = bm25_sql("$4", "$5");
+        let doc_postings = postings_sql(s, "doc_terms", "source_id");
+        let title_postings = postings_sql(s, "title_terms", "source_id");
         let sql = format!(
-            "WITH p AS (SELECT source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
-                        FROM {s}.doc_terms WHERE term = ANY($1)), \
-                  tp AS (SELECT source_id, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
-                        FROM {s}.title_terms WHERE term = ANY($1)), \
+            "WITH p AS ({doc_postings}), tp AS ({title_postings}), \
                   a AS (SELECT p.source_id, {doc} AS s FROM p UNION ALL SELECT p.source_id, ({title}) * {TITLE_WEIGHT} FROM tp p) \
              SELECT a.source_id, sum(a.s) AS score FROM a {filter} GROUP BY a.source_id ORDER BY score DESC, a.source_id LIMIT $6"
         );
