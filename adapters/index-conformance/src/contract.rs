@@ -357,6 +357,146 @@ fn section(crumb: &str, bodies: &[&str], first: u32) -> Vec<Chunk> {
         .collect()
 }
 
+/// Every source's score from `document_search` on the chunked index, and
+/// from `keyword_search` on an index holding each source as one chunk.
+fn both(chunked: &impl Index, whole: &impl Index, query: &str) -> Vec<(String, f32, f32)> {
+    let docs = chunked
+        .read()
+        .unwrap()
+        .document_search(query, 100, &Scope::all())
+        .unwrap();
+    let singles: HashMap<String, f32> = whole
+        .keyword_search(query, 100, &Scope::all())
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.key.source, c.value))
+        .collect();
+    assert_eq!(docs.len(), singles.len(), "{query}: the same sources match");
+    docs.into_iter()
+        .map(|d| {
+            let single = singles[&d.source];
+            (d.source, d.score, single)
+        })
+        .collect()
+}
+
+fn assert_same(chunked: &impl Index, whole: &impl Index, queries: &[&str]) {
+    for query in queries {
+        for (source, grouped, single) in both(chunked, whole, query) {
+            assert!(
+                (grouped - single).abs() <= 1e-4 * single.abs().max(1.0),
+                "{query} {source}: {grouped} as chunks, {single} as one document"
+            );
+        }
+    }
+}
+
+const WORDS: [&str; 12] = [
+    "vacuum",
+    "index",
+    "checkpoint",
+    "wal",
+    "table",
+    "row",
+    "lock",
+    "query",
+    "plan",
+    "page",
+    "tuple",
+    "buffer",
+];
+
+/// Deterministic chunk texts: source `s` has `1 + s % 4` chunks.
+fn texts(s: usize, salt: usize) -> Vec<String> {
+    (0..1 + s % 4)
+        .map(|c| {
+            (0..3 + (s * 7 + c * 3 + salt) % 9)
+                .map(|w| WORDS[(s * 5 + c * 11 + w * 3 + salt) % WORDS.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn put_titled(index: &impl Index, source: &str, title: &str, texts: &[String]) {
+    index
+        .replace_source(record(source, title, texts.len()), chunks(texts), None)
+        .unwrap();
+}
+
+/// Whole-document BM25 equals BM25 over the chunks' text joined, through
+/// replaces and deletes.
+pub fn a_source_of_many_chunks_scores_as_one_document<S: Subject>(subject: &S) {
+    let (a, b) = (subject.fresh(), subject.fresh());
+    let chunked = subject.open(&a);
+    let whole = subject.open(&b);
+    let write = |s: usize, salt: usize| {
+        let t = texts(s, salt);
+        let title = if s.is_multiple_of(3) {
+            "Buffer title"
+        } else {
+            "Other"
+        };
+        put_titled(&chunked, &format!("/d/{s}.md"), title, &t);
+        put_titled(&whole, &format!("/d/{s}.md"), title, &[t.join(" ")]);
+    };
+    for s in 0..30 {
+        write(s, 0);
+    }
+    let queries = ["vacuum", "checkpoint wal", "lock row page", "buffer title"];
+    assert_same(&chunked, &whole, &queries);
+    // Replaced sources change their length and counts; deleted ones leave
+    // the collection.
+    for s in (0..30).step_by(4) {
+        write(s, 1);
+    }
+    for s in [5, 6, 7] {
+        chunked.delete_source(&format!("/d/{s}.md")).unwrap();
+        whole.delete_source(&format!("/d/{s}.md")).unwrap();
+    }
+    assert_same(&chunked, &whole, &queries);
+}
+
+/// A document that names the term in each of its sections ranks above one
+/// that names it once, more densely; each carries the chunk that matched.
+pub fn a_document_that_repeats_the_term_across_sections_ranks_first<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let index = subject.open(&store);
+    let spread: Vec<String> = (0..5)
+        .map(|i| format!("checkpoint settings part {i} about disks"))
+        .collect();
+    put_titled(&index, "/d/spread.md", "Settings", &spread);
+    put_titled(
+        &index,
+        "/d/once.md",
+        "Notes",
+        &["unrelated words here".into(), "a checkpoint note".into()],
+    );
+    for i in 0..20 {
+        put_titled(
+            &index,
+            &format!("/d/filler{i}.md"),
+            "Filler",
+            &["plain words".into()],
+        );
+    }
+    let docs = index
+        .read()
+        .unwrap()
+        .document_search("checkpoint", 10, &Scope::all())
+        .unwrap();
+    let names: Vec<&str> = docs.iter().map(|d| d.source.as_str()).collect();
+    assert_eq!(names, ["/d/spread.md", "/d/once.md"]);
+    assert_eq!(docs[1].best_chunk, 1, "the chunk that names the term");
+    let scoped = index
+        .read()
+        .unwrap()
+        .document_search("checkpoint", 1, &Scope::new(["/d/once.md"]))
+        .unwrap();
+    assert_eq!(scoped.len(), 1);
+    assert_eq!(scoped[0].source, "/d/once.md");
+}
+
 /// Whole-document BM25: a source made of many chunks scores as the one
 /// document they make together, each breadcrumb counted once per section,
 /// before and after reopening.
@@ -393,39 +533,16 @@ pub fn a_document_scores_as_its_chunks_together<S: Subject>(subject: &S) {
             .replace_source(record(&source, "T", 1), vec![chunk(0, &text)], None)
             .unwrap();
     }
-    let both = |chunked: &S::Index, query: &str| -> Vec<(String, f32, f32)> {
-        let docs = chunked
-            .read()
-            .unwrap()
-            .document_search(query, 100, &Scope::all())
-            .unwrap();
-        let singles: HashMap<String, f32> = whole
-            .keyword_search(query, 100, &Scope::all())
-            .unwrap()
-            .into_iter()
-            .map(|c| (c.key.source, c.value))
-            .collect();
-        assert_eq!(docs.len(), singles.len(), "{query}: the same sources match");
-        docs.into_iter()
-            .map(|d| {
-                let single = singles[&d.source];
-                (d.source, d.score, single)
-            })
-            .collect()
-    };
-    for query in ["checkpoint", "guide lock", "wal tuning"] {
-        for (source, grouped, single) in both(&chunked, query) {
-            assert!(
-                (grouped - single).abs() <= 1e-4 * single.abs().max(1.0),
-                "{query} {source}: {grouped} as chunks, {single} as one document"
-            );
-        }
-    }
-    let before = both(&chunked, "checkpoint tuning");
+    assert_same(
+        &chunked,
+        &whole,
+        &["checkpoint", "guide lock", "wal tuning"],
+    );
+    let before = both(&chunked, &whole, "checkpoint tuning");
     subject.compact(&chunked);
     drop(chunked);
     let reopened = subject.open(&a);
-    let after = both(&reopened, "checkpoint tuning");
+    let after = both(&reopened, &whole, "checkpoint tuning");
     assert_eq!(after.len(), before.len());
     for ((s1, g1, _), (s2, g2, _)) in before.iter().zip(&after) {
         assert_eq!(s1, s2);

@@ -35,5 +35,7 @@ pub fn run_all<S: Subject>(subject: &S, cases: u32) {
     vectorless_sources_are_counted_and_get_vectors_later(subject);
     vectors_arrive_in_batches_each_durable(subject);
     a_document_scores_as_its_chunks_together(subject);
+    a_source_of_many_chunks_scores_as_one_document(subject);
+    a_document_that_repeats_the_term_across_sections_ranks_first(subject);
     answers_like_a_brute_force_model(subject, cases);
 }
