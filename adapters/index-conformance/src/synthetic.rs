@@ -1,6 +1,8 @@
 //! Deterministic synthetic corpora for the index benches: Zipfian text
 //! from a fixed vocabulary, and 384-d unit vectors.
 
+use minirag_core::ports::{SourceRecord, SourceType};
+
 /// xorshift64: fast, seedable, the same stream everywhere.
 pub struct Rng(pub u64);
 
@@ -60,4 +62,29 @@ pub fn clustered_vector(rng: &mut Rng, centers: &[Vec<f32>]) -> Vec<f32> {
     // sentence embeddings of one subject are.
     let scale = 0.6 / (c.len() as f32 / 3.0).sqrt();
     normalised(c.iter().map(|x| x + scale * rng.unit()).collect())
+}
+
+/// Folders the synthetic sources are spread over (`/corpus/dir<s % 17>/`).
+pub const FOLDERS: usize = 17;
+
+/// The record of synthetic source `s` with `count` chunks embedded by the
+/// model `bench`; its title is two words of `vocab`.
+pub fn source_record(s: usize, count: usize, vocab: &[String]) -> SourceRecord {
+    SourceRecord {
+        source: format!("/corpus/dir{}/doc{s}.md", s % FOLDERS),
+        source_type: SourceType::File,
+        title: format!(
+            "{} {}",
+            vocab[s % vocab.len()],
+            vocab[(s * 7) % vocab.len()]
+        ),
+        title_seeded: false,
+        file_hash: String::new(),
+        mtime: 0.0,
+        ingested_at: String::new(),
+        chunk_count: count as u32,
+        scheme_version: minirag_core::CHUNK_SCHEME,
+        embedded_with: Some("bench".into()),
+        ocr_engine: String::new(),
+    }
 }

@@ -8,9 +8,9 @@
 use std::time::Instant;
 
 use minirag_core::chunk::{Chunk, Layout};
-use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
+use minirag_core::ports::{Embeddings, Index};
 use minirag_core::search::{fuse_documents, Scope};
-use minirag_index_conformance::synthetic::{self, vocabulary, Rng};
+use minirag_index_conformance::synthetic::{self, source_record, vocabulary, Rng};
 use minirag_index_mem::MemIndex;
 
 const DIM: usize = 384;
@@ -74,23 +74,7 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
             vectors.push(&v);
             all_vectors.push(v);
         }
-        let record = SourceRecord {
-            source: format!("/corpus/dir{}/doc{s}.md", s % 17),
-            source_type: SourceType::File,
-            title: format!(
-                "{} {}",
-                vocab[s % vocab.len()],
-                vocab[(s * 7) % vocab.len()]
-            ),
-            title_seeded: false,
-            file_hash: String::new(),
-            mtime: 0.0,
-            ingested_at: String::new(),
-            chunk_count: count as u32,
-            scheme_version: minirag_core::CHUNK_SCHEME,
-            embedded_with: Some("bench".into()),
-            ocr_engine: String::new(),
-        };
+        let record = source_record(s, count, vocab);
         index.replace_source(record, chunks, Some(vectors)).unwrap();
     }
     index.compact().unwrap();
@@ -133,7 +117,7 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
     for q in 0..QUERIES {
         let qv = unit_vector(&mut rng);
         let words: Vec<&str> = (0..3)
-            .map(|_| vocab[rng.zipf(vocab.len()) + q % 3].as_str())
+            .map(|_| vocab[(rng.zipf(vocab.len()) + q % 3) % vocab.len()].as_str())
             .collect();
         let text = words.join(" ");
         let t = Instant::now();

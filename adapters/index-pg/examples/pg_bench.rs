@@ -9,15 +9,16 @@
 use std::time::Instant;
 
 use minirag_core::chunk::{Chunk, Layout};
-use minirag_core::ports::{Embeddings, Index, SourceRecord, SourceType};
+use minirag_core::ports::{Embeddings, Index, SourceRecord};
 use minirag_core::search::Scope;
-use minirag_index_conformance::synthetic::{clustered_vector, unit_vector, vocabulary, Rng};
+use minirag_index_conformance::synthetic::{
+    clustered_vector, source_record, unit_vector, vocabulary, Rng, FOLDERS,
+};
 use minirag_index_mem::MemIndex;
 use minirag_index_pg::{PgIndex, PgOptions};
 
 const DIM: usize = 384;
 const PER_SOURCE: usize = 100;
-const FOLDERS: usize = 17;
 const TOPICS: usize = 2000;
 
 fn arg(name: &str) -> Option<String> {
@@ -62,23 +63,7 @@ fn generate(n: usize, vocab: &[String]) -> Data {
             e.push(&v);
             vectors.push((s, v));
         }
-        let record = SourceRecord {
-            source: format!("/corpus/dir{}/doc{s}.md", s % FOLDERS),
-            source_type: SourceType::File,
-            title: format!(
-                "{} {}",
-                vocab[s % vocab.len()],
-                vocab[(s * 7) % vocab.len()]
-            ),
-            title_seeded: false,
-            file_hash: String::new(),
-            mtime: 0.0,
-            ingested_at: String::new(),
-            chunk_count: count as u32,
-            scheme_version: minirag_core::CHUNK_SCHEME,
-            embedded_with: Some("bench".into()),
-            ocr_engine: String::new(),
-        };
+        let record = source_record(s, count, vocab);
         sources.push((record, chunks, e));
     }
     Data {
@@ -145,7 +130,7 @@ fn latency(
                     for q in 0..per {
                         let qv = clustered_vector(&mut rng, &data.centers);
                         let words: Vec<&str> = (0..3)
-                            .map(|_| vocab[rng.zipf(vocab.len()) + q % 3].as_str())
+                            .map(|_| vocab[(rng.zipf(vocab.len()) + q % 3) % vocab.len()].as_str())
                             .collect();
                         let text = words.join(" ");
                         let t = Instant::now();
