@@ -530,6 +530,17 @@ pub trait Index: Send + Sync {
         Ok(SyncLease::unlocked(None))
     }
 
+    /// Work deferred to the end of a sync, once its many writes are over,
+    /// while the sync lock is still held. `announce` gets one line per step
+    /// that may take long. index-pg builds its vector graph here: pgvector
+    /// builds one in bulk many times faster than it grows one row by row.
+    /// A failure leaves the index correct (only slower), so a sync reports
+    /// it as a notice.
+    fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
+        let _ = announce;
+        Ok(())
+    }
+
     /// Stored vectors of `model_id` for chunk texts equal to `texts[i]`, so an
     /// unchanged chunk of a re-ingested source is not embedded again.
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {

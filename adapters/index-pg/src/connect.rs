@@ -31,16 +31,47 @@ impl Manager {
     }
 }
 
+/// A connection error with its causes in its message ("error performing
+/// TLS handshake: invalid peer certificate: UnknownIssuer"): r2d2 keeps
+/// only the message of the last failure.
+#[derive(Debug)]
+pub struct ConnectError(pub String);
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// An error's message followed by those of its causes not already in it.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let m = c.to_string();
+        if !out.contains(&m) {
+            out.push_str(": ");
+            out.push_str(&m);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 impl r2d2::ManageConnection for Manager {
     type Connection = postgres::Client;
-    type Error = postgres::Error;
+    type Error = ConnectError;
 
-    fn connect(&self) -> Result<postgres::Client, postgres::Error> {
-        Manager::connect(self)
+    fn connect(&self) -> Result<postgres::Client, ConnectError> {
+        Manager::connect(self).map_err(|e| ConnectError(chain(&e)))
     }
 
-    fn is_valid(&self, conn: &mut postgres::Client) -> Result<(), postgres::Error> {
-        conn.simple_query("").map(|_| ())
+    fn is_valid(&self, conn: &mut postgres::Client) -> Result<(), ConnectError> {
+        conn.simple_query("")
+            .map(|_| ())
+            .map_err(|e| ConnectError(chain(&e)))
     }
 
     fn has_broken(&self, conn: &mut postgres::Client) -> bool {
@@ -235,12 +266,26 @@ impl Target {
 
     /// The error for a server that cannot be reached, with what to check.
     pub fn unreachable(&self, e: impl std::fmt::Display) -> IndexError {
+        let e = e.to_string();
+        let fix = if e.contains("certificate") {
+            "the server's TLS certificate was refused: when your own CA signed it, point PGSSLROOTCERT at that CA's PEM file; the host in DB_URL must be a name the certificate carries"
+        } else {
+            "check that the server runs and DB_URL (host, port, user, password or PGPASSFILE, sslmode) is right"
+        };
         IndexError::Storage {
             reason: format!(
-                "cannot connect to PostgreSQL at {}: {e}; check that the server runs and DB_URL (host, port, user, password or PGPASSFILE, sslmode) is right",
+                "cannot connect to PostgreSQL at {}: {e}; {fix}",
                 self.masked_url
             ),
         }
+    }
+
+    /// One connection now, so a bad server, password or certificate is
+    /// reported at once with its cause (a pool retries until its timeout).
+    pub fn connect_once(&self, root_cert: Option<&Path>) -> Result<postgres::Client, IndexError> {
+        self.manager(root_cert)?
+            .connect()
+            .map_err(|e| self.unreachable(chain(&e)))
     }
 }
 

@@ -8,8 +8,10 @@
 //! - [`view`]: a read view is one `REPEATABLE READ` transaction; BM25 is
 //!   scored in SQL from the postings, vectors by pgvector (exact below
 //!   [`view::EXACT_BELOW`] vectors, HNSW above).
+//! - [`graph`]: the HNSW graph, built in bulk when a sync ends.
 
 pub mod connect;
+mod graph;
 mod postings;
 mod rows;
 pub mod schema;
@@ -60,8 +62,10 @@ impl PgIndex {
             analyzer: Analyzer::default(),
             root_cert: options.root_cert.clone(),
         };
-        let mut client = index.client()?;
-        schema::migrate(&mut client, schema).map_err(|e| match e {
+        let mut client = index.target.connect_once(index.root_cert.as_deref())?;
+        let migrated = schema::migrate(&mut client, schema);
+        drop_off_runtime(client);
+        migrated.map_err(|e| match e {
             schema::SetupError::Db(e) => index.db_error("preparing the schema", e),
             schema::SetupError::NoVector(e) => IndexError::Storage {
                 reason: format!(
@@ -96,6 +100,24 @@ impl PgIndex {
                 db_message(&e)
             ),
         }
+    }
+
+    /// Whether the HNSW graph is built (`Some(true)`), left invalid by a
+    /// killed build (`Some(false)`) or absent (`None`).
+    pub fn vector_graph(&self) -> Result<Option<bool>, IndexError> {
+        let mut c = self.client()?;
+        graph::state(&mut c, &self.schema)
+            .map_err(|e| self.db_error("looking up the vector index", e))
+    }
+
+    /// The server's plan for a vector search (tests check its path).
+    pub fn explain_vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &minirag_core::search::Scope,
+    ) -> Result<String, IndexError> {
+        view::PgView::begin(self)?.explain_vector_search(query, k, scope)
     }
 
     /// Drops the whole schema: every table of this index (tests, `reset`).
@@ -178,6 +200,10 @@ impl Index for PgIndex {
 
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {
         write::lock_sync(self)
+    }
+
+    fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
+        graph::settle(self, announce)
     }
 
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {

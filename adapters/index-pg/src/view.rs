@@ -193,18 +193,42 @@ impl Drop for PgView<'_> {
     }
 }
 
-impl IndexView for PgView<'_> {
-    fn vector_search(
+/// One vector query, ready to run (or to explain).
+struct VectorQuery {
+    sql: String,
+    /// `SET LOCAL`s of the approximate path.
+    setup: String,
+    q: Vector,
+    k: i64,
+    allowed: Option<Vec<i64>>,
+}
+
+impl VectorQuery {
+    fn run(&self, view: &PgView<'_>, doing: &str) -> Result<Vec<postgres::Row>, IndexError> {
+        if !self.setup.is_empty() {
+            let mut c = view.client.lock().unwrap_or_else(|p| p.into_inner());
+            c.batch_execute(&self.setup)
+                .map_err(|e| view.ix.db_error("tuning the vector search", e))?;
+        }
+        view.query_scoped(doing, &self.sql, &[&self.q, &self.k], &self.allowed)
+    }
+}
+
+impl PgView<'_> {
+    /// The SQL of a vector search; `None` when it cannot match anything.
+    /// `prefix` goes before the statement (`EXPLAIN` for tests).
+    fn vector_query(
         &self,
         query: &[f32],
         k: usize,
         scope: &Scope,
-    ) -> Result<Vec<Candidate>, IndexError> {
+        prefix: &str,
+    ) -> Result<Option<VectorQuery>, IndexError> {
         let Some((_, dim)) = &self.model else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         if *dim != query.len() || k == 0 {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let s = &self.ix.schema;
         let scoped = self.allowed_with_chunks(scope)?;
@@ -224,11 +248,10 @@ impl IndexView for PgView<'_> {
             ),
             None => (total, 1.0),
         };
-        let allowed = scoped.map(|(ids, _)| ids);
-        let q = Vector::from(query.to_vec());
         let k = k as i64;
-        // The HNSW index is on `embedding::vector(dim)`: naming that
-        // expression lets the planner use it; the bare column scans all.
+        // The HNSW graph is on `embedding::vector(dim)`: naming that
+        // expression lets the planner use it (when it is built, see
+        // `graph`); the bare column scans all.
         let (dist, setup) = if vectors < EXACT_BELOW {
             ("c.embedding <=> $1".to_string(), String::new())
         } else {
@@ -238,16 +261,49 @@ impl IndexView for PgView<'_> {
                 format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order;"),
             )
         };
-        if !setup.is_empty() {
-            let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
-            c.batch_execute(&setup)
-                .map_err(|e| self.ix.db_error("tuning the vector search", e))?;
-        }
-        let sql = format!(
-            "SELECT s.source, c.idx, ({dist}) AS d FROM {s}.chunks c JOIN {s}.sources s ON s.id = c.source_id \
-             WHERE vector_dims(c.embedding) = {dim} {filter} ORDER BY {dist} LIMIT $2"
-        );
-        let rows = self.query_scoped("searching vectors", &sql, &[&q, &k], &allowed)?;
+        Ok(Some(VectorQuery {
+            sql: format!(
+                "{prefix} SELECT s.source, c.idx, ({dist}) AS d FROM {s}.chunks c JOIN {s}.sources s ON s.id = c.source_id \
+                 WHERE vector_dims(c.embedding) = {dim} {filter} ORDER BY {dist} LIMIT $2"
+            ),
+            setup,
+            q: Vector::from(query.to_vec()),
+            k,
+            allowed: scoped.map(|(ids, _)| ids),
+        }))
+    }
+
+    /// The server's plan for [`IndexView::vector_search`], one line per
+    /// node (tests check which path a query takes).
+    pub fn explain_vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<String, IndexError> {
+        let Some(q) = self.vector_query(query, k, scope, "EXPLAIN")? else {
+            return Ok(String::new());
+        };
+        let rows = q.run(self, "explaining a vector search")?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+}
+
+impl IndexView for PgView<'_> {
+    fn vector_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        let Some(q) = self.vector_query(query, k, scope, "")? else {
+            return Ok(Vec::new());
+        };
+        let rows = q.run(self, "searching vectors")?;
         Ok(rows
             .iter()
             .map(|r| Candidate {

@@ -73,8 +73,9 @@ fn prepare_vectors(
         }
     }
     if stored.is_some() {
+        let graph = crate::graph::NAME;
         tx.batch_execute(&format!(
-            "DROP INDEX IF EXISTS {s}.chunks_embedding_hnsw;
+            "DROP INDEX IF EXISTS {s}.{graph};
              UPDATE {s}.chunks SET embedding = NULL WHERE embedding IS NOT NULL;
              UPDATE {s}.stats SET vectorless = chunks;"
         ))
@@ -87,15 +88,8 @@ fn prepare_vectors(
         &[&model, &dim.to_string()],
     )
     .map_err(e)?;
-    // The column stays untyped `vector`; the HNSW index is on the cast to
-    // this width, which the approximate query names. Its predicate keeps
-    // out rows of the old width that other snapshots still see (an index
-    // build reads recently dead rows too, and the cast would fail on them).
-    tx.batch_execute(&format!(
-        "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON {s}.chunks \
-         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
-    ))
-    .map_err(e)?;
+    // The column stays untyped `vector`; the HNSW graph on the cast to
+    // this width is built when a sync ends (`graph::settle`).
     Ok(())
 }
 
@@ -439,11 +433,7 @@ pub fn move_source(ix: &PgIndex, from: &str, to: &str, mtime: f64) -> Result<usi
 /// the process dies.
 pub fn lock_sync(ix: &PgIndex) -> Result<SyncLease, IndexError> {
     let key = format!("minirag sync {}", ix.schema);
-    let mut client = ix
-        .target
-        .manager(ix.root_cert.as_deref())?
-        .connect()
-        .map_err(|e| ix.target.unreachable(e))?;
+    let mut client = ix.target.connect_once(ix.root_cert.as_deref())?;
     let got: bool = client
         .query_one(
             "SELECT pg_try_advisory_lock(hashtextextended($1, 0))",

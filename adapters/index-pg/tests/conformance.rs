@@ -6,30 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use minirag_index_conformance::{run_all, Subject};
 use minirag_index_pg::{PgIndex, PgOptions};
 
-/// The test server's URL; a test that needs it fails without it, naming
-/// how to start one (it is never skipped).
-pub fn test_url() -> String {
-    std::env::var("MINIRAG_TEST_PG_URL").unwrap_or_else(|_| {
-        panic!(
-            "MINIRAG_TEST_PG_URL is not set: these tests need PostgreSQL with pgvector. \
-             Run .ci/run, which starts one, or point the variable at a server, e.g. \
-             postgres://minirag@%2Ftmp%2Fminirag-pg/postgres"
-        )
-    })
-}
+mod support;
 
-/// A schema of its own per index, dropped at the end.
-struct Schema {
-    name: String,
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        if let Ok(ix) = PgIndex::open(&test_url(), &self.name, &PgOptions::default()) {
-            let _ = ix.drop_schema();
-        }
-    }
-}
+use support::{test_url, Schema};
 
 struct Pg;
 

@@ -173,6 +173,10 @@ struct MemIndex {
     windows: Mutex<Vec<usize>>,
     searches: AtomicUsize,
     keyword_fails: std::sync::atomic::AtomicBool,
+    /// Calls of `settle`, what it announces (it has work) and whether it fails.
+    settled: AtomicUsize,
+    settle_says: Mutex<Option<String>>,
+    settle_fails: std::sync::atomic::AtomicBool,
 }
 
 /// Reads live: the stand-in has no generations to pin.
@@ -339,6 +343,18 @@ impl IndexView for LiveView<'_> {
 impl Index for MemIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
         Ok(Box::new(LiveView(self)))
+    }
+    fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
+        self.settled.fetch_add(1, Ordering::SeqCst);
+        if let Some(line) = self.settle_says.lock().unwrap().as_deref() {
+            announce(line);
+        }
+        if self.settle_fails.load(Ordering::SeqCst) {
+            return Err(IndexError::Storage {
+                reason: "the graph build ran out of memory".into(),
+            });
+        }
+        Ok(())
     }
     fn replace_source(
         &self,
@@ -1004,6 +1020,42 @@ fn sync(f: &Fixture) -> crate::sync::SyncReport {
     f.engine
         .sync(None, &|_| {}, &std::sync::atomic::AtomicBool::new(false))
         .unwrap()
+}
+
+#[test]
+fn a_finished_sync_settles_the_index_and_a_cancelled_one_leaves_it_to_the_next() {
+    let f = fixture();
+    f.files.put("/docs/a.md", "# Alpha\n\nApples are red.", 1.0);
+    let lines = Mutex::new(Vec::new());
+    let cancelled = std::sync::atomic::AtomicBool::new(true);
+    let progress = |s: crate::sync::run::Step<'_>| lines.lock().unwrap().push(s.line.to_string());
+    assert!(f.engine.sync(None, &progress, &cancelled).is_err());
+    assert_eq!(f.index.settled.load(Ordering::SeqCst), 0);
+
+    let r = sync(&f);
+    assert_eq!(f.index.settled.load(Ordering::SeqCst), 1);
+    *f.index.settle_says.lock().unwrap() = Some("building the stand-in's graph".into());
+    assert!(r.notices.is_empty(), "{:?}", r.notices);
+    f.engine
+        .sync(None, &progress, &std::sync::atomic::AtomicBool::new(false))
+        .unwrap();
+    assert!(lines
+        .lock()
+        .unwrap()
+        .contains(&"building the stand-in's graph".to_string()));
+
+    // A failed upkeep is a notice: the sync's files are in all the same.
+    f.index.settle_fails.store(true, Ordering::SeqCst);
+    f.files.put("/docs/b.md", "# Beta\n\nBananas.", 1.0);
+    let r = sync(&f);
+    assert_eq!(r.counts.ingested, 1);
+    assert!(
+        r.notices
+            .iter()
+            .any(|n| n.contains("the graph build ran out of memory") && n.contains("next sync")),
+        "{:?}",
+        r.notices
+    );
 }
 
 #[test]

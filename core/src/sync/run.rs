@@ -184,6 +184,16 @@ impl Engine {
             cancel,
             &mut report,
         );
+        // A cancelled sync leaves the deferred work to the next one.
+        if result.is_ok() && !cancel.load(Ordering::Relaxed) {
+            let index = &self.ports().index;
+            if let Err(e) = index.settle(&mut |line| say(progress, Phase::Indexing, 0, 0, line)) {
+                report.notices.push(format!(
+                    "The index could not finish its upkeep after this sync ({e}); it answers correctly, \
+                     perhaps slower, and the next sync tries again."
+                ));
+            }
+        }
         drop(lease);
         result.map(|()| report)
     }

@@ -26,6 +26,8 @@ fn run(dir: &str, url: &str, schema: &str) -> Result<(), Box<dyn std::error::Err
     let from = MemIndex::open(dir)?;
     let to = PgIndex::open(url, schema, &PgOptions::default())?;
     let started = std::time::Instant::now();
+    // As a sync: under the sync lock, settled at the end (the vector graph).
+    let lease = to.lock_sync()?;
     let view = from.read()?;
     let model = view.vector_model();
     let sources = view.sources(&Scope::all())?;
@@ -62,5 +64,8 @@ fn run(dir: &str, url: &str, schema: &str) -> Result<(), Box<dyn std::error::Err
         sources.len(),
         started.elapsed().as_secs_f64()
     );
+    to.settle(&mut |line| eprintln!("{line}"))?;
+    drop(lease);
+    eprintln!("settled after {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }
