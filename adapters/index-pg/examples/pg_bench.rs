@@ -5,7 +5,7 @@
 //! 1, 4 and 16 concurrent clients; recall@10 of the vector list against
 //! brute force, unscoped and scoped to one folder in 17.
 //!
-//! cargo run --release -p minirag-index-pg --example pg_bench -- --url postgres://… [--sizes 100000] [--queries 320]
+//! cargo run --release -p minirag-index-pg --example pg_bench -- --url postgres://… [--sizes 100000] [--queries 320] [--indexes mem,pg]
 
 use std::time::Instant;
 
@@ -166,7 +166,7 @@ fn latency(
 
 fn main() {
     let Some(url) = arg("--url") else {
-        eprintln!("usage: pg_bench --url postgres://… [--sizes 100000,1000000] [--queries 320]");
+        eprintln!("usage: pg_bench --url postgres://… [--sizes 100000,1000000] [--queries 320] [--indexes mem,pg]");
         std::process::exit(2);
     };
     let sizes: Vec<usize> = arg("--sizes")
@@ -175,6 +175,18 @@ fn main() {
         .map(|s| s.parse().expect("--sizes: numbers separated by commas"))
         .collect();
     let queries: usize = arg("--queries").map_or(320, |q| q.parse().expect("--queries: a number"));
+    // `--indexes mem` re-measures one side alone (on a quieter machine, say).
+    let indexes = arg("--indexes").unwrap_or("mem,pg".into());
+    // `--ef 200,400,800`: index-pg's recall (and mean vector-query time) at
+    // each least ef_search; `--keep` leaves the schema for `--reuse`, which
+    // skips loading a schema that holds the size already.
+    let efs: Vec<u32> = arg("--ef").map_or(Vec::new(), |l| {
+        l.split(',')
+            .map(|e| e.parse().expect("--ef: numbers separated by commas"))
+            .collect()
+    });
+    let flag = |name: &str| std::env::args().any(|a| a == name);
+    let (keep, reuse) = (flag("--keep"), flag("--reuse"));
     let vocab = vocabulary();
     println!(
         "cores: {}; index-pg exact below {} vectors, HNSW above",
@@ -189,11 +201,35 @@ fn main() {
         let mem = MemIndex::open(dir.path()).unwrap();
         let schema = format!("bench_{n}");
         let pg = PgIndex::open(&url, &schema, &PgOptions::default()).unwrap();
-        pg.drop_schema().unwrap();
+        let loaded = reuse && pg.stats().unwrap().chunk_count == n as u64;
+        if !loaded {
+            pg.drop_schema().unwrap();
+        }
         let pg = PgIndex::open(&url, &schema, &PgOptions::default()).unwrap();
         let systems: [(&str, &(dyn Index + Sync)); 2] = [("index-mem", &mem), ("index-pg", &pg)];
         for (name, index) in systems {
-            let (load_s, settle_s) = load(index, &data);
+            if !indexes.split(',').any(|i| name == format!("index-{i}")) {
+                continue;
+            }
+            let (load_s, settle_s) = if name == "index-pg" && loaded {
+                (0.0, 0.0)
+            } else {
+                load(index, &data)
+            };
+            if name == "index-pg" {
+                for &ef in &efs {
+                    let options = PgOptions {
+                        min_ef_search: Some(ef),
+                        ..PgOptions::default()
+                    };
+                    let tuned = PgIndex::open(&url, &schema, &options).unwrap();
+                    let t = std::time::Instant::now();
+                    let r = recall(&tuned, &data, false, 100);
+                    let rs = recall(&tuned, &data, true, 100);
+                    let ms = t.elapsed().as_secs_f64() * 1e3 / 200.0;
+                    eprintln!("ef_search >= {ef}: recall@10 {r:.3}, scoped {rs:.3}, {ms:.1} ms a vector query (with its brute force)");
+                }
+            }
             if name == "index-mem" {
                 mem.compact().unwrap();
                 mem.warm().unwrap();
@@ -212,6 +248,8 @@ fn main() {
                 cells.join(" | ")
             );
         }
-        pg.drop_schema().unwrap();
+        if !keep {
+            pg.drop_schema().unwrap();
+        }
     }
 }

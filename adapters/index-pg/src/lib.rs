@@ -32,7 +32,11 @@ pub struct PgIndex {
     schema: String,
     analyzer: Analyzer,
     root_cert: Option<std::path::PathBuf>,
+    min_ef_search: i64,
 }
+
+/// The least `hnsw.ef_search` of a query that walks the graph.
+pub const MIN_EF_SEARCH: u32 = 200;
 
 /// Where the password and the CA certificates come from, besides the URL.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +45,9 @@ pub struct PgOptions {
     pub passfile: Option<std::path::PathBuf>,
     /// Extra CA certificates, PEM (`PGSSLROOTCERT`).
     pub root_cert: Option<std::path::PathBuf>,
+    /// The least `hnsw.ef_search` (default [`MIN_EF_SEARCH`]): recall
+    /// against latency, for benches.
+    pub min_ef_search: Option<u32>,
 }
 
 impl PgIndex {
@@ -61,6 +68,7 @@ impl PgIndex {
             schema: schema.to_string(),
             analyzer: Analyzer::default(),
             root_cert: options.root_cert.clone(),
+            min_ef_search: i64::from(options.min_ef_search.unwrap_or(MIN_EF_SEARCH)),
         };
         let mut client = index.target.connect_once(index.root_cert.as_deref())?;
         let migrated = schema::migrate(&mut client, schema);

@@ -190,6 +190,7 @@ fn pg_options() -> PgOptions {
     PgOptions {
         passfile,
         root_cert: std::env::var_os("PGSSLROOTCERT").map(PathBuf::from),
+        min_ef_search: None,
     }
 }
 
