@@ -13,6 +13,13 @@ use crate::PgIndex;
 /// The graph's name in the index's schema.
 pub const NAME: &str = "chunks_embedding_hnsw";
 
+/// Candidates kept while the graph is built. pgvector's default, 64, gave
+/// recall@10 0.90–0.92 at a million clustered 384-d vectors whatever the
+/// query's `ef_search` (0.954 at 1,000: points the graph cannot reach);
+/// 128 gave 0.998 at `ef_search` 200, for a build of 373 s instead of
+/// 319 s (`pg_bench`, 2 cores).
+const EF_CONSTRUCTION: u32 = 128;
+
 /// The most memory one build asks for (`maintenance_work_mem`, MB): a graph
 /// that fits is built several times faster than one that spills; 4 GB holds
 /// about 2 M vectors of 384 dimensions.
@@ -119,6 +126,7 @@ fn build(
     // which several statements in one call are.
     client.batch_execute(&format!(
         "CREATE INDEX CONCURRENTLY IF NOT EXISTS {NAME} ON {s}.chunks \
-         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
+         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) \
+         WHERE vector_dims(embedding) = {dim}"
     ))
 }
