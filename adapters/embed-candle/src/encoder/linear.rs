@@ -39,6 +39,10 @@ impl Linear {
         if rows == 0 {
             return;
         }
+        if super::few_rows::applies(rows, self.inputs, self.outputs) {
+            super::few_rows::dot_rows(x, self.weight.data(), self.inputs, dst);
+            return;
+        }
         let threads = rayon::current_num_threads();
         let parallelism = if threads > 1 {
             Parallelism::Rayon(threads)

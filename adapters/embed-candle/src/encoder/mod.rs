@@ -14,6 +14,7 @@
 
 pub mod attention;
 pub mod config;
+pub mod few_rows;
 pub mod kernels;
 pub mod linear;
 pub mod weights;
