@@ -10,7 +10,10 @@ pub const FEW_ROWS: usize = 16;
 
 /// Whether [`dot_rows`] applies: AVX2+FMA, and widths its kernel takes.
 pub fn applies(rows: usize, inputs: usize, outputs: usize) -> bool {
-    rows <= FEW_ROWS && inputs % 8 == 0 && outputs % 4 == 0 && super::kernels::has_avx2()
+    rows <= FEW_ROWS
+        && inputs.is_multiple_of(8)
+        && outputs.is_multiple_of(4)
+        && super::kernels::has_avx2()
 }
 
 /// `dst = x · Wᵀ` (`W` is `[outputs, inputs]`), the outputs split over the
@@ -58,7 +61,7 @@ unsafe fn kernel(x: &[f32], w: &[f32], k: usize, dst: &mut [f32]) {
     use std::arch::x86_64::*;
     let rows = x.len() / k;
     let outs = w.len() / k;
-    assert!(k % 8 == 0 && outs % 4 == 0 && dst.len() == rows * outs);
+    assert!(k.is_multiple_of(8) && outs.is_multiple_of(4) && dst.len() == rows * outs);
     for j in (0..outs).step_by(4) {
         let w0 = w.as_ptr().add(j * k);
         let (w1, w2, w3) = (w0.add(k), w0.add(2 * k), w0.add(3 * k));
