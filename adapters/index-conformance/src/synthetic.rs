@@ -1,6 +1,7 @@
 //! Deterministic synthetic corpora for the index benches: Zipfian text
 //! from a fixed vocabulary, and 384-d unit vectors.
 
+use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{SourceRecord, SourceType};
 
 /// xorshift64: fast, seedable, the same stream everywhere.
@@ -86,5 +87,19 @@ pub fn source_record(s: usize, count: usize, vocab: &[String]) -> SourceRecord {
         scheme_version: minirag_core::CHUNK_SCHEME,
         embedded_with: Some("bench".into()),
         ocr_engine: String::new(),
+    }
+}
+
+/// Chunk `index` of a synthetic source: 60 Zipfian words of `vocab`, four
+/// chunks to a parent.
+pub fn zipf_chunk(rng: &mut Rng, vocab: &[String], index: u32) -> Chunk {
+    let words: Vec<&str> = (0..60)
+        .map(|_| vocab[rng.zipf(vocab.len())].as_str())
+        .collect();
+    Chunk {
+        index,
+        parent: index / 4,
+        text: words.join(" "),
+        layout: Layout::default(),
     }
 }

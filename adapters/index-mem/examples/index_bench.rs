@@ -7,10 +7,9 @@
 
 use std::time::Instant;
 
-use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, Index};
 use minirag_core::search::{fuse_documents, Scope};
-use minirag_index_conformance::synthetic::{self, source_record, vocabulary, Rng};
+use minirag_index_conformance::synthetic::{self, source_record, vocabulary, zipf_chunk, Rng};
 use minirag_index_mem::MemIndex;
 
 const DIM: usize = 384;
@@ -61,15 +60,7 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
         let mut chunks = Vec::with_capacity(count);
         let mut vectors = Embeddings::new(DIM);
         for i in 0..count {
-            let words: Vec<&str> = (0..60)
-                .map(|_| vocab[rng.zipf(vocab.len())].as_str())
-                .collect();
-            chunks.push(Chunk {
-                index: i as u32,
-                parent: i as u32 / 4,
-                text: words.join(" "),
-                layout: Layout::default(),
-            });
+            chunks.push(zipf_chunk(&mut rng, vocab, i as u32));
             let v = unit_vector(&mut rng);
             vectors.push(&v);
             all_vectors.push(v);

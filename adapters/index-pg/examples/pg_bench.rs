@@ -9,11 +9,11 @@
 
 use std::time::Instant;
 
-use minirag_core::chunk::{Chunk, Layout};
+use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, SourceRecord};
 use minirag_core::search::Scope;
 use minirag_index_conformance::synthetic::{
-    clustered_vector, source_record, unit_vector, vocabulary, Rng, FOLDERS,
+    clustered_vector, source_record, unit_vector, vocabulary, zipf_chunk, Rng, FOLDERS,
 };
 use minirag_index_mem::MemIndex;
 use minirag_index_pg::{PgIndex, PgOptions};
@@ -51,15 +51,7 @@ fn generate(n: usize, vocab: &[String]) -> Data {
         let mut chunks = Vec::with_capacity(count);
         let mut e = Embeddings::new(DIM);
         for i in 0..count {
-            let words: Vec<&str> = (0..60)
-                .map(|_| vocab[rng.zipf(vocab.len())].as_str())
-                .collect();
-            chunks.push(Chunk {
-                index: i as u32,
-                parent: i as u32 / 4,
-                text: words.join(" "),
-                layout: Layout::default(),
-            });
+            chunks.push(zipf_chunk(&mut rng, vocab, i as u32));
             let v = clustered_vector(&mut rng, &centers);
             e.push(&v);
             vectors.push((s, v));

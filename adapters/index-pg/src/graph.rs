@@ -123,7 +123,10 @@ fn build(
     let mb = need_mb.min(MAX_BUILD_MB).max(have_kb / 1024);
     client.batch_execute(&format!("SET maintenance_work_mem = '{mb}MB'"))?;
     // A statement of its own: CONCURRENTLY refuses a transaction block,
-    // which several statements in one call are.
+    // which several statements in one call are. The graph is on the cast
+    // to this width, which the approximate query names; the predicate keeps
+    // out rows of another width that older snapshots still see (a build
+    // reads recently dead rows too, and the cast would fail on them).
     client.batch_execute(&format!(
         "CREATE INDEX CONCURRENTLY IF NOT EXISTS {NAME} ON {s}.chunks \
          USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) \

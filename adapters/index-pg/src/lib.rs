@@ -158,13 +158,8 @@ pub(crate) fn drop_off_runtime<T: Send>(value: T) {
 fn db_message(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            // The client's own errors keep the detail in their source.
-            match std::error::Error::source(e) {
-                Some(cause) => format!("{e}: {cause}"),
-                None => e.to_string(),
-            }
-        }
+        // The client's own errors keep the detail in their sources.
+        None => connect::chain(e),
     }
 }
 

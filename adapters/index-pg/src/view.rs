@@ -255,8 +255,7 @@ impl PgView<'_> {
         let (dist, setup) = if vectors < EXACT_BELOW {
             ("c.embedding <=> $1".to_string(), String::new())
         } else {
-            let least = self.ix.min_ef_search;
-            let ef = ((k * 4) as f64 * widen).clamp(least as f64, 1000f64.max(least as f64)) as i64;
+            let ef = (((k * 4) as f64 * widen).min(1000.0) as i64).max(self.ix.min_ef_search);
             (
                 format!("c.embedding::vector({dim}) <=> $1::vector({dim})"),
                 format!("SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = strict_order;"),
