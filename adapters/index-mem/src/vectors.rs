@@ -17,13 +17,25 @@ pub const QUANTIZE_ROWS: usize = 8_192;
 /// Candidates the int8 pass keeps per result wanted, before exact rescoring.
 const RESCORE_FACTOR: usize = 4;
 
-/// An int8 copy of the snapshot rows: row r ≈ scales[r] · codes[r·dim..].
+/// An int8 copy of f32 rows: row r ≈ scales[r] · codes[r·dim..].
+#[derive(Default)]
 struct Quantized {
     codes: Vec<i8>,
     scales: Vec<f32>,
 }
 
+/// Codes of one row, scaled so its largest magnitude is 127; returns the scale.
+fn quantize_row(row: &[f32], code: &mut [i8]) -> f32 {
+    let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    for (c, v) in code.iter_mut().zip(row) {
+        *c = (v / scale).round().clamp(-127.0, 127.0) as i8;
+    }
+    scale
+}
+
 impl Quantized {
+    /// The snapshot's rows, quantized by all cores.
     fn build(dim: usize, rows: &[f32]) -> Self {
         let n = rows.len() / dim.max(1);
         let mut codes = vec![0i8; n * dim];
@@ -42,16 +54,30 @@ impl Quantized {
                         .zip(scales.iter_mut())
                         .zip(rows.chunks(dim))
                     {
-                        let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
-                        *scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-                        for (c, v) in code.iter_mut().zip(row) {
-                            *c = (v / *scale).round().clamp(-127.0, 127.0) as i8;
-                        }
+                        *scale = quantize_row(row, code);
                     }
                 });
             }
         });
         Self { codes, scales }
+    }
+
+    fn push(&mut self, row: &[f32]) {
+        let start = self.codes.len();
+        self.codes.resize(start + row.len(), 0);
+        self.scales.push(quantize_row(row, &mut self.codes[start..]));
+    }
+
+    fn set(&mut self, r: usize, row: &[f32]) {
+        let dim = row.len();
+        self.scales[r] = quantize_row(row, &mut self.codes[r * dim..(r + 1) * dim]);
+    }
+
+    /// Estimated dot product of row `r` with a query quantized to `qcode`.
+    #[inline(always)]
+    fn dot(&self, r: usize, qcode: &[i8], dot_i8: impl Fn(&[i8], &[i8]) -> i32) -> f32 {
+        let dim = qcode.len();
+        dot_i8(&self.codes[r * dim..(r + 1) * dim], qcode) as f32 * self.scales[r]
     }
 }
 
@@ -127,6 +153,10 @@ pub struct Matrix {
     quantized: Arc<OnceLock<Quantized>>,
     quantize_started: std::sync::atomic::AtomicBool,
     extra: Vec<f32>,
+    /// The rows written since the snapshot, quantized as they are written:
+    /// after a sync that embeds in batches most vectors can live here until
+    /// the next compaction.
+    extra_q: Quantized,
     /// Row has a real vector (rows of vector-less chunks are zeros).
     present: Vec<bool>,
 }
@@ -187,6 +217,7 @@ impl Matrix {
             quantized: Arc::default(),
             quantize_started: Default::default(),
             extra: Vec::new(),
+            extra_q: Quantized::default(),
             present: Vec::new(),
         }
     }
@@ -209,6 +240,7 @@ impl Matrix {
             quantized,
             quantize_started: Default::default(),
             extra: Vec::new(),
+            extra_q: Quantized::default(),
             present,
         }
     }
@@ -228,10 +260,12 @@ impl Matrix {
 
     /// Appends a row (zeros and absent when `row` is `None`).
     pub fn push(&mut self, row: Option<&[f32]>) {
+        let start = self.extra.len();
         match row {
             Some(r) => self.extra.extend_from_slice(r),
             None => self.extra.extend(std::iter::repeat_n(0.0, self.dim)),
         }
+        self.extra_q.push(&self.extra[start..]);
         self.present.push(row.is_some());
     }
 
@@ -244,6 +278,7 @@ impl Matrix {
         }
         let e = s - self.base_rows;
         self.extra[e * self.dim..(e + 1) * self.dim].copy_from_slice(row);
+        self.extra_q.set(e, row);
         self.present[s] = true;
         true
     }
@@ -276,7 +311,9 @@ impl Matrix {
 
     /// The `k` nearest rows to a unit `query` among rows `allowed` accepts,
     /// as (slot, squared L2 distance on unit vectors = 2 − 2·dot), nearest first.
-    /// Large matrices are scanned by all cores, each over its own row range.
+    /// Large matrices are scanned by all cores, each over its own row range:
+    /// small ones exactly; large ones by an int8 pass that keeps
+    /// `RESCORE_FACTOR · k` candidates per core, rescored exactly.
     pub fn nearest(
         &self,
         query: &[f32],
@@ -286,24 +323,38 @@ impl Matrix {
         if k == 0 || query.len() != self.dim {
             return Vec::new();
         }
-        if let Some(q) = self.quantized.get() {
-            return self.nearest_quantized(q, query, k, allowed);
+        let base = self.quantized.get();
+        if base.is_none() {
+            self.start_quantizing();
         }
-        self.start_quantizing();
         let rows = self.rows() as u32;
+        let extra_rows = self.rows() - self.base_rows;
+        let approximate = extra_rows + base.map_or(0, |_| self.base_rows) >= QUANTIZE_ROWS;
+        let mut qcode = vec![0i8; self.dim];
+        let qscale = quantize_row(query, &mut qcode);
+        let estimate = Estimate {
+            query,
+            base: approximate.then_some(base).flatten(),
+            extra: approximate.then_some(&self.extra_q),
+            qcode: &qcode,
+            qscale,
+        };
+        // The int8 pass keeps more candidates than wanted; the exact scan keeps k.
+        let keep = if approximate { k * RESCORE_FACTOR } else { k };
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .min(8);
+            .min(8) as u32;
+        let allowed = &allowed;
         let mut out: Vec<(u32, f32)> = if rows < PARALLEL_ROWS || threads == 1 {
-            self.scan(query, k, &allowed, 0..rows)
+            self.shortlist(&estimate, keep, allowed, 0..rows)
         } else {
-            let step = rows.div_ceil(threads as u32);
+            let step = rows.div_ceil(threads);
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads as u32)
+                let handles: Vec<_> = (0..threads)
                     .map(|t| {
                         let range = t * step..((t + 1) * step).min(rows);
-                        let allowed = &allowed;
-                        s.spawn(move || self.scan(query, k, allowed, range))
+                        let estimate = &estimate;
+                        s.spawn(move || self.shortlist(estimate, keep, allowed, range))
                     })
                     .collect();
                 handles
@@ -312,14 +363,16 @@ impl Matrix {
                     .collect()
             })
         };
+        if approximate {
+            for (slot, d) in &mut out {
+                *d = distance(dot(self.row(*slot), query));
+            }
+        }
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         out
     }
 
-    /// Large snapshots: an int8 pass over the snapshot rows keeps
-    /// `RESCORE_FACTOR · k` candidates per thread, which are rescored
-    /// exactly together with the (few) rows written since the snapshot.
     /// Starts building the int8 copy of a large snapshot in the background,
     /// once.
     fn start_quantizing(&self) {
@@ -347,113 +400,64 @@ impl Matrix {
         }
     }
 
-    fn nearest_quantized(
+    /// The best `keep` rows of `range` by estimated distance, in no order,
+    /// compiled for AVX2 where the CPU has it.
+    fn shortlist(
         &self,
-        q: &Quantized,
-        query: &[f32],
-        k: usize,
-        allowed: impl Fn(u32) -> bool + Sync,
-    ) -> Vec<(u32, f32)> {
-        let qmax = query.iter().fold(0f32, |m, v| m.max(v.abs()));
-        let qscale = if qmax > 0.0 { qmax / 127.0 } else { 1.0 };
-        let qcode: Vec<i8> = query
-            .iter()
-            .map(|v| (v / qscale).round().clamp(-127.0, 127.0) as i8)
-            .collect();
-        let wanted = k * RESCORE_FACTOR;
-        let rows = self.base_rows as u32;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8) as u32;
-        let step = rows.div_ceil(threads);
-        let allowed = &allowed;
-        let mut candidates: Vec<u32> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let range = t * step..((t + 1) * step).min(rows);
-                    let qcode = &qcode;
-                    s.spawn(move || self.scan_i8(q, qcode, wanted, allowed, range))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("scan thread"))
-                .collect()
-        });
-        candidates
-            .extend((rows..self.rows() as u32).filter(|&s| self.present[s as usize] && allowed(s)));
-        let mut out: Vec<(u32, f32)> = candidates
-            .into_iter()
-            .map(|s| (s, (2.0 - 2.0 * dot(self.row(s), query)).max(0.0)))
-            .collect();
-        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        out.truncate(k);
-        out
-    }
-
-    /// The best `wanted` rows of `range` by int8 score, in no order, with
-    /// the AVX2 kernel where the CPU has it.
-    fn scan_i8(
-        &self,
-        q: &Quantized,
-        qcode: &[i8],
-        wanted: usize,
+        estimate: &Estimate,
+        keep: usize,
         allowed: &impl Fn(u32) -> bool,
         range: std::ops::Range<u32>,
-    ) -> Vec<u32> {
+    ) -> Vec<(u32, f32)> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            let avx2 = |a: &[i8], b: &[i8]| unsafe { dot_i8_avx2(a, b) };
-            return self.scan_i8_body(q, qcode, wanted, allowed, range, avx2);
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            return unsafe { self.shortlist_avx2(estimate, keep, allowed, range) };
         }
-        self.scan_i8_body(q, qcode, wanted, allowed, range, dot_i8)
+        self.shortlist_body(estimate, keep, allowed, range, dot_i8)
+    }
+
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn shortlist_avx2(
+        &self,
+        estimate: &Estimate,
+        keep: usize,
+        allowed: &impl Fn(u32) -> bool,
+        range: std::ops::Range<u32>,
+    ) -> Vec<(u32, f32)> {
+        // SAFETY: this function runs only where AVX2 is present.
+        let avx2 = |a: &[i8], b: &[i8]| unsafe { dot_i8_avx2(a, b) };
+        self.shortlist_body(estimate, keep, allowed, range, avx2)
     }
 
     #[inline(always)]
-    fn scan_i8_body(
+    fn shortlist_body(
         &self,
-        q: &Quantized,
-        qcode: &[i8],
-        wanted: usize,
+        estimate: &Estimate,
+        keep: usize,
         allowed: &impl Fn(u32) -> bool,
         range: std::ops::Range<u32>,
-        dot_i8: impl Fn(&[i8], &[i8]) -> i32,
-    ) -> Vec<u32> {
-        let dim = self.dim;
-        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(wanted + 1);
-        for slot in range {
-            if !self.present[slot as usize] || !allowed(slot) {
-                continue;
-            }
-            let r = slot as usize;
-            let approx = dot_i8(&q.codes[r * dim..(r + 1) * dim], qcode) as f32 * q.scales[r];
-            // A max-heap of negated scores keeps the best `wanted`.
-            let d = -approx;
-            if heap.len() < wanted {
-                heap.push(Scored(d, slot));
-            } else if heap.peek().is_some_and(|top| d < top.0) {
-                heap.pop();
-                heap.push(Scored(d, slot));
-            }
-        }
-        heap.into_iter().map(|s| s.1).collect()
-    }
-
-    fn scan(
-        &self,
-        query: &[f32],
-        k: usize,
-        allowed: &impl Fn(u32) -> bool,
-        range: std::ops::Range<u32>,
+        dot_i8: impl Fn(&[i8], &[i8]) -> i32 + Copy,
     ) -> Vec<(u32, f32)> {
-        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(k + 1);
+        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(keep + 1);
         for slot in range {
             if !self.present[slot as usize] || !allowed(slot) {
                 continue;
             }
-            let d = (2.0 - 2.0 * dot(self.row(slot), query)).max(0.0);
-            if heap.len() < k {
+            let s = slot as usize;
+            let score = match (s.checked_sub(self.base_rows), estimate.base, estimate.extra) {
+                (None, Some(q), _) => q.dot(s, estimate.qcode, dot_i8) * estimate.qscale,
+                (Some(e), _, Some(q)) => q.dot(e, estimate.qcode, dot_i8) * estimate.qscale,
+                _ => dot(self.row(slot), estimate.query),
+            };
+            let d = distance(score);
+            if heap.len() < keep {
                 heap.push(Scored(d, slot));
             } else if heap.peek().is_some_and(|top| d < top.0) {
                 heap.pop();
@@ -462,6 +466,41 @@ impl Matrix {
         }
         heap.into_iter().map(|s| (s.1, s.0)).collect()
     }
+
+    /// Every allowed row of `range`, scored exactly (tests compare with it).
+    #[cfg(test)]
+    fn scan(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: &impl Fn(u32) -> bool,
+        range: std::ops::Range<u32>,
+    ) -> Vec<(u32, f32)> {
+        let exact = Estimate {
+            query,
+            base: None,
+            extra: None,
+            qcode: &[],
+            qscale: 1.0,
+        };
+        self.shortlist(&exact, k, allowed, range)
+    }
+}
+
+/// How one search scores a row: by its int8 copy where `base` (the
+/// snapshot's rows) or `extra` (rows written since) is given, else exactly.
+struct Estimate<'a> {
+    query: &'a [f32],
+    base: Option<&'a Quantized>,
+    extra: Option<&'a Quantized>,
+    qcode: &'a [i8],
+    qscale: f32,
+}
+
+/// Squared L2 distance of two unit vectors from their dot product.
+#[inline(always)]
+fn distance(dot: f32) -> f32 {
+    (2.0 - 2.0 * dot).max(0.0)
 }
 
 /// Below this many rows one thread scans faster than several start.
@@ -567,6 +606,36 @@ mod tests {
             m.nearest(&extra, 1, |_| true)[0].0,
             QUANTIZE_ROWS as u32 + 3
         );
+    }
+
+    #[test]
+    fn rows_written_since_the_snapshot_are_found_through_their_int8_copy() {
+        // As a sync that embeds in batches leaves them: vector-less rows
+        // first, their vectors set later, none in a snapshot.
+        let dim = 32;
+        let rows: Vec<Vec<f32>> = unit_rows(dim, QUANTIZE_ROWS + 100, 7).collect();
+        let mut m = Matrix::new(dim);
+        for _ in &rows {
+            m.push(None);
+        }
+        for (slot, row) in rows.iter().enumerate() {
+            assert!(m.set_row(slot as u32, row));
+        }
+        let (mut found, mut total) = (0, 0);
+        for probe in [0u32, 4_000, QUANTIZE_ROWS as u32 + 99] {
+            let q = m.row(probe).to_vec();
+            let mut exact = m.scan(&q, 10, &|_| true, 0..m.rows() as u32);
+            exact.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let got = m.nearest(&q, 10, |_| true);
+            assert_eq!(got[0], exact[0], "the probe itself, exactly scored");
+            total += exact.len();
+            found += got.iter().filter(|g| exact.contains(g)).count();
+        }
+        assert!(found * 100 >= total * 95, "recall {found}/{total}");
+        // A rewritten row is found by its new vector, not its old codes.
+        let moved = vec![1.0 / (dim as f32).sqrt(); 32];
+        assert!(m.set_row(17, &moved));
+        assert_eq!(m.nearest(&moved, 1, |_| true)[0].0, 17);
     }
 
     #[test]
