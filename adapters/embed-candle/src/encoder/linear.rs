@@ -2,8 +2,11 @@
 //! the residual, where one follows) is added by the element-wise pass after
 //! them rather than costing a pass of its own.
 
+use std::sync::OnceLock;
+
 use gemm::{gemm, Parallelism};
 
+use super::panels::Panels;
 use super::weights::Param;
 
 /// `y = x · Wᵀ + b` with `W` stored `[outputs, inputs]` as in PyTorch.
@@ -12,6 +15,9 @@ pub struct Linear {
     bias: Param,
     pub inputs: usize,
     pub outputs: usize,
+    /// `W` packed for the few-rows kernel, on the first short batch (a
+    /// query): a server that only syncs never holds the copy.
+    panels: OnceLock<Option<Panels>>,
 }
 
 impl Linear {
@@ -23,6 +29,7 @@ impl Linear {
             bias,
             inputs,
             outputs,
+            panels: OnceLock::new(),
         }
     }
 
@@ -38,6 +45,15 @@ impl Linear {
         assert_eq!(dst.len(), rows * self.outputs);
         if rows == 0 {
             return;
+        }
+        if rows <= super::few_rows::FEW_ROWS {
+            let panels = self
+                .panels
+                .get_or_init(|| Panels::pack(self.weight.data(), self.inputs));
+            if let Some(panels) = panels {
+                panels.apply(x, dst);
+                return;
+            }
         }
         if super::few_rows::applies(rows, self.inputs, self.outputs) {
             super::few_rows::dot_rows(x, self.weight.data(), self.inputs, dst);

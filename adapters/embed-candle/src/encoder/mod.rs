@@ -17,6 +17,7 @@ pub mod config;
 pub mod few_rows;
 pub mod kernels;
 pub mod linear;
+pub mod panels;
 pub mod weights;
 
 use rayon::prelude::*;
