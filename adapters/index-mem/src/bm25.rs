@@ -144,6 +144,14 @@ impl Field {
         }
     }
 
+    /// Every document that holds one of `terms`, once per term it holds.
+    pub fn holders<'a>(&'a self, terms: &'a [&str]) -> impl Iterator<Item = u32> + 'a {
+        terms
+            .iter()
+            .filter_map(|t| self.postings.get(*t))
+            .flat_map(|list| list.iter().map(|&(doc, _)| doc))
+    }
+
     /// BM25 of one document for `terms` (distinct), its term frequencies
     /// found by binary search: for a few documents, far cheaper than
     /// walking every posting as [`Field::score`] does.

@@ -500,26 +500,38 @@ impl State {
             .map(|sid| (sid, acc[sid as usize]))
             .collect();
         best_first(&mut ranked, k);
-        // The best chunk of each kept document: chunk-level BM25 of its
-        // slots (the first of equals).
-        let best: Vec<u32> = ranked
-            .iter()
-            .map(|(sid, _)| {
-                let mut best = (0.0f32, 0u32);
-                if let Some(e) = &self.sources[*sid as usize] {
-                    for &slot in &e.slots {
-                        let s = self.text.score_one(slot, &terms);
-                        if s > best.0 {
-                            let index = self.chunks[slot as usize]
-                                .as_ref()
-                                .map_or(0, |(_, c)| c.index);
-                            best = (s, index);
-                        }
-                    }
-                }
-                best.1
+        // The best chunk of each kept document: chunk-level BM25 (the first
+        // of equals). Only chunks that hold a query term can score, so they
+        // are found through the postings rather than by scoring every chunk
+        // of every kept document (a long manual has thousands).
+        let mut rank_of = vec![u32::MAX; self.sources.len()];
+        for (i, (sid, _)) in ranked.iter().enumerate() {
+            rank_of[*sid as usize] = i as u32;
+        }
+        let mut holders: Vec<(u32, u32)> = self
+            .text
+            .holders(&terms)
+            .filter_map(|slot| {
+                let rank = rank_of[sid_of(slot)? as usize];
+                (rank != u32::MAX).then_some((rank, slot))
             })
             .collect();
+        holders.sort_unstable();
+        holders.dedup();
+        // (score, chunk index) per kept document; a title-only match keeps
+        // its first chunk.
+        let mut best = vec![(0.0f32, 0u32); ranked.len()];
+        for (rank, slot) in holders {
+            let s = self.text.score_one(slot, &terms);
+            let index = self.chunks[slot as usize]
+                .as_ref()
+                .map_or(0, |(_, c)| c.index);
+            let b = &mut best[rank as usize];
+            if s > b.0 || (s > 0.0 && s == b.0 && index < b.1) {
+                *b = (s, index);
+            }
+        }
+        let best = best.into_iter().map(|(_, index)| index);
         ranked
             .into_iter()
             .zip(best)
@@ -527,7 +539,6 @@ impl State {
                 Some(DocumentHit {
                     source: self.sources[sid as usize].as_ref()?.record.source.clone(),
                     score,
-                    // A title-only match keeps the document's first chunk.
                     best_chunk,
                 })
             })
