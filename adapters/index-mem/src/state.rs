@@ -417,13 +417,19 @@ impl State {
     }
 
     pub fn vector_search(&self, query: &[f32], k: usize, scope: &Scope) -> Vec<Candidate> {
-        let allowed = self.allowed_sources(scope);
-        let chunks = &self.chunks;
-        let hits = self.vectors.nearest(query, k, |slot| {
-            chunks[slot as usize]
-                .as_ref()
-                .is_some_and(|(sid, _)| allowed[*sid as usize])
-        });
+        let hits = if scope.is_all() {
+            // Every row with a vector is a live chunk's (removing or moving
+            // a chunk clears its row): no per-row look-up into the chunks.
+            self.vectors.nearest(query, k, |_| true)
+        } else {
+            let allowed = self.allowed_sources(scope);
+            let chunks = &self.chunks;
+            self.vectors.nearest(query, k, |slot| {
+                chunks[slot as usize]
+                    .as_ref()
+                    .is_some_and(|(sid, _)| allowed[*sid as usize])
+            })
+        };
         hits.into_iter()
             .filter_map(|(slot, d)| {
                 Some(Candidate {
