@@ -76,9 +76,21 @@ pub fn has_avx2() -> bool {
     false
 }
 
-/// Defines a kernel compiled twice: for AVX2+FMA (picked at run time when
-/// the CPU has them; the default x86-64 target is SSE2, so the loops would
-/// otherwise vectorise only 4 wide) and as portable code.
+/// Whether this CPU runs the AVX-512 builds of the kernels.
+#[inline]
+pub fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        has_avx2() && std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Defines a kernel compiled three times: for AVX-512 and for AVX2+FMA
+/// (picked at run time when the CPU has them; the default x86-64 target is
+/// SSE2, so the loops would otherwise vectorise only 4 wide) and as
+/// portable code.
 macro_rules! simd_kernel {
     ($(#[$m:meta])* pub fn $name:ident ($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
         $(#[$m])*
@@ -92,6 +104,19 @@ macro_rules! simd_kernel {
             #[target_feature(enable = "avx2,fma")]
             unsafe fn avx2($($arg: $ty),*) {
                 portable($($arg),*)
+            }
+            /// # Safety
+            ///
+            /// The CPU must support AVX-512F, AVX2 and FMA.
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx2,fma")]
+            unsafe fn avx512($($arg: $ty),*) {
+                portable($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if has_avx512() {
+                // SAFETY: the CPU has the features `avx512` is compiled for.
+                return unsafe { avx512($($arg),*) };
             }
             #[cfg(target_arch = "x86_64")]
             if has_avx2() {
