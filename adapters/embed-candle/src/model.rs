@@ -143,9 +143,12 @@ impl CandleEmbedder {
             let (batch, tail) = rest.split_at(take);
             rest = tail;
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
-            let hidden = self
-                .encoder
-                .forward_in(&seqs, &mut scratch)
+            // The pass runs on a pool thread: its parallel steps then fork
+            // and join inside the pool instead of each waking this thread
+            // (a query's 30-odd hand-offs become one).
+            let encoder = &self.encoder;
+            let scratch = &mut scratch;
+            let hidden = rayon::scope(|_| encoder.forward_in(&seqs, scratch))
                 .map_err(|reason| EmbedError::Failed { reason })?;
             let mut rows = hidden.chunks_exact(self.dim);
             for (seq, &i) in seqs.iter().zip(batch) {

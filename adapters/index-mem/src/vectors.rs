@@ -383,18 +383,21 @@ impl Matrix {
             self.shortlist(&estimate, keep, allowed, 0..rows)
         } else {
             let step = rows.div_ceil(threads);
+            let range = |t: u32| t * step..((t + 1) * step).min(rows);
+            // The calling thread scans the first range itself: one thread
+            // fewer to start and wake per query.
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads)
+                let handles: Vec<_> = (1..threads)
                     .map(|t| {
-                        let range = t * step..((t + 1) * step).min(rows);
                         let estimate = &estimate;
-                        s.spawn(move || self.shortlist(estimate, keep, allowed, range))
+                        s.spawn(move || self.shortlist(estimate, keep, allowed, range(t)))
                     })
                     .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("scan thread"))
-                    .collect()
+                let mut out = self.shortlist(&estimate, keep, allowed, range(0));
+                for h in handles {
+                    out.extend(h.join().expect("scan thread"));
+                }
+                out
             })
         };
         if approximate {
