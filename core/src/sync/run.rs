@@ -279,6 +279,10 @@ impl Engine {
                     }
                 }
             });
+            // Owned here, so a cancelled sync drops it on return: the
+            // reader blocked on a full queue then gets an error instead of
+            // waiting forever for this scope to take its file.
+            let rx = rx;
             for (path, prepared) in rx.iter() {
                 if cancel.load(Ordering::Relaxed) {
                     return;

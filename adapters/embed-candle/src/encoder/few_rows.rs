@@ -23,7 +23,7 @@ pub fn dot_rows(x: &[f32], w: &[f32], inputs: usize, dst: &mut [f32]) {
     let outputs = w.len() / inputs;
     assert!(applies(rows, inputs, outputs));
     assert_eq!(dst.len(), rows * outputs);
-    let wide = has_avx512() && inputs.is_multiple_of(16);
+    let wide = super::kernels::has_avx512() && inputs.is_multiple_of(16);
     let threads = rayon::current_num_threads().clamp(1, 8);
     let per = outputs.div_ceil(threads).next_multiple_of(4);
     let parts: Vec<(usize, Vec<f32>)> = (0..outputs)
@@ -139,16 +139,6 @@ unsafe fn kernel512(x: &[f32], w: &[f32], k: usize, dst: &mut [f32]) {
             }
         }
     }
-}
-
-/// Whether this CPU runs [`kernel512`].
-fn has_avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -27,7 +27,7 @@ impl Panels {
     /// without AVX-512F, or outputs not a multiple of 48.
     pub fn pack(w: &[f32], inputs: usize) -> Option<Self> {
         let outputs = w.len().checked_div(inputs)?;
-        if !has_avx512() || outputs == 0 || !outputs.is_multiple_of(PANEL) {
+        if !super::kernels::has_avx512() || outputs == 0 || !outputs.is_multiple_of(PANEL) {
             return None;
         }
         let mut data = vec![0f32; w.len()];
@@ -159,16 +159,6 @@ unsafe fn tile<const R: usize>(_x: &[f32], _p: &[f32], _k: usize, _o: &mut [f32]
     unreachable!("has_avx512() is false off x86-64")
 }
 
-/// Whether this CPU runs the panel kernel.
-pub fn has_avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,7 +175,10 @@ mod tests {
             .map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0)
             .collect();
         let Some(panels) = Panels::pack(&w, k) else {
-            assert!(!has_avx512(), "48-multiple outputs pack on AVX-512");
+            assert!(
+                !crate::encoder::kernels::has_avx512(),
+                "48-multiple outputs pack on AVX-512"
+            );
             return;
         };
         assert!(Panels::pack(&w[..40 * k], k).is_none(), "40 outputs do not");
