@@ -46,7 +46,7 @@ impl Linear {
         if rows == 0 {
             return;
         }
-        if rows <= super::few_rows::FEW_ROWS {
+        if rows <= super::panels::MAX_ROWS {
             let panels = self
                 .panels
                 .get_or_init(|| Panels::pack(self.weight.data(), self.inputs));

@@ -22,6 +22,33 @@ pub mod weights;
 
 use rayon::prelude::*;
 
+/// Operands and the reference product the dense kernels are checked against.
+#[cfg(test)]
+mod product_check {
+    /// Deterministic `rows × k` inputs and `[n, k]` weights.
+    pub fn operands(rows: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+        let x = (0..rows * k)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
+            .collect();
+        let w = (0..n * k)
+            .map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0)
+            .collect();
+        (x, w)
+    }
+
+    /// Asserts `got` is `x · Wᵀ` within 1e-4.
+    pub fn assert_product(x: &[f32], w: &[f32], k: usize, got: &[f32]) {
+        let (rows, n) = (x.len() / k, w.len() / k);
+        for r in 0..rows {
+            for j in 0..n {
+                let want: f32 = (0..k).map(|i| x[r * k + i] * w[j * k + i]).sum();
+                let have = got[r * n + j];
+                assert!((have - want).abs() < 1e-4, "{r},{j}: {have} vs {want}");
+            }
+        }
+    }
+}
+
 use config::{Activation, BertConfig};
 use kernels::NormParams;
 use linear::Linear;

@@ -9,6 +9,9 @@ use rayon::prelude::*;
 
 /// Outputs per panel: three 16-lane vectors.
 const PANEL: usize = 48;
+/// Up to this many rows (a query's tokens) the panels are used: 64 gave
+/// the best p95 in `query_bench` (16 and 32 were slower on long queries).
+pub const MAX_ROWS: usize = 64;
 /// Rows of `x` per register tile: 8 × 3 accumulators of the 32 registers.
 const TILE_ROWS: usize = 8;
 /// Inputs ahead of the current one whose weights are prefetched.
@@ -161,6 +164,7 @@ unsafe fn tile<const R: usize>(_x: &[f32], _p: &[f32], _k: usize, _o: &mut [f32]
 
 #[cfg(test)]
 mod tests {
+    use super::super::product_check::{assert_product, operands};
     use super::*;
 
     #[test]
@@ -168,12 +172,7 @@ mod tests {
         // 96 outputs: two panels, one per thread of a two-thread pool;
         // 11 rows: a full tile and a tile of three.
         let (rows, k, n) = (11, 40, 96);
-        let x: Vec<f32> = (0..rows * k)
-            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
-            .collect();
-        let w: Vec<f32> = (0..n * k)
-            .map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0)
-            .collect();
+        let (x, w) = operands(rows, k, n);
         let Some(panels) = Panels::pack(&w, k) else {
             assert!(
                 !crate::encoder::kernels::has_avx512(),
@@ -184,15 +183,6 @@ mod tests {
         assert!(Panels::pack(&w[..40 * k], k).is_none(), "40 outputs do not");
         let mut got = vec![f32::NAN; rows * n];
         panels.apply(&x, &mut got);
-        for r in 0..rows {
-            for j in 0..n {
-                let want: f32 = (0..k).map(|i| x[r * k + i] * w[j * k + i]).sum();
-                assert!(
-                    (got[r * n + j] - want).abs() < 1e-4,
-                    "{r},{j}: {} vs {want}",
-                    got[r * n + j]
-                );
-            }
-        }
+        assert_product(&x, &w, k, &got);
     }
 }
