@@ -3,15 +3,22 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 pub use minirag_analyzer::TITLE_WEIGHT;
 use minirag_analyzer::{idf, tf_part};
 
-/// One field's postings: term → (doc, term frequency), sorted by doc.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+use crate::postings::Postings;
+use crate::terms::Terms;
+
+mod wire;
+
+/// One field's postings: term → (doc, term frequency), sorted by doc, kept
+/// compact ([`Terms`], [`Postings`]). Stored in the snapshot in the form of
+/// a `HashMap<String, Vec<(u32, u32)>>` (see `wire`), as before.
+#[derive(Debug, Clone, Default)]
 pub struct Field {
-    postings: HashMap<String, Vec<(u32, u32)>>,
+    terms: Terms,
+    /// By term id.
+    postings: Vec<Postings>,
     lengths: Vec<u32>,
     live: u64,
     total_len: u64,
@@ -36,35 +43,60 @@ impl Field {
         self.live += 1;
         self.total_len += terms.len() as u64;
         for (term, tf) in frequencies(terms) {
-            // Most terms are known: look up by &str, allocate only a new one.
-            let list = match self.postings.get_mut(term) {
-                Some(list) => list,
-                None => self.postings.entry(term.to_string()).or_default(),
-            };
-            match list.binary_search_by_key(&doc, |p| p.0) {
-                Ok(i) => list[i].1 = tf,
-                Err(i) => list.insert(i, (doc, tf)),
+            let id = self.terms.intern(term) as usize;
+            if id == self.postings.len() {
+                self.postings.push(Postings::default());
             }
+            self.postings[id].add(doc, tf);
         }
     }
 
-    /// Removes a document given the terms it was added with.
-    pub fn remove(&mut self, doc: u32, terms: &[String]) {
-        for (term, _) in frequencies(terms) {
-            if let Some(list) = self.postings.get_mut(term) {
-                if let Ok(i) = list.binary_search_by_key(&doc, |p| p.0) {
-                    list.remove(i);
-                }
-                if list.is_empty() {
-                    self.postings.remove(term);
-                }
-            }
-        }
+    /// Counts a document out (the lengths and the totals) and returns the
+    /// distinct terms it held.
+    fn count_out<'t>(&mut self, doc: u32, terms: &'t [String]) -> Vec<(&'t str, u32)> {
         if let Some(len) = self.lengths.get_mut(doc as usize) {
             self.total_len -= *len as u64;
             *len = 0;
             self.live -= 1;
         }
+        frequencies(terms)
+    }
+
+    /// Removes a document given the terms it was added with, its postings
+    /// at once: for a field whose ids come back (the title field's sources).
+    pub fn remove(&mut self, doc: u32, terms: &[String]) {
+        for (term, _) in self.count_out(doc, terms) {
+            if let Some(id) = self.terms.get(term) {
+                self.postings[id as usize].remove(doc);
+            }
+        }
+    }
+
+    /// Removes a document given the terms it was added with, its postings
+    /// left in place and counted dead until most of a list is (then that
+    /// list is rewritten): a source of a million chunks is removed in
+    /// linear time. The id must not be added again before [`Field::renumber`]
+    /// (the text field's slots never are).
+    pub fn retire(&mut self, doc: u32, terms: &[String]) {
+        let distinct = self.count_out(doc, terms);
+        let lengths = &self.lengths;
+        for (term, _) in distinct {
+            if let Some(id) = self.terms.get(term) {
+                self.postings[id as usize].retire(|d| alive(lengths, d));
+            }
+        }
+    }
+
+    /// A term's postings, `None` when no live document holds it.
+    fn list(&self, term: &str) -> Option<&Postings> {
+        let list = &self.postings[self.terms.get(term)? as usize];
+        (list.live() > 0).then_some(list)
+    }
+
+    /// Live postings of a list (a retired document's length is 0, and a
+    /// document of no terms has no postings).
+    fn live_postings<'a>(&'a self, list: &'a Postings) -> impl Iterator<Item = (u32, u32)> + 'a {
+        list.iter().filter(|&(doc, _)| alive(&self.lengths, doc))
     }
 
     /// BM25 of every document matching any of `terms` (distinct terms).
@@ -75,11 +107,11 @@ impl Field {
         let n = self.live as f32;
         let avg = (self.total_len as f32 / n).max(1.0);
         for term in terms {
-            let Some(list) = self.postings.get(*term) else {
+            let Some(list) = self.list(term) else {
                 continue;
             };
-            let idf = idf(n, list.len() as f32);
-            for &(doc, tf) in list {
+            let idf = idf(n, list.live() as f32);
+            for (doc, tf) in self.live_postings(list) {
                 let dl = self.lengths[doc as usize] as f32;
                 add(doc, idf * tf_part(tf as f32, dl, avg));
             }
@@ -118,10 +150,10 @@ impl Field {
         // A group's length sums its members': once per group and query.
         let mut lengths = vec![f32::NAN; group_ids];
         for term in terms {
-            let Some(list) = self.postings.get(*term) else {
+            let Some(list) = self.list(term) else {
                 continue;
             };
-            for &(doc, tf) in list {
+            for (doc, tf) in self.live_postings(list) {
                 if let Some(g) = group_of(doc) {
                     let t = &mut tf_of[g as usize];
                     if *t == 0 {
@@ -144,54 +176,28 @@ impl Field {
         }
     }
 
-    /// Every document that holds one of `terms`, once per term it holds.
-    pub fn holders<'a>(&'a self, terms: &'a [&str]) -> impl Iterator<Item = u32> + 'a {
-        terms
-            .iter()
-            .filter_map(|t| self.postings.get(*t))
-            .flat_map(|list| list.iter().map(|&(doc, _)| doc))
-    }
-
-    /// BM25 of one document for `terms` (distinct), its term frequencies
-    /// found by binary search: for a few documents, far cheaper than
-    /// walking every posting as [`Field::score`] does.
-    pub fn score_one(&self, doc: u32, terms: &[&str]) -> f32 {
-        if self.live == 0 {
-            return 0.0;
-        }
-        let n = self.live as f32;
-        let avg = (self.total_len as f32 / n).max(1.0);
-        let dl = self.length(doc) as f32;
-        let mut score = 0.0;
-        for term in terms {
-            let Some(list) = self.postings.get(*term) else {
-                continue;
-            };
-            let Ok(i) = list.binary_search_by_key(&doc, |p| p.0) else {
-                continue;
-            };
-            let tf = list[i].1 as f32;
-            score += idf(n, list.len() as f32) * tf_part(tf, dl, avg);
-        }
-        score
-    }
-
     /// The length a document was added with (0 once removed).
     pub fn length(&self, doc: u32) -> u32 {
         self.lengths.get(doc as usize).copied().unwrap_or(0)
     }
 
-    /// Re-numbers documents after compaction (`map[old] = Some(new)`).
+    /// Re-numbers documents after compaction (`map[old] = Some(new)`),
+    /// dropping retired postings and terms no document holds any more.
     pub fn renumber(&mut self, map: &[Option<u32>], new_len: usize) {
-        for list in self.postings.values_mut() {
-            let mut kept: Vec<(u32, u32)> = list
-                .iter()
-                .filter_map(|&(d, tf)| map.get(d as usize).copied().flatten().map(|n| (n, tf)))
+        let old_terms = std::mem::take(&mut self.terms);
+        let old_postings = std::mem::take(&mut self.postings);
+        for (id, list) in old_postings.into_iter().enumerate() {
+            let mut kept: Vec<(u32, u32)> = self
+                .live_postings(&list)
+                .filter_map(|(d, tf)| map.get(d as usize).copied().flatten().map(|n| (n, tf)))
                 .collect();
+            if kept.is_empty() {
+                continue;
+            }
             kept.sort_unstable();
-            *list = kept;
+            self.terms.intern(old_terms.term(id as u32));
+            self.postings.push(Postings::from_sorted(kept));
         }
-        self.postings.retain(|_, l| !l.is_empty());
         let mut lengths = vec![0; new_len];
         for (old, new) in map.iter().enumerate() {
             if let Some(n) = new {
@@ -200,6 +206,12 @@ impl Field {
         }
         self.lengths = lengths;
     }
+}
+
+/// Whether `doc` is still in the field: a retired one has length 0, and a
+/// document of no terms has no postings to ask about.
+fn alive(lengths: &[u32], doc: u32) -> bool {
+    lengths.get(doc as usize).is_some_and(|&l| l > 0)
 }
 
 #[cfg(test)]

@@ -16,9 +16,11 @@ pub use minirag_analyzer as analyzer;
 pub mod bm25;
 pub mod disk;
 mod legacy;
+mod postings;
 pub mod records;
 pub mod state;
 pub mod sync_lock;
+mod terms;
 pub mod vectors;
 
 use std::fs::File;

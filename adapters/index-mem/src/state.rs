@@ -220,7 +220,7 @@ impl State {
                     self.by_text.insert(text_hash(&chunk.text), slot);
                 }
             } else if let Some((_, chunk)) = self.chunks[slot as usize].take() {
-                self.text.remove(slot, &self.analyzer.terms(&chunk.text));
+                self.text.retire(slot, &self.analyzer.terms(&chunk.text));
                 let h = text_hash(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
@@ -373,7 +373,7 @@ impl State {
         for &slot in &entry.slots {
             if let Some((_, chunk)) = self.chunks[slot as usize].take() {
                 let terms = self.analyzer.terms(&chunk.text);
-                self.text.remove(slot, &terms);
+                self.text.retire(slot, &terms);
                 let h = text_hash(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
@@ -507,34 +507,28 @@ impl State {
             .collect();
         best_first(&mut ranked, k);
         // The best chunk of each kept document: chunk-level BM25 (the first
-        // of equals). Only chunks that hold a query term can score, so they
-        // are found through the postings rather than by scoring every chunk
-        // of every kept document (a long manual has thousands).
+        // of equals), summed in one pass over the query terms' postings for
+        // the chunks of kept documents only.
         let mut rank_of = vec![u32::MAX; self.sources.len()];
         for (i, (sid, _)) in ranked.iter().enumerate() {
             rank_of[*sid as usize] = i as u32;
         }
-        let mut holders: Vec<(u32, u32)> = self
-            .text
-            .holders(&terms)
-            .filter_map(|slot| {
-                let rank = rank_of[sid_of(slot)? as usize];
-                (rank != u32::MAX).then_some((rank, slot))
-            })
-            .collect();
-        holders.sort_unstable();
-        holders.dedup();
+        let mut chunk_scores: HashMap<u32, f32> = HashMap::new();
+        self.text.score(&terms, |slot, s| {
+            if sid_of(slot).is_some_and(|sid| rank_of[sid as usize] != u32::MAX) {
+                *chunk_scores.entry(slot).or_default() += s;
+            }
+        });
         // (score, chunk index) per kept document; a title-only match keeps
         // its first chunk.
         let mut best = vec![(0.0f32, 0u32); ranked.len()];
-        for (rank, slot) in holders {
-            let s = self.text.score_one(slot, &terms);
-            let index = self.chunks[slot as usize]
-                .as_ref()
-                .map_or(0, |(_, c)| c.index);
-            let b = &mut best[rank as usize];
-            if s > b.0 || (s > 0.0 && s == b.0 && index < b.1) {
-                *b = (s, index);
+        for (slot, s) in chunk_scores {
+            let Some((sid, chunk)) = self.chunks[slot as usize].as_ref() else {
+                continue;
+            };
+            let b = &mut best[rank_of[*sid as usize] as usize];
+            if s > b.0 || (s > 0.0 && s == b.0 && chunk.index < b.1) {
+                *b = (s, chunk.index);
             }
         }
         let best = best.into_iter().map(|(_, index)| index);

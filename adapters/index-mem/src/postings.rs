@@ -1,0 +1,194 @@
+//! One term's postings, compressed: (document gap, term frequency) pairs as
+//! LEB128 varints, stored inline when short. A million-chunk file has
+//! millions of terms held by a single chunk (ids, amounts, dates); as a
+//! `Vec<(u32, u32)>` each cost a 32-byte heap block besides its 24-byte
+//! header, and a common term's list 8 bytes a posting. Here a rare term fits
+//! in the struct itself and a common one costs about 2 bytes a posting.
+
+use smallvec::SmallVec;
+
+/// Documents in increasing order, each with its term frequency. Postings of
+/// retired documents stay until [`Postings::purge`]; `dead` counts them so
+/// the document frequency stays exact.
+#[derive(Debug, Clone, Default)]
+pub struct Postings {
+    len: u32,
+    dead: u32,
+    last: u32,
+    bytes: SmallVec<[u8; 16]>,
+}
+
+fn put(bytes: &mut SmallVec<[u8; 16]>, mut v: u32) {
+    while v >= 0x80 {
+        bytes.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    bytes.push(v as u8);
+}
+
+fn take(bytes: &[u8], at: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+impl Postings {
+    /// Builds a list from pairs sorted by document (duplicates: last wins).
+    pub fn from_sorted(pairs: impl IntoIterator<Item = (u32, u32)>) -> Self {
+        let mut p = Self::default();
+        for (doc, tf) in pairs {
+            p.add(doc, tf);
+        }
+        p.bytes.shrink_to_fit();
+        p
+    }
+
+    /// Postings held, retired ones included.
+    #[cfg(test)]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Documents that hold the term: the document frequency.
+    pub fn live(&self) -> u32 {
+        self.len - self.dead
+    }
+
+    /// Adds `doc` with `tf`: an append when `doc` is past the last one (the
+    /// index only ever adds new slots), otherwise a rebuild.
+    pub fn add(&mut self, doc: u32, tf: u32) {
+        if self.len == 0 || doc > self.last {
+            let gap = if self.len == 0 { doc } else { doc - self.last };
+            put(&mut self.bytes, gap);
+            put(&mut self.bytes, tf);
+            self.len += 1;
+            self.last = doc;
+            return;
+        }
+        let mut pairs: Vec<(u32, u32)> = self.iter().collect();
+        match pairs.binary_search_by_key(&doc, |p| p.0) {
+            Ok(i) => pairs[i].1 = tf,
+            Err(i) => pairs.insert(i, (doc, tf)),
+        }
+        let dead = self.dead;
+        *self = Self::from_sorted(pairs);
+        self.dead = dead;
+    }
+
+    /// Counts one posting as retired (its document is gone); when retired
+    /// postings are the majority, drops them (`alive` says which documents
+    /// remain), so removal costs amortized O(1) per posting.
+    pub fn retire(&mut self, alive: impl Fn(u32) -> bool) {
+        self.dead += 1;
+        if self.dead * 2 > self.len {
+            self.purge(alive);
+        }
+    }
+
+    /// Keeps the postings whose document `keep` accepts.
+    pub fn purge(&mut self, keep: impl Fn(u32) -> bool) {
+        let kept: Vec<(u32, u32)> = self.iter().filter(|&(d, _)| keep(d)).collect();
+        *self = Self::from_sorted(kept);
+    }
+
+    /// Drops `doc`'s posting at once (a field whose document ids are
+    /// reused: the title field's source ids).
+    pub fn remove(&mut self, doc: u32) {
+        if self.iter().any(|(d, _)| d == doc) {
+            let dead = self.dead;
+            self.purge(|d| d != doc);
+            self.dead = dead;
+        }
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            bytes: &self.bytes,
+            at: 0,
+            doc: 0,
+            first: true,
+        }
+    }
+}
+
+/// (document, term frequency) in document order.
+pub struct Iter<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    doc: u32,
+    first: bool,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = (u32, u32);
+
+    fn next(&mut self) -> Option<(u32, u32)> {
+        if self.at >= self.bytes.len() {
+            return None;
+        }
+        let gap = take(self.bytes, &mut self.at);
+        self.doc = if self.first { gap } else { self.doc + gap };
+        self.first = false;
+        Some((self.doc, take(self.bytes, &mut self.at)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_in_order_and_out_of_order() {
+        let mut p = Postings::default();
+        for (d, tf) in [(0, 1), (5, 300), (200_000, 2), (u32::MAX - 1, 1)] {
+            p.add(d, tf);
+        }
+        p.add(7, 9); // out of order: a rebuild
+        p.add(5, 4); // an existing document: its frequency replaced
+        let got: Vec<_> = p.iter().collect();
+        assert_eq!(
+            got,
+            [(0, 1), (5, 4), (7, 9), (200_000, 2), (u32::MAX - 1, 1)]
+        );
+        assert_eq!((p.len(), p.live()), (5, 5));
+    }
+
+    #[test]
+    fn a_short_list_stays_inline_and_a_long_one_is_compact() {
+        let mut p = Postings::default();
+        p.add(123_456, 1);
+        assert!(!p.bytes.spilled(), "a rare term needs no heap block");
+        let mut long = Postings::default();
+        for d in 0..100_000 {
+            long.add(d * 3, 1);
+        }
+        assert!(
+            long.bytes.len() <= 2 * 100_000,
+            "{} bytes",
+            long.bytes.len()
+        );
+    }
+
+    #[test]
+    fn retired_postings_are_counted_then_purged() {
+        let mut p = Postings::from_sorted((0..10).map(|d| (d, 1)));
+        let gone = |d: u32| d < 6;
+        for _ in 0..5 {
+            p.retire(|d| !gone(d));
+        }
+        assert_eq!((p.len(), p.live()), (10, 5), "not yet the majority");
+        p.retire(|d| !gone(d));
+        assert_eq!((p.len(), p.live()), (4, 4), "purged once dead > half");
+        assert_eq!(p.iter().map(|x| x.0).collect::<Vec<_>>(), [6, 7, 8, 9]);
+        p.remove(8);
+        assert_eq!(p.iter().map(|x| x.0).collect::<Vec<_>>(), [6, 7, 9]);
+    }
+}
