@@ -49,7 +49,7 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
             "vtt" => vtt::convert(r.name, &text::decode(r.name, r.bytes)?),
             "ipynb" => notebook::convert(r.name, &text::decode(r.name, r.bytes)?),
             "md" | "markdown" | "txt" | "text" => Ok(Converted {
-                markdown: text::decode(r.name, r.bytes)?,
+                markdown: text::decode(r.name, r.bytes)?.into_owned(),
                 metadata_title: None,
                 page_chars: Vec::new(),
             }),

@@ -163,25 +163,68 @@ pub fn core_title(archive: &mut Archive<'_>, name: &str) -> Result<Option<String
 /// A GitHub pipe table; the first row is the header.
 pub fn pipe_table(rows: &[Vec<String>]) -> String {
     let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-    if width == 0 {
-        return String::new();
+    let mut out = String::new();
+    let mut table = PipeTable::new(&mut out, width);
+    for r in rows {
+        table.row(r.iter().map(String::as_str));
     }
-    let cell = |s: &str| {
-        s.replace('|', "\\|")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let line = |r: &Vec<String>| {
-        let cells: Vec<String> = (0..width)
-            .map(|i| cell(r.get(i).map_or("", String::as_str)))
-            .collect();
-        format!("| {} |", cells.join(" | "))
-    };
-    let mut out = vec![
-        line(&rows[0]),
-        format!("|{}|", vec![" --- "; width].join("|")),
-    ];
-    out.extend(rows[1..].iter().map(line));
-    out.join("\n")
+    out
+}
+
+/// Writes a pipe table row by row into one string (first row the header),
+/// so a sheet of a million rows never exists as a `Vec` of rows of strings
+/// (ten times the text). `width` is the widest row's cell count; shorter
+/// rows are padded with empty cells. A cell's `|` is escaped and its
+/// whitespace runs, line breaks included, become one space.
+pub struct PipeTable<'a> {
+    out: &'a mut String,
+    width: usize,
+    rows: usize,
+}
+
+impl<'a> PipeTable<'a> {
+    pub fn new(out: &'a mut String, width: usize) -> Self {
+        Self {
+            out,
+            width,
+            rows: 0,
+        }
+    }
+
+    pub fn row<'c>(&mut self, cells: impl IntoIterator<Item = &'c str>) {
+        if self.width == 0 {
+            return;
+        }
+        if self.rows > 0 {
+            self.out.push('\n');
+        }
+        let mut cells = cells.into_iter();
+        self.out.push('|');
+        for _ in 0..self.width {
+            self.out.push(' ');
+            let cell = cells.next().unwrap_or("");
+            for (k, word) in cell.split_whitespace().enumerate() {
+                if k > 0 {
+                    self.out.push(' ');
+                }
+                for part in word.split_inclusive('|') {
+                    match part.strip_suffix('|') {
+                        Some(head) => {
+                            self.out.push_str(head);
+                            self.out.push_str("\\|");
+                        }
+                        None => self.out.push_str(part),
+                    }
+                }
+            }
+            self.out.push_str(" |");
+        }
+        if self.rows == 0 {
+            self.out.push_str("\n|");
+            for _ in 0..self.width {
+                self.out.push_str(" --- |");
+            }
+        }
+        self.rows += 1;
+    }
 }

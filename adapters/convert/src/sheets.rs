@@ -8,7 +8,7 @@ use std::io::Cursor;
 use calamine::{Reader, Xlsx};
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::{malformed, pipe_table, Archive};
+use crate::office::{malformed, Archive, PipeTable};
 
 pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     // Same zip guards as the other office formats before calamine reads it.
@@ -19,14 +19,22 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         let range = book
             .worksheet_range(&sheet)
             .map_err(|e| malformed(name, format!("sheet '{sheet}': {e}")))?;
-        let rows: Vec<Vec<String>> = range
-            .rows()
-            .map(|r| r.iter().map(|c| c.to_string()).collect::<Vec<String>>())
-            .filter(|r| r.iter().any(|c| !c.trim().is_empty()))
-            .collect();
         blocks.push(format!("## {sheet}"));
-        if !rows.is_empty() {
-            blocks.push(pipe_table(&rows));
+        // Straight from the sheet into the table (a sheet of a million rows
+        // is never a Vec of rows of strings); empty rows are left out.
+        let mut table = String::new();
+        let mut writer = PipeTable::new(&mut table, range.width());
+        let mut cells: Vec<String> = Vec::new();
+        for r in range.rows() {
+            cells.clear();
+            cells.extend(r.iter().map(|c| c.to_string()));
+            if cells.iter().any(|c| !c.trim().is_empty()) {
+                writer.row(cells.iter().map(String::as_str));
+            }
+        }
+        drop(range);
+        if !table.is_empty() {
+            blocks.push(table);
         }
     }
     Ok(Converted {
@@ -42,18 +50,36 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
         .into_iter()
         .max_by_key(|d| first.bytes().filter(|b| b == d).count())
         .unwrap_or(b',');
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| malformed(name, e))?;
-        rows.push(record.iter().map(str::to_string).collect());
+    let reader = || {
+        csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text.as_bytes())
+    };
+    // Two passes, the first for the widest row, so the table is written as
+    // the records are read (a 90 MB file is never held as rows of strings).
+    let mut width = 0;
+    let mut record = csv::StringRecord::new();
+    let mut first = reader();
+    while first
+        .read_record(&mut record)
+        .map_err(|e| malformed(name, e))?
+    {
+        width = width.max(record.len());
     }
+    let mut markdown = String::with_capacity(text.len() + text.len() / 4);
+    let mut table = PipeTable::new(&mut markdown, width);
+    let mut second = reader();
+    while second
+        .read_record(&mut record)
+        .map_err(|e| malformed(name, e))?
+    {
+        table.row(record.iter());
+    }
+    markdown.shrink_to_fit();
     Ok(Converted {
-        markdown: pipe_table(&rows),
+        markdown,
         metadata_title: None,
         page_chars: Vec::new(),
     })

@@ -1,25 +1,29 @@
 //! Bytes → text: UTF-8 with or without BOM, UTF-16 with BOM, and legacy
 //! single-byte encodings detected by chardetng (a cp1251 Russian file reads).
 
+use std::borrow::Cow;
+
 use minirag_core::ports::ConvertError;
 
 /// Non-ASCII bytes needed before a legacy encoding is guessed.
 const MIN_EVIDENCE: usize = 16;
 
-pub fn decode(name: &str, bytes: &[u8]) -> Result<String, ConvertError> {
+/// Borrowed when the bytes are UTF-8 already: a converter that reads the
+/// text once (CSV, HTML) then never holds a second copy of a big file.
+pub fn decode<'a>(name: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ConvertError> {
     // UTF-32 first: its little-endian BOM begins like UTF-16's.
     if let Some(text) = utf32(name, bytes) {
-        return text;
+        return text.map(Cow::Owned);
     }
     if let Some((enc, bom_len)) = encoding_rs::Encoding::for_bom(bytes) {
         let (text, had_errors) = enc.decode_without_bom_handling(&bytes[bom_len..]);
         if had_errors {
             return Err(malformed(name, &format!("it is not valid {}", enc.name())));
         }
-        return Ok(text.into_owned());
+        return Ok(Cow::Owned(text.into_owned()));
     }
     if let Ok(s) = std::str::from_utf8(bytes) {
-        return Ok(s.to_string());
+        return Ok(Cow::Borrowed(s));
     }
     // Too little non-ASCII text to tell one legacy encoding from another.
     let evidence = bytes.iter().filter(|b| **b >= 0x80).count();
@@ -33,7 +37,7 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<String, ConvertError> {
             "cannot tell what encoding this file is in; save it as UTF-8",
         ));
     }
-    Ok(text.into_owned())
+    Ok(Cow::Owned(text.into_owned()))
 }
 
 /// UTF-32 with a BOM (encoding_rs has no UTF-32 decoder).

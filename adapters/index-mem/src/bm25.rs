@@ -182,21 +182,20 @@ impl Field {
     }
 
     /// Re-numbers documents after compaction (`map[old] = Some(new)`),
-    /// dropping retired postings and terms no document holds any more.
+    /// dropping retired postings. List by list, in place, so compacting a
+    /// big index never holds two copies of its postings; a term no document
+    /// holds any more stays in the dictionary, with no postings, until the
+    /// snapshot is next opened.
     pub fn renumber(&mut self, map: &[Option<u32>], new_len: usize) {
-        let old_terms = std::mem::take(&mut self.terms);
-        let old_postings = std::mem::take(&mut self.postings);
-        for (id, list) in old_postings.into_iter().enumerate() {
-            let mut kept: Vec<(u32, u32)> = self
-                .live_postings(&list)
+        for i in 0..self.postings.len() {
+            let list = &self.postings[i];
+            let mut kept: Vec<(u32, u32)> = list
+                .iter()
+                .filter(|&(d, _)| alive(&self.lengths, d))
                 .filter_map(|(d, tf)| map.get(d as usize).copied().flatten().map(|n| (n, tf)))
                 .collect();
-            if kept.is_empty() {
-                continue;
-            }
             kept.sort_unstable();
-            self.terms.intern(old_terms.term(id as u32));
-            self.postings.push(Postings::from_sorted(kept));
+            self.postings[i] = Postings::from_sorted(kept);
         }
         let mut lengths = vec![0; new_len];
         for (old, new) in map.iter().enumerate() {

@@ -369,10 +369,13 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let dim = st.dim();
     let mut slot_map: Vec<Option<u32>> = vec![None; old_chunks.len()];
     let mut sid_map: Vec<Option<u32>> = vec![None; st.sources.len()];
+    // Sized up front: grown by doubling, a million-chunk index would
+    // briefly hold up to twice its chunks and vectors.
+    let live: usize = st.sources.iter().flatten().map(|e| e.slots.len()).sum();
     let mut sources = Vec::new();
-    let mut chunks = Vec::new();
-    let mut present = Vec::new();
-    let mut vectors: Vec<f32> = Vec::new();
+    let mut chunks = Vec::with_capacity(live);
+    let mut present = Vec::with_capacity(live);
+    let mut vectors: Vec<f32> = Vec::with_capacity(live * dim);
     for (old_sid, entry) in st.sources.iter().enumerate() {
         let Some(entry) = entry else { continue };
         let sid = sources.len() as u32;

@@ -1,17 +1,29 @@
-//! One term's postings, compressed: (document gap, term frequency) pairs as
-//! LEB128 varints, stored inline when short. A million-chunk file has
-//! millions of terms held by a single chunk (ids, amounts, dates); as a
-//! `Vec<(u32, u32)>` each cost a 32-byte heap block besides its 24-byte
-//! header, and a common term's list 8 bytes a posting. Here a rare term fits
-//! in the struct itself and a common one costs about 2 bytes a posting.
+//! One term's postings, compressed. A million-chunk file has millions of
+//! terms held by a single chunk (ids, amounts, dates): such a term is one
+//! 16-byte value here, where a `Vec<(u32, u32)>` cost a 24-byte header and
+//! a 32-byte heap block. Longer lists are (document gap, term frequency)
+//! pairs as LEB128 varints, about 2 bytes a posting instead of 8.
 
 use smallvec::SmallVec;
 
 /// Documents in increasing order, each with its term frequency. Postings of
-/// retired documents stay until [`Postings::purge`]; `dead` counts them so
+/// retired documents stay until [`Postings::purge`]; they are counted so
 /// the document frequency stays exact.
 #[derive(Debug, Clone, Default)]
-pub struct Postings {
+pub enum Postings {
+    #[default]
+    Empty,
+    /// A single document (never retired: retiring it empties the list).
+    One {
+        doc: u32,
+        tf: u32,
+    },
+    Many(Box<Many>),
+}
+
+/// Two or more postings.
+#[derive(Debug, Clone, Default)]
+pub struct Many {
     len: u32,
     dead: u32,
     last: u32,
@@ -40,6 +52,16 @@ fn take(bytes: &[u8], at: &mut usize) -> u32 {
     }
 }
 
+impl Many {
+    fn push(&mut self, doc: u32, tf: u32) {
+        let gap = if self.len == 0 { doc } else { doc - self.last };
+        put(&mut self.bytes, gap);
+        put(&mut self.bytes, tf);
+        self.len += 1;
+        self.last = doc;
+    }
+}
+
 impl Postings {
     /// Builds a list from pairs sorted by document (duplicates: last wins).
     pub fn from_sorted(pairs: impl IntoIterator<Item = (u32, u32)>) -> Self {
@@ -47,49 +69,78 @@ impl Postings {
         for (doc, tf) in pairs {
             p.add(doc, tf);
         }
-        p.bytes.shrink_to_fit();
+        if let Postings::Many(m) = &mut p {
+            m.bytes.shrink_to_fit();
+        }
         p
     }
 
     /// Postings held, retired ones included.
     #[cfg(test)]
     pub fn len(&self) -> u32 {
-        self.len
+        match self {
+            Postings::Empty => 0,
+            Postings::One { .. } => 1,
+            Postings::Many(m) => m.len,
+        }
     }
 
     /// Documents that hold the term: the document frequency.
     pub fn live(&self) -> u32 {
-        self.len - self.dead
+        match self {
+            Postings::Empty => 0,
+            Postings::One { .. } => 1,
+            Postings::Many(m) => m.len - m.dead,
+        }
     }
 
     /// Adds `doc` with `tf`: an append when `doc` is past the last one (the
     /// index only ever adds new slots), otherwise a rebuild.
     pub fn add(&mut self, doc: u32, tf: u32) {
-        if self.len == 0 || doc > self.last {
-            let gap = if self.len == 0 { doc } else { doc - self.last };
-            put(&mut self.bytes, gap);
-            put(&mut self.bytes, tf);
-            self.len += 1;
-            self.last = doc;
-            return;
+        match self {
+            Postings::Empty => *self = Postings::One { doc, tf },
+            Postings::One { doc: d, tf: t } if doc > *d => {
+                let mut m = Many::default();
+                m.push(*d, *t);
+                m.push(doc, tf);
+                *self = Postings::Many(Box::new(m));
+            }
+            Postings::Many(m) if doc > m.last => m.push(doc, tf),
+            _ => {
+                let mut pairs: Vec<(u32, u32)> = self.iter().collect();
+                match pairs.binary_search_by_key(&doc, |p| p.0) {
+                    Ok(i) => pairs[i].1 = tf,
+                    Err(i) => pairs.insert(i, (doc, tf)),
+                }
+                let dead = self.dead();
+                *self = Self::from_sorted(pairs);
+                if let Postings::Many(m) = self {
+                    m.dead = dead;
+                }
+            }
         }
-        let mut pairs: Vec<(u32, u32)> = self.iter().collect();
-        match pairs.binary_search_by_key(&doc, |p| p.0) {
-            Ok(i) => pairs[i].1 = tf,
-            Err(i) => pairs.insert(i, (doc, tf)),
+    }
+
+    fn dead(&self) -> u32 {
+        match self {
+            Postings::Many(m) => m.dead,
+            _ => 0,
         }
-        let dead = self.dead;
-        *self = Self::from_sorted(pairs);
-        self.dead = dead;
     }
 
     /// Counts one posting as retired (its document is gone); when retired
     /// postings are the majority, drops them (`alive` says which documents
     /// remain), so removal costs amortized O(1) per posting.
     pub fn retire(&mut self, alive: impl Fn(u32) -> bool) {
-        self.dead += 1;
-        if self.dead * 2 > self.len {
-            self.purge(alive);
+        match self {
+            Postings::Empty => {}
+            Postings::One { .. } => *self = Postings::Empty,
+            Postings::Many(m) => {
+                m.dead += 1;
+                if m.dead * 2 > m.len {
+                    self.purge(alive);
+                }
+            }
         }
     }
 
@@ -103,41 +154,60 @@ impl Postings {
     /// reused: the title field's source ids).
     pub fn remove(&mut self, doc: u32) {
         if self.iter().any(|(d, _)| d == doc) {
-            let dead = self.dead;
+            let dead = self.dead();
             self.purge(|d| d != doc);
-            self.dead = dead;
+            if let Postings::Many(m) = self {
+                m.dead = dead;
+            }
         }
     }
 
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            bytes: &self.bytes,
-            at: 0,
-            doc: 0,
-            first: true,
+        match self {
+            Postings::Empty => Iter::One(None),
+            Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
+            Postings::Many(m) => Iter::Many {
+                bytes: &m.bytes,
+                at: 0,
+                doc: 0,
+                first: true,
+            },
         }
     }
 }
 
 /// (document, term frequency) in document order.
-pub struct Iter<'a> {
-    bytes: &'a [u8],
-    at: usize,
-    doc: u32,
-    first: bool,
+pub enum Iter<'a> {
+    One(Option<(u32, u32)>),
+    Many {
+        bytes: &'a [u8],
+        at: usize,
+        doc: u32,
+        first: bool,
+    },
 }
 
 impl Iterator for Iter<'_> {
     type Item = (u32, u32);
 
     fn next(&mut self) -> Option<(u32, u32)> {
-        if self.at >= self.bytes.len() {
-            return None;
+        match self {
+            Iter::One(p) => p.take(),
+            Iter::Many {
+                bytes,
+                at,
+                doc,
+                first,
+            } => {
+                if *at >= bytes.len() {
+                    return None;
+                }
+                let gap = take(bytes, at);
+                *doc = if *first { gap } else { *doc + gap };
+                *first = false;
+                Some((*doc, take(bytes, at)))
+            }
         }
-        let gap = take(self.bytes, &mut self.at);
-        self.doc = if self.first { gap } else { self.doc + gap };
-        self.first = false;
-        Some((self.doc, take(self.bytes, &mut self.at)))
     }
 }
 
@@ -163,18 +233,26 @@ mod tests {
 
     #[test]
     fn a_short_list_stays_inline_and_a_long_one_is_compact() {
+        assert_eq!(std::mem::size_of::<Postings>(), 16);
         let mut p = Postings::default();
         p.add(123_456, 1);
-        assert!(!p.bytes.spilled(), "a rare term needs no heap block");
+        assert!(
+            matches!(p, Postings::One { .. }),
+            "a rare term needs no heap block"
+        );
+        p.add(123_460, 2);
+        let Postings::Many(m) = &p else {
+            panic!("two postings")
+        };
+        assert!(!m.bytes.spilled(), "a short list stays inline");
         let mut long = Postings::default();
         for d in 0..100_000 {
             long.add(d * 3, 1);
         }
-        assert!(
-            long.bytes.len() <= 2 * 100_000,
-            "{} bytes",
-            long.bytes.len()
-        );
+        let Postings::Many(m) = &long else {
+            panic!("a long list")
+        };
+        assert!(m.bytes.len() <= 2 * 100_000, "{} bytes", m.bytes.len());
     }
 
     #[test]

@@ -267,6 +267,11 @@ impl State {
                     self.prepare_vectors(source.embedded_with.as_ref(), dim as usize);
                 }
                 let mut slots = Vec::with_capacity(n);
+                // One big source: room for exactly its chunks, not the next
+                // power of two (growth stays amortized: at least doubling).
+                if self.chunks.capacity() - self.chunks.len() < n {
+                    self.chunks.reserve_exact(n.max(self.chunks.len()));
+                }
                 for (i, chunk) in chunks.into_iter().enumerate() {
                     let slot = self.chunks.len() as u32;
                     let row = vectors

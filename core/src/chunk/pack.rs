@@ -162,7 +162,10 @@ impl Packer<'_> {
         text
     }
 
-    fn push(&mut self, text: String, kind: UnitKind) {
+    fn push(&mut self, mut text: String, kind: UnitKind) {
+        // Units are built by appending, so capacity can be twice the text;
+        // a big file keeps a million of them.
+        text.shrink_to_fit();
         let prefix_len = self.prefix.len().min(text.len());
         self.units.push(Unit {
             text,
