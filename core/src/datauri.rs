@@ -2,13 +2,22 @@
 //! the embedder and BM25, so `![alt](data:…)` outside fenced code becomes its
 //! alt text.
 
+use std::borrow::Cow;
+
 use crate::markdown::code_lines;
 
 /// Replaces every `![alt](data:…)` outside fenced code by its trimmed alt
 /// text. If that would blank a non-blank document, the original is kept.
-pub fn strip_data_uri_images(markdown: &str) -> String {
-    if !markdown.contains("](data:") && !markdown.to_ascii_lowercase().contains("](data:") {
-        return markdown.to_string();
+pub fn strip_data_uri_images(markdown: &str) -> Cow<'_, str> {
+    // Borrowed when there is no data URI (nearly always): a big document is
+    // not copied, nor lower-cased whole to look.
+    let has_data_uri = markdown.match_indices("](").any(|(at, _)| {
+        markdown.as_bytes()[at + 2..]
+            .get(..5)
+            .is_some_and(|b| b.eq_ignore_ascii_case(b"data:"))
+    });
+    if !has_data_uri {
+        return Cow::Borrowed(markdown);
     }
     let lines: Vec<&str> = markdown.split('\n').collect();
     let code = code_lines(&lines);
@@ -25,9 +34,9 @@ pub fn strip_data_uri_images(markdown: &str) -> String {
         .collect();
     let out = stripped.join("\n");
     if out.trim().is_empty() && !markdown.trim().is_empty() {
-        markdown.to_string()
+        Cow::Borrowed(markdown)
     } else {
-        out
+        Cow::Owned(out)
     }
 }
 

@@ -2,10 +2,11 @@
 //! chunk → embed → replace) and query (validate → embed → candidates → fuse
 //! → filter → shape). The MCP server and the CLI only parse, call and format.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::chunk::{chunk_markdown, parent_id, Chunk, ChunkOptions};
+use crate::chunk::{pack_sections, parent_id, section_markdown, Chunk, ChunkOptions};
 use crate::config::Config;
 use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
@@ -179,7 +180,23 @@ impl Engine {
             FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
             e => EngineError::File(e),
         })?;
-        self.prepare_file_watched(path, &read.bytes, &read.sha256, read.mtime, watch)
+        let (converted, title, ocr_engine) = self.convert_file(path, &read.bytes, watch)?;
+        // The file's bytes go before chunking: a big file's bytes, Markdown
+        // and chunks are never all in memory at once.
+        drop(read.bytes);
+        let titled = Titled { title, seed: true };
+        let prepared = self.prepare(
+            path,
+            SourceType::File,
+            converted.markdown,
+            titled,
+            &read.sha256,
+            read.mtime,
+        )?;
+        Ok(PreparedIngest {
+            ocr_engine,
+            ..prepared
+        })
     }
 
     /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
@@ -200,14 +217,14 @@ impl Engine {
         self.prepare_file_watched(path, bytes, file_hash, mtime, None)
     }
 
-    fn prepare_file_watched(
+    /// Checks a file's format and size, converts it (OCR where needed) and
+    /// finds its title: (converted, title, OCR engine).
+    fn convert_file(
         &self,
         path: &str,
         bytes: &[u8],
-        file_hash: &str,
-        mtime: f64,
         watch: Option<Watch<'_>>,
-    ) -> Result<PreparedIngest, EngineError> {
+    ) -> Result<(Converted, String, String), EngineError> {
         let extension = file_extension(path);
         let format = match formats::by_extension(&extension) {
             Some(f) => f,
@@ -226,7 +243,7 @@ impl Engine {
                 max: self.settings.max_file_size,
             });
         }
-        let (converted, title, ocr_engine) = match format.kind {
+        Ok(match format.kind {
             FormatKind::Image => {
                 let (markdown, engine) = self.recognise_image(path, bytes)?;
                 let converted = Converted {
@@ -244,12 +261,23 @@ impl Engine {
                 );
                 (converted, title, engine)
             }
-        };
+        })
+    }
+
+    fn prepare_file_watched(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+        watch: Option<Watch<'_>>,
+    ) -> Result<PreparedIngest, EngineError> {
+        let (converted, title, ocr_engine) = self.convert_file(path, bytes, watch)?;
         let titled = Titled { title, seed: true };
         let prepared = self.prepare(
             path,
             SourceType::File,
-            &converted.markdown,
+            converted.markdown,
             titled,
             file_hash,
             mtime,
@@ -288,7 +316,7 @@ impl Engine {
             content_title(title, metadata_title.as_deref(), &markdown),
             source,
         );
-        self.commit(self.prepare(source, SourceType::Data, &markdown, titled, "", 0.0)?)
+        self.commit(self.prepare(source, SourceType::Data, markdown, titled, "", 0.0)?)
     }
 
     /// Fetches a URL through the [`Fetcher`] (which enforces the URL rules)
@@ -318,26 +346,23 @@ impl Engine {
             ),
             source,
         );
-        self.commit(self.prepare(
-            source,
-            SourceType::Url,
-            &converted.markdown,
-            titled,
-            "",
-            0.0,
-        )?)
+        self.commit(self.prepare(source, SourceType::Url, converted.markdown, titled, "", 0.0)?)
     }
 
     fn prepare(
         &self,
         source: &str,
         source_type: SourceType,
-        markdown: &str,
+        markdown: String,
         titled: Titled,
         file_hash: &str,
         mtime: f64,
     ) -> Result<PreparedIngest, EngineError> {
-        let markdown = strip_data_uri_images(markdown);
+        let stripped = match strip_data_uri_images(&markdown) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
+        let markdown = stripped.unwrap_or(markdown);
         if markdown.trim().is_empty() {
             return Err(EngineError::Empty {
                 source: source.into(),
@@ -348,7 +373,10 @@ impl Engine {
             title: titled.seed.then_some(titled.title.as_str()),
             counter: self.ports.tokens.as_ref(),
         };
-        let chunked = chunk_markdown(&markdown, options);
+        let sectioned = section_markdown(&markdown, options);
+        // The sections own their text: the Markdown goes before packing.
+        drop(markdown);
+        let chunked = pack_sections(sectioned, options);
         if chunked.chunks.is_empty() {
             return Err(EngineError::Empty {
                 source: source.into(),

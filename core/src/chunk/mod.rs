@@ -142,6 +142,20 @@ pub struct Chunked {
 
 /// Chunks a Markdown document.
 pub fn chunk_markdown(markdown: &str, options: ChunkOptions<'_>) -> Chunked {
+    pack_sections(section_markdown(markdown, options), options)
+}
+
+/// A document cut into sections, before packing: the first half of
+/// [`chunk_markdown`]. The sections own their text, so a caller can drop a
+/// big document before packing it.
+pub struct Sectioned {
+    category: Category,
+    sections: Vec<Section>,
+    title_seeded: bool,
+}
+
+/// Sections of a Markdown document, the title seeded into the first.
+pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned {
     let normalized;
     let markdown = if markdown.contains('\r') {
         normalized = markdown.replace("\r\n", "\n").replace('\r', "\n");
@@ -165,11 +179,20 @@ pub fn chunk_markdown(markdown: &str, options: ChunkOptions<'_>) -> Chunked {
             }
         }
     }
+    Sectioned {
+        category,
+        sections,
+        title_seeded,
+    }
+}
 
+/// Packs sections into chunks, each section dropped once packed (a big
+/// file's sections and chunks are never both whole in memory).
+pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked {
     let mut chunks = Vec::new();
     let mut parent = 0u32;
-    for section in &sections {
-        let units = pack::pack_section(section, options.budget, options.counter);
+    for section in sectioned.sections {
+        let units = pack::pack_section(&section, options.budget, options.counter);
         if units.is_empty() {
             continue;
         }
@@ -189,10 +212,11 @@ pub fn chunk_markdown(markdown: &str, options: ChunkOptions<'_>) -> Chunked {
         }
         parent += 1;
     }
+    chunks.shrink_to_fit();
     Chunked {
         chunks,
-        category,
-        title_seeded,
+        category: sectioned.category,
+        title_seeded: sectioned.title_seeded,
     }
 }
 
