@@ -51,6 +51,19 @@ impl Field {
         }
     }
 
+    /// Gives back the spare room of lists grown by doubling, after a big
+    /// source was added (up to half of each would stay unused).
+    pub fn shrink_spare(&mut self) {
+        fn shrink<T>(v: &mut Vec<T>) {
+            if v.capacity() - v.len() > v.len() / 4 {
+                v.shrink_to_fit();
+            }
+        }
+        shrink(&mut self.postings);
+        shrink(&mut self.lengths);
+        self.terms.shrink_spare();
+    }
+
     /// Counts a document out (the lengths and the totals) and returns the
     /// distinct terms it held.
     fn count_out<'t>(&mut self, doc: u32, terms: &'t [String]) -> Vec<(&'t str, u32)> {

@@ -124,7 +124,7 @@ mod tests {
             text: text.into(),
             prefix_len: 0,
             kind: 0,
-            headings: Vec::new(),
+            headings: Box::default(),
             heading_is_body: false,
             continues_section: false,
         }

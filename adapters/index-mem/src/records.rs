@@ -25,11 +25,13 @@ pub struct DiskSource {
 pub struct DiskChunk {
     pub index: u32,
     pub parent: u32,
-    pub text: String,
+    /// Boxed, not `String`: no capacity field, and the boxes serialize as a
+    /// string and a list did (a big file keeps a million of these).
+    pub text: Box<str>,
     pub prefix_len: u32,
     pub kind: u8,
     /// (level, cleaned text, original line)
-    pub headings: Vec<(u8, String, String)>,
+    pub headings: Box<[(u8, String, String)]>,
     pub heading_is_body: bool,
     pub continues_section: bool,
 }
@@ -122,7 +124,7 @@ impl From<Chunk> for DiskChunk {
         Self {
             index: c.index,
             parent: c.parent,
-            text: c.text,
+            text: c.text.into_boxed_str(),
             prefix_len: c.layout.prefix_len,
             kind: match c.layout.kind {
                 UnitKind::Text => 0,
@@ -147,7 +149,7 @@ impl From<&DiskChunk> for Chunk {
         Self {
             index: d.index,
             parent: d.parent,
-            text: d.text.clone(),
+            text: d.text.to_string(),
             layout: Layout {
                 prefix_len: d.prefix_len.min(d.text.len() as u32),
                 kind: match d.kind {

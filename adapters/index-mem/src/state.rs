@@ -22,6 +22,11 @@ pub struct SourceEntry {
     pub slots: Vec<u32>,
 }
 
+/// Chunks from which a source counts as big: after adding one, the lists
+/// grown by doubling give back their spare room (rarely enough that small
+/// sources never pay for a reallocation).
+const BIG_SOURCE: usize = 1 << 16;
+
 pub struct State {
     pub analyzer: Analyzer,
     pub model_id: Option<String>,
@@ -266,19 +271,17 @@ impl State {
                     // sync re-embeds their sources.
                     self.prepare_vectors(source.embedded_with.as_ref(), dim as usize);
                 }
-                let mut slots = Vec::with_capacity(n);
-                // One big source: room for exactly its chunks, not the next
-                // power of two (growth stays amortized: at least doubling).
-                if self.chunks.capacity() - self.chunks.len() < n {
-                    self.chunks.reserve_exact(n.max(self.chunks.len()));
-                }
-                for (i, chunk) in chunks.into_iter().enumerate() {
-                    let slot = self.chunks.len() as u32;
+                let base = self.chunks.len();
+                self.place_chunks(sid, chunks);
+                let slots: Vec<u32> = (base as u32..(base + n) as u32).collect();
+                for (i, &slot) in slots.iter().enumerate() {
                     let row = vectors
                         .as_ref()
                         .map(|v| &v[i * dim as usize..(i + 1) * dim as usize]);
-                    self.push_chunk(slot, sid, chunk, row);
-                    slots.push(slot);
+                    self.index_slot(slot, row);
+                }
+                if n >= BIG_SOURCE {
+                    self.text.shrink_spare();
                 }
                 self.title.add(sid, &self.analyzer.terms(&source.title));
                 self.note_repeats(sid, &slots);
@@ -336,22 +339,52 @@ impl State {
         }
     }
 
-    fn push_chunk(&mut self, slot: u32, sid: u32, chunk: DiskChunk, row: Option<&[f32]>) {
+    /// Appends a source's chunks as new slots, before any is indexed. They
+    /// are taken from the back of the record's list, which gives its memory
+    /// back as it goes: a million-chunk file never has two lists of chunks.
+    fn place_chunks(&mut self, sid: u32, mut chunks: Vec<DiskChunk>) {
+        const GIVE_BACK_EVERY: usize = 1 << 16;
+        let base = self.chunks.len();
+        let n = chunks.len();
+        // One big source: room for exactly its chunks, not the next power
+        // of two (growth stays amortized: at least doubling).
+        if self.chunks.capacity() - base < n {
+            self.chunks.reserve_exact(n.max(base));
+        }
+        self.chunks.resize_with(base + n, || None);
+        while let Some(chunk) = chunks.pop() {
+            self.chunks[base + chunks.len()] = Some((sid, chunk));
+            if chunks.len().is_multiple_of(GIVE_BACK_EVERY) && n > GIVE_BACK_EVERY {
+                chunks.shrink_to_fit();
+            }
+        }
+    }
+
+    /// Indexes the chunk placed at `slot` (the next row of the matrix):
+    /// its terms, and its vector when it has one.
+    fn index_slot(&mut self, slot: u32, row: Option<&[f32]>) {
+        let Some((_, chunk)) = &self.chunks[slot as usize] else {
+            return;
+        };
         let terms = self.analyzer.terms(&chunk.text);
-        self.text.add(slot, &terms);
         if row.is_some() {
             self.by_text.insert(text_hash(&chunk.text), slot);
-        }
-        if row.is_none() {
+        } else {
             self.vectorless += 1;
         }
+        self.text.add(slot, &terms);
         // A vector-less chunk in a matrix of unknown width gets a width later.
         if self.vectors.dim() == 0 && row.is_none() {
             self.vectors.push(None);
         } else {
             self.vectors.push(row);
         }
+    }
+
+    fn push_chunk(&mut self, slot: u32, sid: u32, chunk: DiskChunk, row: Option<&[f32]>) {
+        debug_assert_eq!(slot as usize, self.chunks.len());
         self.chunks.push(Some((sid, chunk)));
+        self.index_slot(slot, row);
     }
 
     /// The model of the stored vectors, `None` when there are none.
@@ -636,6 +669,6 @@ impl State {
         }
         let slot = *self.by_text.get(&text_hash(text))?;
         let (_, chunk) = self.chunks[slot as usize].as_ref()?;
-        (chunk.text == text && self.vectors.has(slot)).then(|| self.vectors.row(slot).to_vec())
+        (&*chunk.text == text && self.vectors.has(slot)).then(|| self.vectors.row(slot).to_vec())
     }
 }
