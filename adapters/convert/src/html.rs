@@ -3,6 +3,7 @@
 
 use minirag_core::ports::{ConvertError, Converted};
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use htmd::element_handler::Handlers;
@@ -144,7 +145,10 @@ pub fn convert(html: &str) -> Result<Converted, ConvertError> {
 /// htmd writes a pipe table only when the table has `<th>` cells; office
 /// exports (LibreOffice's EPUB and HTML among them) mark none. As the sheet
 /// converters do, the first row of such a table becomes its header.
-fn promote_header_rows(html: &str) -> String {
+fn promote_header_rows(html: &str) -> Cow<'_, str> {
+    if find_tag(html, 0, "<table").is_none() {
+        return Cow::Borrowed(html);
+    }
     let lower = html.to_ascii_lowercase();
     let mut out = String::with_capacity(html.len());
     let mut done = 0;
@@ -180,16 +184,33 @@ fn promote_header_rows(html: &str) -> String {
         }
         done = row_end;
     }
+    if done == 0 {
+        // No table needed a header: the page itself, not a copy.
+        return Cow::Borrowed(html);
+    }
     out.push_str(&html[done..]);
-    out
+    Cow::Owned(out)
+}
+
+/// Where `tag` (ASCII, lower case) first starts at or after `from`, in any
+/// case; found without lower-casing a copy of a page of tens of MB.
+fn find_tag(html: &str, from: usize, tag: &str) -> Option<usize> {
+    let bytes = html.as_bytes();
+    html[from..]
+        .match_indices('<')
+        .map(|(i, _)| from + i)
+        .find(|&i| {
+            bytes
+                .get(i..i + tag.len())
+                .is_some_and(|b| b.eq_ignore_ascii_case(tag.as_bytes()))
+        })
 }
 
 /// Text of the first `<title>` element, entities decoded for the common cases.
 fn title(html: &str) -> Option<String> {
-    let lower = html.to_ascii_lowercase();
-    let open = lower.find("<title")?;
-    let start = open + lower[open..].find('>')? + 1;
-    let end = start + lower[start..].find("</title")?;
+    let open = find_tag(html, 0, "<title")?;
+    let start = open + html[open..].find('>')? + 1;
+    let end = find_tag(html, start, "</title")?;
     let raw = html[start..end]
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -249,6 +270,19 @@ mod tests {
             !c.markdown.contains("evil")
                 && !c.markdown.contains("Home | About")
                 && !c.markdown.contains("p{}")
+        );
+    }
+
+    #[test]
+    fn the_title_is_found_in_any_case_and_a_page_needing_no_header_is_not_copied() {
+        let page = "<HTML><Head><TITLE>Big &amp; small</Title></head><body>\
+            <table><tr><th>a</th></tr><tr><td>1</td></tr></table></body></HTML>";
+        assert_eq!(title(page).as_deref(), Some("Big & small"));
+        assert!(matches!(promote_header_rows(page), Cow::Borrowed(_)));
+        let plain = "<table><TR><TD>h</TD></TR><tr><td>1</td></tr></table>";
+        assert_eq!(
+            promote_header_rows(plain),
+            "<table><TR><th>h</th></TR><tr><td>1</td></tr></table>"
         );
     }
 }
