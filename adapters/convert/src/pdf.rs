@@ -46,6 +46,10 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         page_chars.push(chars as u32);
         pages.push(lines(spans));
     }
+    // Layout needs only the lines: the parsed document (several times the
+    // file) goes first.
+    drop(fonts);
+    drop(doc);
     drop_running_lines(&mut pages, |l: &Line| (l.text(), l.y));
     // Text runs on across pages, so a paragraph cut by a page break is joined.
     let mut parts: Vec<Part> = Vec::new();
@@ -74,15 +78,20 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             pages: page_chars.len() as u32,
         });
     }
-    let markdown: Vec<String> = parts
-        .into_iter()
-        .map(|p| match p {
-            Part::Text(lines) => paragraphs(&lines),
-            Part::Table(md) => md,
-        })
-        .collect();
+    // One string, each part freed once written (not a list, then a join).
+    let mut markdown = String::new();
+    for (k, part) in parts.into_iter().enumerate() {
+        if k > 0 {
+            markdown.push_str("\n\n");
+        }
+        match part {
+            Part::Text(lines) => markdown.push_str(&paragraphs(&lines)),
+            Part::Table(md) => markdown.push_str(&md),
+        }
+    }
+    markdown.shrink_to_fit();
     Ok(Converted {
-        markdown: markdown.join("\n\n"),
+        markdown,
         metadata_title: None,
         page_chars,
     })

@@ -95,6 +95,9 @@ fn line(mut spans: Vec<Span>) -> Line {
         trailing = s.text.ends_with(char::is_whitespace);
     }
     segments.retain(|s| !s.text.is_empty());
+    // Held for every page of the document until layout: no spare room.
+    segments.iter_mut().for_each(|s| s.text.shrink_to_fit());
+    segments.shrink_to_fit();
     Line { y, size, segments }
 }
 
