@@ -373,22 +373,26 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     // briefly hold up to twice its chunks and vectors.
     let live: usize = st.sources.iter().flatten().map(|e| e.slots.len()).sum();
     let mut sources = Vec::new();
-    let mut chunks = Vec::with_capacity(live);
     let mut present = Vec::with_capacity(live);
     let mut vectors: Vec<f32> = Vec::with_capacity(live * dim);
+    // New slots in source order; `in_order` when that is also slot order.
+    let mut next = 0u32;
+    let mut last: Option<u32> = None;
+    let mut in_order = true;
     for (old_sid, entry) in st.sources.iter().enumerate() {
         let Some(entry) = entry else { continue };
         let sid = sources.len() as u32;
         sid_map[old_sid] = Some(sid);
         let mut slots = Vec::with_capacity(entry.slots.len());
         for &old in &entry.slots {
-            let Some((_, chunk)) = old_chunks[old as usize].take() else {
+            if old_chunks[old as usize].is_none() {
                 continue;
-            };
-            let slot = chunks.len() as u32;
-            slot_map[old as usize] = Some(slot);
-            slots.push(slot);
-            chunks.push((sid, chunk));
+            }
+            in_order &= last.is_none_or(|l| old > l);
+            last = Some(old);
+            slot_map[old as usize] = Some(next);
+            slots.push(next);
+            next += 1;
             let has = st.vectors.has(old);
             present.push(has);
             if dim > 0 {
@@ -404,7 +408,29 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             slots,
         });
     }
-    drop(old_chunks);
+    let chunks: Vec<(u32, DiskChunk)> = if in_order {
+        // The new order is the slot order (one big sync, a fresh index):
+        // the chunks move within their own list, never into a second one.
+        old_chunks
+            .into_iter()
+            .enumerate()
+            .filter_map(|(old, c)| {
+                let (sid, chunk) = c?;
+                slot_map[old]?;
+                Some((sid_map[sid as usize]?, chunk))
+            })
+            .collect()
+    } else {
+        let mut chunks = Vec::with_capacity(live);
+        for (sid, entry) in st.sources.iter().flatten().enumerate() {
+            for &old in &entry.slots {
+                if let Some((_, chunk)) = old_chunks[old as usize].take() {
+                    chunks.push((sid as u32, chunk));
+                }
+            }
+        }
+        chunks
+    };
     let mut text = std::mem::take(&mut st.text);
     text.renumber(&slot_map, chunks.len());
     let mut title = std::mem::take(&mut st.title);
