@@ -100,6 +100,21 @@ impl Field {
         }
     }
 
+    /// Counts a document out without its terms; its postings stay until
+    /// [`Field::purge_forgotten`], which must run before the field is read.
+    pub fn forget(&mut self, doc: u32) {
+        self.count_out(doc, &[]);
+    }
+
+    /// Drops the postings of every document counted out: one pass over all
+    /// lists, for when a large part of the field was removed at once.
+    pub fn purge_forgotten(&mut self) {
+        let lengths = &self.lengths;
+        for list in &mut self.postings {
+            list.purge(|d| alive(lengths, d));
+        }
+    }
+
     /// A term's postings, `None` when no live document holds it.
     fn list(&self, term: &str) -> Option<&Postings> {
         let list = &self.postings[self.terms.get(term)? as usize];
@@ -266,5 +281,29 @@ mod tests {
         let mut hits = Vec::new();
         f.score(&["c"], |d, _| hits.push(d));
         assert_eq!(hits, [0]);
+    }
+
+    #[test]
+    fn forgetting_then_purging_equals_retiring() {
+        let docs = ["a b c", "b c d", "c d e", "a e", "b"];
+        let mut retired = Field::default();
+        let mut forgotten = Field::default();
+        for (d, text) in docs.iter().enumerate() {
+            retired.add(d as u32, &t(text));
+            forgotten.add(d as u32, &t(text));
+        }
+        for d in [0u32, 2, 3] {
+            retired.retire(d, &t(docs[d as usize]));
+            forgotten.forget(d);
+        }
+        forgotten.purge_forgotten();
+        for term in ["a", "b", "c", "d", "e"] {
+            let mut x = Vec::new();
+            retired.score(&[term], |d, s| x.push((d, s)));
+            let mut y = Vec::new();
+            forgotten.score(&[term], |d, s| y.push((d, s)));
+            assert_eq!(x, y, "{term}");
+        }
+        assert!(forgotten.list("a").is_none(), "no live document holds a");
     }
 }

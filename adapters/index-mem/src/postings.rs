@@ -146,6 +146,22 @@ impl Postings {
 
     /// Keeps the postings whose document `keep` accepts.
     pub fn purge(&mut self, keep: impl Fn(u32) -> bool) {
+        match self {
+            Postings::Empty => return,
+            Postings::One { doc, .. } => {
+                if !keep(*doc) {
+                    *self = Postings::Empty;
+                }
+                return;
+            }
+            Postings::Many(_) => {}
+        }
+        if self.iter().all(|(d, _)| keep(d)) {
+            if let Postings::Many(m) = self {
+                m.dead = 0;
+            }
+            return;
+        }
         let kept: Vec<(u32, u32)> = self.iter().filter(|&(d, _)| keep(d)).collect();
         *self = Self::from_sorted(kept);
     }

@@ -408,10 +408,17 @@ impl State {
     fn remove_source(&mut self, source: &str) -> Option<u32> {
         let sid = *self.ids.get(source)?;
         let entry = self.sources[sid as usize].as_ref()?.clone();
+        // A source that is a large part of the index: its chunks are counted
+        // out without analysing their text again, and every list is purged
+        // once (cheaper than finding each chunk's terms when most go).
+        let bulk = entry.slots.len() >= BIG_SOURCE && entry.slots.len() * 4 >= self.chunks.len();
         for &slot in &entry.slots {
             if let Some((_, chunk)) = self.chunks[slot as usize].take() {
-                let terms = self.analyzer.terms(&chunk.text);
-                self.text.retire(slot, &terms);
+                if bulk {
+                    self.text.forget(slot);
+                } else {
+                    self.text.retire(slot, &self.analyzer.terms(&chunk.text));
+                }
                 let h = text_hash(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
@@ -421,6 +428,9 @@ impl State {
                 }
             }
             self.vectors.clear_row(slot);
+        }
+        if bulk {
+            self.text.purge_forgotten();
         }
         self.title
             .remove(sid, &self.analyzer.terms(&entry.record.title));
