@@ -180,23 +180,11 @@ impl Engine {
             FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
             e => EngineError::File(e),
         })?;
-        let (converted, title, ocr_engine) = self.convert_file(path, &read.bytes, watch)?;
+        let converted = self.convert_file(path, &read.bytes, watch)?;
         // The file's bytes go before chunking: a big file's bytes, Markdown
         // and chunks are never all in memory at once.
         drop(read.bytes);
-        let titled = Titled { title, seed: true };
-        let prepared = self.prepare(
-            path,
-            SourceType::File,
-            converted.markdown,
-            titled,
-            &read.sha256,
-            read.mtime,
-        )?;
-        Ok(PreparedIngest {
-            ocr_engine,
-            ..prepared
-        })
+        self.prepare_converted(path, converted, &read.sha256, read.mtime)
     }
 
     /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
@@ -272,7 +260,18 @@ impl Engine {
         mtime: f64,
         watch: Option<Watch<'_>>,
     ) -> Result<PreparedIngest, EngineError> {
-        let (converted, title, ocr_engine) = self.convert_file(path, bytes, watch)?;
+        let converted = self.convert_file(path, bytes, watch)?;
+        self.prepare_converted(path, converted, file_hash, mtime)
+    }
+
+    /// A converted file (Markdown, title, OCR engine) → its chunks.
+    fn prepare_converted(
+        &self,
+        path: &str,
+        (converted, title, ocr_engine): (Converted, String, String),
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<PreparedIngest, EngineError> {
         let titled = Titled { title, seed: true };
         let prepared = self.prepare(
             path,
