@@ -9,7 +9,7 @@ use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{alive, Field};
+use super::Field;
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -29,7 +29,9 @@ struct MapOut<'a>(&'a Field);
 impl Serialize for MapOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let f = self.0;
-        let held = |id: usize| f.postings[id].live() > 0;
+        // Counted from the postings themselves, not the dead counters: the
+        // lengths written must be those of what follows.
+        let held = |id: usize| f.live_postings(&f.postings[id]).next().is_some();
         let n = (0..f.postings.len()).filter(|&id| held(id)).count();
         let mut map = s.serialize_map(Some(n))?;
         for id in (0..f.postings.len()).filter(|&id| held(id)) {
@@ -43,8 +45,8 @@ struct ListOut<'a>(&'a Field, &'a Postings);
 
 impl Serialize for ListOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.1.live() as usize))?;
-        for pair in self.1.iter().filter(|&(d, _)| alive(&self.0.lengths, d)) {
+        let mut seq = s.serialize_seq(Some(self.0.live_postings(self.1).count()))?;
+        for pair in self.0.live_postings(self.1) {
             seq.serialize_element(&pair)?;
         }
         seq.end()
