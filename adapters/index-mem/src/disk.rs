@@ -400,20 +400,22 @@ fn sync_dir(dir: &Path) {
 
 /// Writes the vector file and then the meta (the switch point), both
 /// through temporary files that are fsynced and renamed.
-pub fn write_snapshot(
+/// `rows` gives each chunk's vector in slot order (`None`: zeros), read
+/// from wherever the vectors live, so none is copied on the way.
+pub fn write_snapshot<'v>(
     paths: &Paths,
     generation: u64,
     snap: &mut Snapshot,
-    vectors: &[f32],
+    rows: impl Iterator<Item = Option<&'v [f32]>>,
 ) -> Result<(), IndexError> {
+    let zeros = vec![0f32; snap.dim as usize];
     let vec_path = paths.vectors(generation);
     snap.vector_file = vec_path.file_name().unwrap().to_string_lossy().into_owned();
     // Both files are streamed: a copy of the vectors or of the encoded
     // chunks would double the memory a large index needs to compact.
     let (crc, len) = write_atomic_with(&vec_path, |f, tmp| {
         let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
-        vectors
-            .iter()
+        rows.flat_map(|row| row.unwrap_or(&zeros))
             .try_for_each(|v| w.write_all(&v.to_le_bytes()))
             .and_then(|()| w.flush())
             .map_err(|e| io(tmp, "cannot write", e))?;
@@ -720,7 +722,7 @@ mod tests {
         let paths = Paths {
             dir: dir.path().to_path_buf(),
         };
-        write_snapshot(&paths, 3, &mut empty("m"), &[]).unwrap();
+        write_snapshot(&paths, 3, &mut empty("m"), std::iter::empty()).unwrap();
         let (generation, snap) = read_snapshot(&paths).unwrap().unwrap();
         assert_eq!((generation, snap.model_id.as_deref()), (3, Some("m")));
         let mut bytes = fs::read(paths.meta()).unwrap();

@@ -374,7 +374,9 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let live: usize = st.sources.iter().flatten().map(|e| e.slots.len()).sum();
     let mut sources = Vec::new();
     let mut present = Vec::with_capacity(live);
-    let mut vectors: Vec<f32> = Vec::with_capacity(live * dim);
+    // The old slot of every new one: the vectors are written straight from
+    // the matrix, never gathered into a second one.
+    let mut order: Vec<u32> = Vec::with_capacity(live);
     // New slots in source order; `in_order` when that is also slot order.
     let mut next = 0u32;
     let mut last: Option<u32> = None;
@@ -393,15 +395,8 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             slot_map[old as usize] = Some(next);
             slots.push(next);
             next += 1;
-            let has = st.vectors.has(old);
-            present.push(has);
-            if dim > 0 {
-                if has {
-                    vectors.extend_from_slice(st.vectors.row(old));
-                } else {
-                    vectors.extend(std::iter::repeat_n(0.0, dim));
-                }
-            }
+            present.push(st.vectors.has(old));
+            order.push(old);
         }
         sources.push(SourceEntry {
             record: entry.record.clone(),
@@ -456,8 +451,13 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     if !inner.recovered {
         disk::keep_previous_snapshot(paths)?;
     }
-    disk::write_snapshot(paths, generation, &mut snap, &vectors)?;
-    drop(vectors);
+    let vectors = &st.vectors;
+    let rows = order
+        .iter()
+        .filter(|_| dim > 0)
+        .map(|&old| vectors.has(old).then(|| vectors.row(old)));
+    disk::write_snapshot(paths, generation, &mut snap, rows)?;
+    drop(order);
     if !inner.recovered {
         disk::keep_previous_wal(paths)?;
     }
