@@ -89,7 +89,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             Part::Table(md) => markdown.push_str(&md),
         }
     }
-    markdown.shrink_to_fit();
     Ok(Converted {
         markdown,
         metadata_title: None,

@@ -77,7 +77,6 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     {
         table.row(record.iter());
     }
-    markdown.shrink_to_fit();
     Ok(Converted {
         markdown,
         metadata_title: None,

@@ -51,34 +51,20 @@ impl Field {
         }
     }
 
-    /// Gives back the spare room of lists grown by doubling, after a big
-    /// source was added (up to half of each would stay unused).
-    pub fn shrink_spare(&mut self) {
-        fn shrink<T>(v: &mut Vec<T>) {
-            if v.capacity() - v.len() > v.len() / 4 {
-                v.shrink_to_fit();
-            }
-        }
-        shrink(&mut self.postings);
-        shrink(&mut self.lengths);
-        self.terms.shrink_spare();
-    }
-
-    /// Counts a document out (the lengths and the totals) and returns the
-    /// distinct terms it held.
-    fn count_out<'t>(&mut self, doc: u32, terms: &'t [String]) -> Vec<(&'t str, u32)> {
+    /// Counts a document out: its length and the field's totals.
+    fn count_out(&mut self, doc: u32) {
         if let Some(len) = self.lengths.get_mut(doc as usize) {
             self.total_len -= *len as u64;
             *len = 0;
             self.live -= 1;
         }
-        frequencies(terms)
     }
 
     /// Removes a document given the terms it was added with, its postings
     /// at once: for a field whose ids come back (the title field's sources).
     pub fn remove(&mut self, doc: u32, terms: &[String]) {
-        for (term, _) in self.count_out(doc, terms) {
+        self.count_out(doc);
+        for (term, _) in frequencies(terms) {
             if let Some(id) = self.terms.get(term) {
                 self.postings[id as usize].remove(doc);
             }
@@ -91,9 +77,9 @@ impl Field {
     /// linear time. The id must not be added again before [`Field::renumber`]
     /// (the text field's slots never are).
     pub fn retire(&mut self, doc: u32, terms: &[String]) {
-        let distinct = self.count_out(doc, terms);
+        self.count_out(doc);
         let lengths = &self.lengths;
-        for (term, _) in distinct {
+        for (term, _) in frequencies(terms) {
             if let Some(id) = self.terms.get(term) {
                 self.postings[id as usize].retire(|d| alive(lengths, d));
             }
@@ -103,7 +89,7 @@ impl Field {
     /// Counts a document out without its terms; its postings stay until
     /// [`Field::purge_forgotten`], which must run before the field is read.
     pub fn forget(&mut self, doc: u32) {
-        self.count_out(doc, &[]);
+        self.count_out(doc);
     }
 
     /// Drops the postings of every document counted out: one pass over all

@@ -416,14 +416,11 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             })
             .collect()
     } else {
-        let mut chunks = Vec::with_capacity(live);
-        for (sid, entry) in st.sources.iter().flatten().enumerate() {
-            for &old in &entry.slots {
-                if let Some((_, chunk)) = old_chunks[old as usize].take() {
-                    chunks.push((sid as u32, chunk));
-                }
-            }
-        }
+        let mut chunks = Vec::with_capacity(order.len());
+        chunks.extend(order.iter().filter_map(|&old| {
+            let (sid, chunk) = old_chunks[old as usize].take()?;
+            Some((sid_map[sid as usize]?, chunk))
+        }));
         chunks
     };
     let mut text = std::mem::take(&mut st.text);

@@ -112,19 +112,21 @@ impl Postings {
                     Ok(i) => pairs[i].1 = tf,
                     Err(i) => pairs.insert(i, (doc, tf)),
                 }
-                let dead = self.dead();
-                *self = Self::from_sorted(pairs);
-                if let Postings::Many(m) = self {
-                    m.dead = dead;
-                }
+                self.rebuild(pairs);
             }
         }
     }
 
-    fn dead(&self) -> u32 {
-        match self {
+    /// Replaces the postings by `pairs` (sorted), still counting as retired
+    /// those that were: the retired documents are among the pairs.
+    fn rebuild(&mut self, pairs: Vec<(u32, u32)>) {
+        let dead = match self {
             Postings::Many(m) => m.dead,
             _ => 0,
+        };
+        *self = Self::from_sorted(pairs);
+        if let Postings::Many(m) = self {
+            m.dead = dead;
         }
     }
 
@@ -170,11 +172,8 @@ impl Postings {
     /// reused: the title field's source ids).
     pub fn remove(&mut self, doc: u32) {
         if self.iter().any(|(d, _)| d == doc) {
-            let dead = self.dead();
-            self.purge(|d| d != doc);
-            if let Postings::Many(m) = self {
-                m.dead = dead;
-            }
+            let kept = self.iter().filter(|&(d, _)| d != doc).collect();
+            self.rebuild(kept);
         }
     }
 

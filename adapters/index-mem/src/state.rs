@@ -22,9 +22,9 @@ pub struct SourceEntry {
     pub slots: Vec<u32>,
 }
 
-/// Chunks from which a source counts as big: after adding one, the lists
-/// grown by doubling give back their spare room (rarely enough that small
-/// sources never pay for a reallocation).
+/// Chunks from which a source counts as big: removing one that is also a
+/// quarter of the index purges every postings list once instead of
+/// analysing each of its chunks again.
 const BIG_SOURCE: usize = 1 << 16;
 
 pub struct State {
@@ -279,9 +279,6 @@ impl State {
                         .as_ref()
                         .map(|v| &v[i * dim as usize..(i + 1) * dim as usize]);
                     self.index_slot(slot, row);
-                }
-                if n >= BIG_SOURCE {
-                    self.text.shrink_spare();
                 }
                 self.title.add(sid, &self.analyzer.terms(&source.title));
                 self.note_repeats(sid, &slots);

@@ -31,16 +31,6 @@ impl Terms {
         self.table.find(hash, |&id| self.term(id) == term).copied()
     }
 
-    /// See [`crate::bm25::Field::shrink_spare`].
-    pub fn shrink_spare(&mut self) {
-        if self.arena.capacity() - self.arena.len() > self.arena.len() / 4 {
-            self.arena.shrink_to_fit();
-        }
-        if self.ends.capacity() - self.ends.len() > self.ends.len() / 4 {
-            self.ends.shrink_to_fit();
-        }
-    }
-
     /// The id of `term`, added when new.
     pub fn intern(&mut self, term: &str) -> u32 {
         if let Some(id) = self.get(term) {

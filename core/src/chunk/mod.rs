@@ -212,7 +212,6 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
         }
         parent += 1;
     }
-    chunks.shrink_to_fit();
     Chunked {
         chunks,
         category: sectioned.category,
