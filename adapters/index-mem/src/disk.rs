@@ -14,6 +14,7 @@
 //! which snapshot its records follow; a WAL older than the snapshot was
 //! folded into it and is ignored.
 
+use std::borrow::Cow;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -406,7 +407,7 @@ pub fn write_snapshot<'v>(
     paths: &Paths,
     generation: u64,
     snap: &mut Snapshot,
-    rows: impl Iterator<Item = Option<&'v [f32]>>,
+    mut rows: impl Iterator<Item = Option<Cow<'v, [f32]>>>,
 ) -> Result<(), IndexError> {
     let zeros = vec![0f32; snap.dim as usize];
     let vec_path = paths.vectors(generation);
@@ -415,10 +416,14 @@ pub fn write_snapshot<'v>(
     // chunks would double the memory a large index needs to compact.
     let (crc, len) = write_atomic_with(&vec_path, |f, tmp| {
         let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
-        rows.flat_map(|row| row.unwrap_or(&zeros))
-            .try_for_each(|v| w.write_all(&v.to_le_bytes()))
-            .and_then(|()| w.flush())
-            .map_err(|e| io(tmp, "cannot write", e))?;
+        rows.try_for_each(|row| {
+            row.as_deref()
+                .unwrap_or(&zeros)
+                .iter()
+                .try_for_each(|v| w.write_all(&v.to_le_bytes()))
+        })
+        .and_then(|()| w.flush())
+        .map_err(|e| io(tmp, "cannot write", e))?;
         Ok((w.crc.clone().finalize(), w.len))
     })?;
     snap.vector_crc = crc;

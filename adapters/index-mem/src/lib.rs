@@ -15,6 +15,7 @@
 pub use minirag_analyzer as analyzer;
 pub mod bm25;
 pub mod disk;
+mod fresh_rows;
 mod legacy;
 mod postings;
 pub mod records;
@@ -26,7 +27,7 @@ pub mod vectors;
 use std::fs::File;
 use std::ops::RangeInclusive;
 use std::path::Path;
-use std::sync::{RwLock, RwLockReadGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 use memmap2::Mmap;
 use minirag_core::chunk::Chunk;
@@ -206,7 +207,7 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
             let bytes = meta + snap.vector_bytes;
             Ok((generation, from_snapshot(paths, snap)?, bytes))
         }
-        None => Ok((0, State::new(), 0)),
+        None => Ok((0, empty_state(paths), 0)),
     });
     let (generation, state, snapshot_bytes) = match loaded {
         Ok(l) => l,
@@ -235,7 +236,7 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
 fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>) -> Option<Inner> {
     let (base, mut state) = match disk::read_snapshot_at(&paths.prev_meta()).ok()? {
         Some((g, snap)) => (g, from_snapshot(paths, snap).ok()?),
-        None => (0, State::new()),
+        None => (0, empty_state(paths)),
     };
     let previous = disk::read_wal_at(&paths.prev_wal(), 0).ok()?;
     if previous.generation != Some(base) || previous.tail > 0 {
@@ -277,6 +278,15 @@ fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     Ok(())
 }
 
+/// An index with nothing in it yet, whose vectors spill into its folder.
+fn empty_state(paths: &Paths) -> State {
+    let mut state = State::new();
+    state
+        .vectors
+        .set_spill_dir(Some(Arc::from(paths.dir.as_path())));
+    state
+}
+
 fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
     let mut state = State::new();
     let dim = snap.dim as usize;
@@ -308,6 +318,7 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
         }
         check.join().unwrap_or(false)
     });
+    let spill_dir: Option<Arc<Path>> = Some(Arc::from(paths.dir.as_path()));
     state.vectors = match map {
         Some((path, _)) if !vectors_ok => {
             return Err(disk::storage(
@@ -319,12 +330,14 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
         Some((_, map)) => Matrix::with_base(dim, map, snap.present),
         None => {
             let mut m = Matrix::new(dim);
+            m.set_spill_dir(spill_dir.clone());
             for _ in &snap.present {
                 m.push(None);
             }
             m
         }
     };
+    state.vectors.set_spill_dir(spill_dir);
     state.model_id = snap.model_id;
     // A snapshot is dense: every slot holds a live chunk.
     state.vectorless = (0..snap.chunks.len() as u32)

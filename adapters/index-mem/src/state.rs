@@ -394,6 +394,7 @@ impl State {
     /// vectors replace an old model's.
     fn rebuild_matrix(&mut self, dim: usize) {
         let mut m = Matrix::new(dim);
+        m.set_spill_dir(self.vectors.spill_dir());
         for _ in 0..self.vectors.rows() {
             m.push(None);
         }
@@ -676,6 +677,7 @@ impl State {
         }
         let slot = *self.by_text.get(&text_hash(text))?;
         let (_, chunk) = self.chunks[slot as usize].as_ref()?;
-        (&*chunk.text == text && self.vectors.has(slot)).then(|| self.vectors.row(slot).to_vec())
+        (&*chunk.text == text && self.vectors.has(slot))
+            .then(|| self.vectors.row(slot).into_owned())
     }
 }

@@ -2,12 +2,16 @@
 //! memory-mapped file scanned in place; rows written since are appended in
 //! memory. Exact search is a straight scan with a k-sized heap.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::path::Path;
 
 use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
+
+use crate::fresh_rows::FreshRows;
 
 /// At or above this many snapshot rows the scan reads an int8 copy of them
 /// (a quarter of the bytes: the f32 scan is memory-bound) and rescores the
@@ -60,6 +64,11 @@ impl Quantized {
             }
         });
         Self { codes, scales }
+    }
+
+    fn push_zeros(&mut self, dim: usize) {
+        self.codes.resize(self.codes.len() + dim, 0);
+        self.scales.push(1.0);
     }
 
     fn push(&mut self, row: &[f32]) {
@@ -186,7 +195,9 @@ pub struct Matrix {
     /// would slow); searches use the exact scan until it is ready.
     quantized: Arc<OnceLock<Quantized>>,
     quantize_started: std::sync::atomic::AtomicBool,
-    extra: Vec<f32>,
+    /// The rows written since the snapshot (spilled to a scratch file
+    /// when many, see [`FreshRows`]).
+    extra: FreshRows,
     /// The rows written since the snapshot, quantized as they are written:
     /// after a sync that embeds in batches most vectors can live here until
     /// the next compaction.
@@ -250,10 +261,20 @@ impl Matrix {
             base_rows: 0,
             quantized: Arc::default(),
             quantize_started: Default::default(),
-            extra: Vec::new(),
+            extra: FreshRows::new(dim, None),
             extra_q: Quantized::default(),
             present: Vec::new(),
         }
+    }
+
+    /// Where rows written since the snapshot spill when they are many
+    /// (the index's folder); without one they stay on the heap.
+    pub fn set_spill_dir(&mut self, dir: Option<Arc<Path>>) {
+        self.extra.set_dir(dir);
+    }
+
+    pub fn spill_dir(&self) -> Option<Arc<Path>> {
+        self.extra.dir()
     }
 
     /// A matrix whose first rows live in a mapped snapshot file.
@@ -273,7 +294,7 @@ impl Matrix {
             base_rows: rows,
             quantized,
             quantize_started: Default::default(),
-            extra: Vec::new(),
+            extra: FreshRows::new(dim, None),
             extra_q: Quantized::default(),
             present,
         }
@@ -290,16 +311,16 @@ impl Matrix {
     pub fn set_dim(&mut self, dim: usize) {
         debug_assert!(self.rows() == 0 || self.dim == dim);
         self.dim = dim;
+        self.extra.set_dim(dim);
     }
 
     /// Appends a row (zeros and absent when `row` is `None`).
     pub fn push(&mut self, row: Option<&[f32]>) {
-        let start = self.extra.len();
+        self.extra.push(row);
         match row {
-            Some(r) => self.extra.extend_from_slice(r),
-            None => self.extra.extend(std::iter::repeat_n(0.0, self.dim)),
+            Some(r) => self.extra_q.push(r),
+            None => self.extra_q.push_zeros(self.dim),
         }
-        self.extra_q.push(&self.extra[start..]);
         self.present.push(row.is_some());
     }
 
@@ -311,7 +332,7 @@ impl Matrix {
             return false;
         }
         let e = s - self.base_rows;
-        self.extra[e * self.dim..(e + 1) * self.dim].copy_from_slice(row);
+        self.extra.set(e, row);
         self.extra_q.set(e, row);
         self.present[s] = true;
         true
@@ -327,15 +348,15 @@ impl Matrix {
         self.present.get(slot as usize).copied().unwrap_or(false)
     }
 
+    /// Row `slot`, borrowed unless it was read back from the spill file.
     #[inline(always)]
-    pub fn row(&self, slot: u32) -> &[f32] {
+    pub fn row(&self, slot: u32) -> Cow<'_, [f32]> {
         let s = slot as usize;
         if s < self.base_rows {
             let base = as_f32(self.base.as_ref().expect("base rows"));
-            &base[s * self.dim..(s + 1) * self.dim]
+            Cow::Borrowed(&base[s * self.dim..(s + 1) * self.dim])
         } else {
-            let e = s - self.base_rows;
-            &self.extra[e * self.dim..(e + 1) * self.dim]
+            self.extra.get(s - self.base_rows)
         }
     }
 
@@ -402,7 +423,7 @@ impl Matrix {
         };
         if approximate {
             for (slot, d) in &mut out {
-                *d = distance(dot(self.row(*slot), query));
+                *d = distance(dot(&self.row(*slot), query));
             }
         }
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
@@ -516,7 +537,7 @@ impl Matrix {
             let score = match (s.checked_sub(self.base_rows), estimate.base, estimate.extra) {
                 (None, Some(q), _) => q.dot(s, estimate.qcode, dot_i8) * estimate.qscale,
                 (Some(e), _, Some(q)) => q.dot(e, estimate.qcode, dot_i8) * estimate.qscale,
-                _ => dot(self.row(slot), estimate.query),
+                _ => dot(&self.row(slot), estimate.query),
             };
             let d = distance(score);
             if heap.len() < keep {

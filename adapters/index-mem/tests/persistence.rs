@@ -6,7 +6,7 @@ mod common;
 use std::io::Write;
 
 use common::*;
-use minirag_core::ports::Index;
+use minirag_core::ports::{Embeddings, Index};
 use minirag_core::search::Scope;
 use minirag_index_mem::MemIndex;
 
@@ -202,4 +202,83 @@ fn db_path_that_is_a_file_is_named() {
         err.contains("DB_PATH") && err.contains("not-a-dir"),
         "{err}"
     );
+}
+
+/// A source embedded batch by batch after it was stored, as a sync embeds a
+/// big file: past 16,384 rows the vectors written since the snapshot spill
+/// to a scratch file. Searches, cached vectors, a compaction and a reopen
+/// must all see exactly the vectors written.
+/// A unit vector spread over every direction (the fixtures' text vectors
+/// crowd together, closer than the int8 pass can tell apart).
+fn spread(i: usize) -> Vec<f32> {
+    let mut x = i as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    let v: Vec<f32> = (0..DIM)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / n).collect()
+}
+
+#[test]
+fn vectors_of_a_big_source_spill_and_read_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let texts: Vec<String> = (0..20_000)
+        .map(|i| format!("row {i} of the ledger"))
+        .collect();
+    index
+        .replace_source(
+            record("/d/big.csv", "Big", texts.len()),
+            chunks(&texts),
+            None,
+        )
+        .unwrap();
+    for (b, batch) in texts.chunks(1_000).enumerate() {
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        let mut rows = Embeddings::new(DIM);
+        for i in b * 1_000..b * 1_000 + batch.len() {
+            rows.push(&spread(i));
+        }
+        let last = (b + 1) * 1_000 >= texts.len();
+        let n = index
+            .set_vectors(
+                "/d/big.csv",
+                "test-model",
+                (b * 1_000) as u32,
+                &refs,
+                rows,
+                last,
+            )
+            .unwrap();
+        assert_eq!(n, batch.len());
+    }
+    let probe = ["row 17 of the ledger", "row 19999 of the ledger"];
+    let cached = index.cached_vectors("test-model", &probe);
+    assert_eq!(cached[0].as_deref(), Some(spread(17).as_slice()));
+    assert_eq!(cached[1].as_deref(), Some(spread(19_999).as_slice()));
+    let query = spread(19_999);
+    // The best hit is an exact match, rescored from the f32 row read back.
+    let exact = |index: &MemIndex| {
+        let hits = index.vector_search(&query, 5, &Scope::all()).unwrap();
+        assert_eq!(hits.len(), 5);
+        assert!(hits[0].value < 1e-5, "{hits:?}");
+    };
+    exact(&index);
+    // The scratch file has no name: the folder holds only the index's files.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.starts_with(".tmp")), "{names:?}");
+    index.compact().unwrap();
+    exact(&index);
+    drop(index);
+    let reopened = MemIndex::open(dir.path()).unwrap();
+    exact(&reopened);
+    assert_eq!(reopened.cached_vectors("test-model", &probe), cached);
 }
