@@ -3,6 +3,8 @@
 
 use minirag_core::ports::{ConvertError, Converted};
 
+use crate::html_pieces;
+
 use std::borrow::Cow;
 use std::rc::Rc;
 
@@ -93,8 +95,36 @@ fn fenced_pre(_: &dyn Handlers, pre: Element) -> Option<htmd::element_handler::H
     Some(format!("\n\n{fence}{lang}\n{body}\n{fence}\n\n").into())
 }
 
+/// A page of many MB is converted piece by piece ([`html_pieces`]), each
+/// piece's tree freed before the next is built.
 pub fn convert(html: &str) -> Result<Converted, ConvertError> {
-    let converter = htmd::HtmlToMarkdown::builder()
+    convert_in_pieces(html, html_pieces::PIECE)
+}
+
+fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError> {
+    let converter = converter();
+    let mut markdown = String::new();
+    for range in html_pieces::pieces(html, piece) {
+        let md = converter
+            .convert(&promote_header_rows(&html[range]))
+            .map_err(|e| ConvertError::Malformed {
+                name: "HTML".into(),
+                reason: e.to_string(),
+            })?;
+        if !md.is_empty() && !markdown.is_empty() {
+            markdown.push_str("\n\n");
+        }
+        markdown.push_str(&md);
+    }
+    Ok(Converted {
+        markdown,
+        metadata_title: title(html),
+        page_chars: Vec::new(),
+    })
+}
+
+fn converter() -> htmd::HtmlToMarkdown {
+    htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "head", "nav", "noscript", "template", "iframe", "svg", "footer",
             "button", "form", "input", "select", "aside",
@@ -127,19 +157,7 @@ pub fn convert(html: &str) -> Result<Converted, ConvertError> {
                 .filter(|alt| !alt.is_empty())
                 .map(Into::into)
         })
-        .build();
-    let markdown =
-        converter
-            .convert(&promote_header_rows(html))
-            .map_err(|e| ConvertError::Malformed {
-                name: "HTML".into(),
-                reason: e.to_string(),
-            })?;
-    Ok(Converted {
-        markdown,
-        metadata_title: title(html),
-        page_chars: Vec::new(),
-    })
+        .build()
 }
 
 /// htmd writes a pipe table only when the table has `<th>` cells; office
@@ -271,6 +289,24 @@ mod tests {
                 && !c.markdown.contains("Home | About")
                 && !c.markdown.contains("p{}")
         );
+    }
+
+    #[test]
+    fn a_page_in_pieces_converts_as_it_does_whole() {
+        let mut html = String::from("<html><head><title>Big</title></head><body><p>intro</p>");
+        for k in 0..30 {
+            html.push_str(&format!(
+                "<h2>Section {k}</h2><p>Text of <b>section</b> {k}.</p>\
+                 <table><tr><td>unit</td><td>hours</td></tr><tr><td>crane-{k}</td><td>{k}</td></tr></table>\
+                 <ul><li>one {k}</li><li>two</li></ul><pre><code>let k = {k};</code></pre>"
+            ));
+        }
+        html.push_str("</body></html>");
+        let whole = convert_in_pieces(&html, usize::MAX).unwrap();
+        let cut = convert_in_pieces(&html, 200).unwrap();
+        assert!(html_pieces::pieces(&html, 200).len() > 10);
+        assert_eq!(cut.markdown, whole.markdown);
+        assert_eq!(cut.metadata_title.as_deref(), Some("Big"));
     }
 
     #[test]

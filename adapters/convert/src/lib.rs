@@ -6,6 +6,7 @@ pub mod docx;
 mod docx_lists;
 pub mod epub;
 pub mod html;
+mod html_pieces;
 pub mod notebook;
 pub mod office;
 pub mod pdf;
