@@ -10,8 +10,8 @@
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::malformed;
-use crate::pdf_columns::{reading_order, TextLine};
-use crate::pdf_layout::{drop_running_lines, paragraphs};
+use crate::pdf_columns::reading_order;
+use crate::pdf_layout::{Paragraphs, RunningLines};
 use crate::pdf_lines::{lines, Line};
 use crate::pdf_spans::{page_spans, FontCache};
 use crate::pdf_table::{self, Block};
@@ -19,13 +19,16 @@ use crate::pdf_table::{self, Block};
 /// Decompressed bytes one page's streams may expand to (a stream bomb guard).
 const MAX_PAGE_STREAM: usize = 64 << 20;
 
-/// A part of the document in reading order.
-enum Part {
-    Text(Vec<TextLine>),
-    Table(String),
-}
+/// Text a first pass over the pages keeps for the second: a longer PDF's
+/// pages are read again instead of held (a 90 MB PDF has ~120 MB of text,
+/// several times that as positioned lines).
+const KEEP_LINES_BYTES: usize = 32 << 20;
 
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
+    convert_keeping(name, bytes, KEEP_LINES_BYTES)
+}
+
+fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, ConvertError> {
     let doc = lopdf::Document::load_mem(bytes)
         .map_err(|e| malformed(name, format!("not a readable PDF ({e})")))?;
     if doc.is_encrypted() {
@@ -34,27 +37,100 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             "the PDF is encrypted; save an unprotected copy to index it",
         ));
     }
-    let mut pages: Vec<Vec<Line>> = Vec::new();
-    let mut page_chars = Vec::new();
+    let ids: Vec<lopdf::ObjectId> = doc.get_pages().into_values().collect();
     let mut fonts = FontCache::default();
-    for id in doc.get_pages().values() {
-        let spans = page_spans(&doc, *id, MAX_PAGE_STREAM, &mut fonts);
+    // A page's lines, and its characters other than whitespace (a scan has none).
+    let mut page_lines = |id| {
+        let spans = page_spans(&doc, id, MAX_PAGE_STREAM, &mut fonts);
         let chars = spans
             .iter()
             .map(|s| s.text.chars().filter(|c| !c.is_whitespace()).count())
             .sum::<usize>();
-        page_chars.push(chars as u32);
-        pages.push(lines(spans));
+        (lines(spans), chars as u32)
+    };
+    // Pass 1: running headers and footers are found over all pages; the
+    // pages' lines are kept only while they are few.
+    let mut running = RunningLines::default();
+    let mut page_chars = Vec::with_capacity(ids.len());
+    let mut kept: Option<Vec<Vec<Line>>> = Some(Vec::new());
+    let mut kept_bytes = 0;
+    for &id in &ids {
+        let (page, chars) = page_lines(id);
+        page_chars.push(chars);
+        running.count(&page, line_key);
+        kept_bytes += page.iter().map(line_bytes).sum::<usize>();
+        match &mut kept {
+            Some(pages) if kept_bytes <= keep => pages.push(page),
+            _ => kept = None,
+        }
     }
-    // Layout needs only the lines: the parsed document (several times the
-    // file) goes first.
-    drop(fonts);
-    drop(doc);
-    drop_running_lines(&mut pages, |l: &Line| (l.text(), l.y));
-    // Text runs on across pages, so a paragraph cut by a page break is joined.
-    let mut parts: Vec<Part> = Vec::new();
-    for page in pages {
-        let blocks = pdf_table::blocks(page);
+    // Pass 2: each page laid out and written as it comes. Text runs on
+    // across pages, so a paragraph cut by a page break is joined.
+    let mut out = Writer::default();
+    let mut lay_out = |mut page: Vec<Line>| {
+        running.drop_from(&mut page, line_key);
+        out.page(pdf_table::blocks(page));
+    };
+    match kept {
+        Some(pages) => pages.into_iter().for_each(&mut lay_out),
+        None => ids.iter().for_each(|&id| lay_out(page_lines(id).0)),
+    }
+    let Some(markdown) = out.finish() else {
+        return Err(ConvertError::NeedsOcr {
+            name: name.into(),
+            pages: page_chars.len() as u32,
+        });
+    };
+    Ok(Converted {
+        markdown,
+        metadata_title: None,
+        page_chars,
+    })
+}
+
+fn line_key(l: &Line) -> (String, f32) {
+    (l.text(), l.y)
+}
+
+fn line_bytes(l: &Line) -> usize {
+    std::mem::size_of::<Line>()
+        + l.segments
+            .iter()
+            .map(|s| std::mem::size_of_val(s) + s.text.len())
+            .sum::<usize>()
+}
+
+/// The document's Markdown, written part by part: a run of text (joined
+/// across pages) or a table, parts separated by a blank line.
+#[derive(Default)]
+struct Writer {
+    markdown: String,
+    /// The kind of the last part begun; `None` before the first.
+    last: Option<Part>,
+    text: Paragraphs,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    Text,
+    Table,
+}
+
+impl Writer {
+    fn begin(&mut self, part: Part) {
+        if self.last == Some(part) && part == Part::Text {
+            return;
+        }
+        if self.last == Some(Part::Text) {
+            self.text.finish(&mut self.markdown);
+        }
+        if self.last.is_some() {
+            self.markdown.push_str("\n\n");
+        }
+        self.last = Some(part);
+    }
+
+    fn page(&mut self, blocks: Vec<Block>) {
         let text: Vec<&Line> = blocks
             .iter()
             .flat_map(|b| match b {
@@ -63,35 +139,52 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
             })
             .collect();
         for block in &blocks {
-            match (block, parts.last_mut()) {
-                (Block::Lines(lines), Some(Part::Text(prev))) => {
-                    prev.extend(reading_order(lines, &text))
+            match block {
+                Block::Lines(lines) => {
+                    self.begin(Part::Text);
+                    for line in reading_order(lines, &text) {
+                        self.text.push(line, &mut self.markdown);
+                    }
                 }
-                (Block::Lines(lines), _) => parts.push(Part::Text(reading_order(lines, &text))),
-                (Block::Table(rows), _) => parts.push(Part::Table(pdf_table::markdown(rows))),
+                Block::Table(rows) => {
+                    self.begin(Part::Table);
+                    self.markdown.push_str(&pdf_table::markdown(rows));
+                }
             }
         }
     }
-    if parts.is_empty() {
-        return Err(ConvertError::NeedsOcr {
-            name: name.into(),
-            pages: page_chars.len() as u32,
-        });
+
+    /// The Markdown; `None` when no page had text.
+    fn finish(mut self) -> Option<String> {
+        self.last?;
+        self.text.finish(&mut self.markdown);
+        Some(self.markdown)
     }
-    // One string, each part freed once written (not a list, then a join).
-    let mut markdown = String::new();
-    for (k, part) in parts.into_iter().enumerate() {
-        if k > 0 {
-            markdown.push_str("\n\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pages read again in the second pass give the Markdown that pages
+    /// kept from the first give, on every real PDF of the fixtures.
+    #[test]
+    fn a_pdf_read_twice_converts_as_one_read_once() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "pdf") || path.ends_with("encrypted.pdf") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let name = path.display().to_string();
+            let once = convert_keeping(&name, &bytes, usize::MAX).unwrap();
+            let twice = convert_keeping(&name, &bytes, 0).unwrap();
+            assert_eq!(twice.markdown, once.markdown, "{name}");
+            assert_eq!(twice.page_chars, once.page_chars, "{name}");
+            seen += 1;
         }
-        match part {
-            Part::Text(lines) => markdown.push_str(&paragraphs(&lines)),
-            Part::Table(md) => markdown.push_str(&md),
-        }
+        assert!(seen >= 6, "{seen} PDFs");
     }
-    Ok(Converted {
-        markdown,
-        metadata_title: None,
-        page_chars,
-    })
 }

@@ -28,36 +28,69 @@ fn edges(n: usize) -> impl Iterator<Item = usize> {
     (0..n.min(EDGE_LINES)).chain(n.saturating_sub(EDGE_LINES).max(EDGE_LINES.min(n))..n)
 }
 
-/// Removes header and footer lines that repeat, up to their digits, at the
-/// top or bottom of most pages (three pages at least). Pages list their
-/// lines top to bottom.
-pub fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, f32)) {
-    // Running lines sit at one height on every page: the shape is keyed with
-    // the baseline, so a body line that merely repeats is kept.
-    let text = |line: &T| {
-        let (text, y) = key(line);
-        format!("{}@{}", shape(&text), (y / 4.0).round())
-    };
-    if pages.len() < 3 {
-        return;
-    }
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for page in pages.iter() {
-        let mut shapes: Vec<String> = edges(page.len()).map(|i| text(&page[i])).collect();
+/// Header and footer lines that repeat, up to their digits, at the top or
+/// bottom of most pages (three pages at least). Pages are counted one by
+/// one ([`RunningLines::count`]), so a long PDF's pages need not all be
+/// held at once; lines are then dropped page by page.
+#[derive(Default)]
+pub struct RunningLines {
+    /// Edge-line shapes (with their height) and the pages they are on.
+    seen: HashMap<String, usize>,
+    pages: usize,
+}
+
+/// A line's shape keyed with its baseline: running lines sit at one height
+/// on every page, so a body line that merely repeats is kept.
+fn keyed(text: &str, y: f32) -> String {
+    format!("{}@{}", shape(text), (y / 4.0).round())
+}
+
+impl RunningLines {
+    /// Counts one page's edge lines (top to bottom).
+    pub fn count<T>(&mut self, page: &[T], key: impl Fn(&T) -> (String, f32)) {
+        let mut shapes: Vec<String> = edges(page.len())
+            .map(|i| {
+                let (text, y) = key(&page[i]);
+                keyed(&text, y)
+            })
+            .collect();
         shapes.sort();
         shapes.dedup();
         for s in shapes {
-            *seen.entry(s).or_default() += 1;
+            *self.seen.entry(s).or_default() += 1;
         }
+        self.pages += 1;
     }
-    let needed = ((pages.len() as f64) * RUNNING_SHARE).ceil() as usize;
-    for page in pages.iter_mut() {
+
+    /// Removes the running lines from a page counted before.
+    pub fn drop_from<T>(&self, page: &mut Vec<T>, key: impl Fn(&T) -> (String, f32)) {
+        if self.pages < 3 {
+            return;
+        }
+        let needed = ((self.pages as f64) * RUNNING_SHARE).ceil() as usize;
         let running: Vec<usize> = edges(page.len())
-            .filter(|&i| seen.get(&text(&page[i])).is_some_and(|&n| n >= needed))
+            .filter(|&i| {
+                let (text, y) = key(&page[i]);
+                self.seen
+                    .get(&keyed(&text, y))
+                    .is_some_and(|&n| n >= needed)
+            })
             .collect();
         for i in running.into_iter().rev() {
             page.remove(i);
         }
+    }
+}
+
+/// [`RunningLines`] over pages all in memory.
+#[cfg(test)]
+pub fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, f32)) {
+    let mut running = RunningLines::default();
+    for page in pages.iter() {
+        running.count(page, &key);
+    }
+    for page in pages.iter_mut() {
+        running.drop_from(page, &key);
     }
 }
 
@@ -70,37 +103,67 @@ pub fn same_size(a: f32, b: f32) -> bool {
 /// sentence continues on the next line (a hyphenated word is rejoined); a
 /// short line (a heading, a paragraph's last line) ends its block, and
 /// blocks are separated by a blank line, as Markdown paragraphs.
+#[cfg(test)]
 pub fn paragraphs(lines: &[TextLine]) -> String {
-    let mut out = String::with_capacity(lines.iter().map(|l| l.text.len() + 2).sum());
-    for (i, this) in lines.iter().enumerate() {
-        let line = &this.text;
-        let Some(TextLine {
-            text: next,
-            size: next_size,
-            ..
-        }) = lines.get(i + 1)
-        else {
-            out.push_str(line);
-            break;
-        };
-        // A table-of-contents entry (dot leaders) is a line of its own.
-        let leader = line.contains(". . . .") || line.contains(".....");
-        let long = this.full && !leader && same_size(this.size, *next_size);
-        let ends_sentence = line.ends_with(['.', '!', '?', ':', ';']);
-        let next_lower = next.chars().next().is_some_and(char::is_lowercase);
-        let next_opens = next_lower || next.starts_with(|c: char| c.is_ascii_digit());
-        if long && line.len() > 1 && line.ends_with('-') && next_lower {
-            out.push_str(&line[..line.len() - 1]);
-            continue;
-        }
-        out.push_str(line);
-        out.push_str(if long && (!ends_sentence || next_opens) {
-            " "
-        } else {
-            "\n\n"
-        });
+    let mut out = String::new();
+    let mut writer = Paragraphs::default();
+    for line in lines {
+        writer.push(line.clone(), &mut out);
     }
+    writer.finish(&mut out);
     out
+}
+
+/// [`paragraphs`] one line at a time: how a line ends depends only on the
+/// line after it, so one line waits and the rest is written at once.
+#[derive(Default)]
+pub struct Paragraphs {
+    waiting: Option<TextLine>,
+}
+
+impl Paragraphs {
+    pub fn push(&mut self, next: TextLine, out: &mut String) {
+        if let Some(this) = self.waiting.take() {
+            write_line(&this, Some(&next), out);
+        }
+        self.waiting = Some(next);
+    }
+
+    /// Writes the last line, which ends the text.
+    pub fn finish(&mut self, out: &mut String) {
+        if let Some(this) = self.waiting.take() {
+            write_line(&this, None, out);
+        }
+    }
+}
+
+fn write_line(this: &TextLine, next: Option<&TextLine>, out: &mut String) {
+    let line = &this.text;
+    let Some(TextLine {
+        text: next,
+        size: next_size,
+        ..
+    }) = next
+    else {
+        out.push_str(line);
+        return;
+    };
+    // A table-of-contents entry (dot leaders) is a line of its own.
+    let leader = line.contains(". . . .") || line.contains(".....");
+    let long = this.full && !leader && same_size(this.size, *next_size);
+    let ends_sentence = line.ends_with(['.', '!', '?', ':', ';']);
+    let next_lower = next.chars().next().is_some_and(char::is_lowercase);
+    let next_opens = next_lower || next.starts_with(|c: char| c.is_ascii_digit());
+    if long && line.len() > 1 && line.ends_with('-') && next_lower {
+        out.push_str(&line[..line.len() - 1]);
+        return;
+    }
+    out.push_str(line);
+    out.push_str(if long && (!ends_sentence || next_opens) {
+        " "
+    } else {
+        "\n\n"
+    });
 }
 
 #[cfg(test)]
