@@ -407,7 +407,12 @@ impl Engine {
     /// vectors) and replace the source's chunks in one index write.
     pub fn commit(&self, prepared: PreparedIngest) -> Result<IngestOutcome, EngineError> {
         let texts: Vec<&str> = prepared.chunks.iter().map(|c| c.text.as_str()).collect();
-        let (vectors, notice) = match self.embed_chunks(&texts) {
+        let embedded = self.embed_chunks(&texts);
+        // Freed before the write: a Vec is dropped at the end of its scope,
+        // and a big file's list of texts would outlive the index write
+        // (and a compaction inside it) otherwise.
+        drop(texts);
+        let (vectors, notice) = match embedded {
             Ok(v) => (Some(v), None),
             Err(EmbedError::Unavailable { reason }) => (
                 None,
