@@ -394,23 +394,30 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let mut next = 0u32;
     let mut last: Option<u32> = None;
     let mut in_order = true;
-    for (old_sid, entry) in st.sources.iter().enumerate() {
+    for (old_sid, entry) in st.sources.iter_mut().enumerate() {
         let Some(entry) = entry else { continue };
         let sid = sources.len() as u32;
         sid_map[old_sid] = Some(sid);
-        let mut slots = Vec::with_capacity(entry.slots.len());
-        for &old in &entry.slots {
+        // Renumbered within their own list (the old state is replaced, or
+        // reloaded from disk on an error): a second list would add four
+        // bytes a chunk to the compaction's peak.
+        let mut slots = std::mem::take(&mut entry.slots);
+        let mut kept = 0;
+        for k in 0..slots.len() {
+            let old = slots[k];
             if old_chunks[old as usize].is_none() {
                 continue;
             }
             in_order &= last.is_none_or(|l| old > l);
             last = Some(old);
             slot_map[old as usize] = Some(next);
-            slots.push(next);
+            slots[kept] = next;
+            kept += 1;
             next += 1;
             present.push(st.vectors.has(old));
             order.push(old);
         }
+        slots.truncate(kept);
         sources.push(SourceEntry {
             record: entry.record.clone(),
             slots,
