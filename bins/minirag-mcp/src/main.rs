@@ -16,6 +16,8 @@ mod watch;
 use clap::Parser;
 
 fn main() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    one_malloc_arena();
     if std::env::args_os().len() <= 1 {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -35,5 +37,20 @@ fn main() {
             eprintln!("error: {e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// glibc gives each thread that allocates its own arena, and memory freed
+/// in one arena is not reused by another. A sync converts and chunks a file
+/// on its reader thread and indexes it on another, so a big file left the
+/// reader's freed buffers as holes beside the index: a 90 MB CSV peaked at
+/// 646 MB with the default arenas and 602 MB with one, in the same time.
+/// Small allocations still go through each thread's lock-free cache.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn one_malloc_arena() {
+    // SAFETY: mallopt only sets an allocator parameter, and this runs first
+    // in main, before any other thread of this process exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
