@@ -423,6 +423,10 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             slots,
         });
     }
+    // Every slot live and in order (one big sync into a fresh index): the
+    // numbering does not change, and renumbering would only decode every
+    // list (a million-posting list is an 8 MB copy) to write it back.
+    let identity = in_order && next as usize == old_chunks.len();
     let chunks: Vec<(u32, DiskChunk)> = if in_order {
         // The new order is the slot order (one big sync, a fresh index):
         // the chunks move within their own list, never into a second one.
@@ -444,7 +448,10 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
         chunks
     };
     let mut text = std::mem::take(&mut st.text);
-    text.renumber(&slot_map, chunks.len());
+    if !identity {
+        text.renumber(&slot_map, chunks.len());
+    }
+    drop(slot_map);
     let mut title = std::mem::take(&mut st.title);
     title.renumber(&sid_map, sources.len());
     let mut snap = Snapshot {

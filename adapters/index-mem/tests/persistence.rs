@@ -269,6 +269,10 @@ fn vectors_of_a_big_source_spill_and_read_back_exactly() {
         assert!(hits[0].value < 1e-5, "{hits:?}");
     };
     exact(&index);
+    let keyword = index
+        .keyword_search("19999 ledger", 3, &Scope::all())
+        .unwrap();
+    assert_eq!(keyword[0].key.index, 19_999);
     // The scratch file has no name: the folder holds only the index's files.
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -281,4 +285,11 @@ fn vectors_of_a_big_source_spill_and_read_back_exactly() {
     let reopened = MemIndex::open(dir.path()).unwrap();
     exact(&reopened);
     assert_eq!(reopened.cached_vectors("test-model", &probe), cached);
+    // A compaction that renumbers nothing keeps the postings as they were.
+    assert_eq!(
+        reopened
+            .keyword_search("19999 ledger", 3, &Scope::all())
+            .unwrap(),
+        keyword
+    );
 }
