@@ -8,6 +8,13 @@
 #
 #   eval/bigfiles.sh                 # sizes 10 50 90 MB, every format
 #   SIZES="10 90" FORMATS="csv md" eval/bigfiles.sh
+#   WITH_MODEL=../shared/models/all-MiniLM-L6-v2 MODEL_SIZES=90 eval/bigfiles.sh
+#
+# With WITH_MODEL (a model folder), a second table syncs a Markdown file of
+# each of MODEL_SIZES (default 90) MB with the model: time, peak RSS, the
+# embedding phase's time (from its first progress line to the end) and how
+# many times the progress line moved within the file. About 20-40 min for
+# 90 MB on 2 cores.
 #
 # XLSX sizes are those of the CSV it is made from (a sheet holds at most
 # 1,048,576 rows: Calc keeps the first ones). Writer's layout time grows
@@ -90,4 +97,32 @@ for fmt in $formats; do
     echo "| $fmt | $size | $secs | $(python3 -c "print(round($secs/$size,3))") | $((kb / 1024)) | $chunks |"
     rm -rf "$dir" "$work/idx-$fmt-$mb"
   done
+done
+[ -n "${WITH_MODEL:-}" ] || exit 0
+model=$(realpath "$WITH_MODEL")
+printf '\n| with model | MB | sync s | embedding s | peak RSS MB | chunks | progress moves |\n|---|---|---|---|---|---|---|\n'
+for mb in ${MODEL_SIZES:-90}; do
+  dir="$work/model-$mb"; mkdir -p "$dir"
+  gen md "$mb" "$dir/big.md"
+  size=$(python3 -c "import os;print(round(os.path.getsize('$dir/big.md')/1e6,1))")
+  # Progress lines (split on CR or LF) with the second each arrived.
+  /usr/bin/time -f "%e %M" -o "$work/time" env BASE_DIR="$dir" DB_PATH="$work/idx-model-$mb" \
+    MODEL_PATH="$model" "$bin" sync 2>&1 >/dev/null | python3 -c '
+import re, sys, time
+start, first, moves = time.time(), None, 0
+buf = b""
+while chunk := sys.stdin.buffer.read1(4096):
+    buf += chunk
+    *lines, buf = re.split(rb"[\r\n]", buf)
+    for line in lines:
+        if re.match(rb"embedding .*: \d+ / \d+ chunks", line):
+            first = first or time.time()
+            moves += 1
+print(round(time.time() - first, 1) if first else "-", moves)
+' > "$work/embed"
+  read -r secs kb < "$work/time"
+  read -r embed moves < "$work/embed"
+  chunks=$(env BASE_DIR="$dir" DB_PATH="$work/idx-model-$mb" "$bin" status --json | python3 -c "import json,sys;print(json.load(sys.stdin)['chunkCount'])")
+  echo "| Markdown | $size | $secs | $embed | $((kb / 1024)) | $chunks | $moves |"
+  rm -rf "$dir" "$work/idx-model-$mb"
 done
