@@ -399,6 +399,19 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// CRC-32 of a whole file, read in 1 MiB blocks.
+pub fn file_crc(path: &Path) -> std::io::Result<u32> {
+    let mut file = File::open(path)?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut block)? {
+            0 => return Ok(hasher.finalize()),
+            n => hasher.update(&block[..n]),
+        }
+    }
+}
+
 /// Writes the vector file and then the meta (the switch point), both
 /// through temporary files that are fsynced and renamed.
 /// `rows` gives each chunk's vector in slot order (`None`: zeros), read

@@ -301,11 +301,15 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
         None
     };
     // The vector file's checksum is verified on a second thread while this
-    // one builds the lookup tables.
+    // one builds the lookup tables. It is read through the file, not the
+    // map: pages touched through a map count in this process's memory until
+    // evicted (a sync that compacts a big embedded index would hold the
+    // whole vector file resident without ever searching it).
     let vectors_ok = std::thread::scope(|s| {
         let check = s.spawn(|| {
-            map.as_ref().is_none_or(|(_, m)| {
-                m.len() as u64 == snap.vector_bytes && crc32fast::hash(m) == snap.vector_crc
+            map.as_ref().is_none_or(|(path, m)| {
+                m.len() as u64 == snap.vector_bytes
+                    && disk::file_crc(path).is_ok_and(|crc| crc == snap.vector_crc)
             })
         });
         for (sid, entry) in snap.sources.iter().enumerate() {
