@@ -399,17 +399,9 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-/// CRC-32 of a whole file, read in 1 MiB blocks.
-pub fn file_crc(path: &Path) -> std::io::Result<u32> {
-    let mut file = File::open(path)?;
-    let mut hasher = crc32fast::Hasher::new();
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        match file.read(&mut block)? {
-            0 => return Ok(hasher.finalize()),
-            n => hasher.update(&block[..n]),
-        }
-    }
+/// CRC-32 of the first `len` bytes of a file, read in 1 MiB blocks.
+pub fn file_crc(path: &Path, len: u64) -> std::io::Result<u32> {
+    crc_of_range(&File::open(path)?, 0, len, &mut vec![0u8; 1 << 20])
 }
 
 /// Writes the vector file and then the meta (the switch point), both

@@ -160,52 +160,13 @@ fn read_row(file: &File, dim: usize, e: usize) -> io::Result<Vec<f32>> {
         .collect())
 }
 
-#[cfg(unix)]
+// Unix only, as the rest of the crate (`disk.rs` reads by offset too).
 fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
 }
 
-#[cfg(unix)]
 fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn write_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        let n = file.seek_write(buf, offset)?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        buf = &buf[n..];
-        offset += n as u64;
-    }
-    Ok(())
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        let n = file.seek_read(buf, offset)?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        buf = &mut buf[n..];
-        offset += n as u64;
-    }
-    Ok(())
-}
-
-#[cfg(not(any(unix, windows)))]
-fn write_at(_: &File, _: &[u8], _: u64) -> io::Result<()> {
-    Err(io::ErrorKind::Unsupported.into())
-}
-
-#[cfg(not(any(unix, windows)))]
-fn read_at(_: &File, _: &mut [u8], _: u64) -> io::Result<()> {
-    Err(io::ErrorKind::Unsupported.into())
 }
 
 #[cfg(test)]

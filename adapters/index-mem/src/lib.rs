@@ -309,7 +309,8 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
         let check = s.spawn(|| {
             map.as_ref().is_none_or(|(path, m)| {
                 m.len() as u64 == snap.vector_bytes
-                    && disk::file_crc(path).is_ok_and(|crc| crc == snap.vector_crc)
+                    && disk::file_crc(path, snap.vector_bytes)
+                        .is_ok_and(|crc| crc == snap.vector_crc)
             })
         });
         for (sid, entry) in snap.sources.iter().enumerate() {
@@ -322,7 +323,7 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
         }
         check.join().unwrap_or(false)
     });
-    let spill_dir: Option<Arc<Path>> = Some(Arc::from(paths.dir.as_path()));
+    let (mapped, rows) = (map.is_some(), snap.present.len());
     state.vectors = match map {
         Some((path, _)) if !vectors_ok => {
             return Err(disk::storage(
@@ -332,16 +333,15 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
             ))
         }
         Some((_, map)) => Matrix::with_base(dim, map, snap.present),
-        None => {
-            let mut m = Matrix::new(dim);
-            m.set_spill_dir(spill_dir.clone());
-            for _ in &snap.present {
-                m.push(None);
-            }
-            m
-        }
+        None => Matrix::new(dim),
     };
-    state.vectors.set_spill_dir(spill_dir);
+    // Before the empty rows are pushed, so that many of them spill too.
+    state
+        .vectors
+        .set_spill_dir(Some(Arc::from(paths.dir.as_path())));
+    if !mapped {
+        (0..rows).for_each(|_| state.vectors.push(None));
+    }
     state.model_id = snap.model_id;
     // A snapshot is dense: every slot holds a live chunk.
     state.vectorless = (0..snap.chunks.len() as u32)
