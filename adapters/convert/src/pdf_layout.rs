@@ -99,10 +99,7 @@ pub fn same_size(a: f32, b: f32) -> bool {
     (a - b).abs() <= 0.1 * a.max(b)
 }
 
-/// Joins wrapped lines into paragraphs: a full line that does not end a
-/// sentence continues on the next line (a hyphenated word is rejoined); a
-/// short line (a heading, a paragraph's last line) ends its block, and
-/// blocks are separated by a blank line, as Markdown paragraphs.
+/// [`Paragraphs`] over lines all in memory (the tests' form).
 #[cfg(test)]
 pub fn paragraphs(lines: &[TextLine]) -> String {
     let mut out = String::new();
@@ -114,8 +111,12 @@ pub fn paragraphs(lines: &[TextLine]) -> String {
     out
 }
 
-/// [`paragraphs`] one line at a time: how a line ends depends only on the
-/// line after it, so one line waits and the rest is written at once.
+/// Joins wrapped lines into paragraphs, one line at a time: a full line
+/// that does not end a sentence continues on the next line (a hyphenated
+/// word is rejoined); a short line (a heading, a paragraph's last line) ends
+/// its block, and blocks are separated by a blank line, as Markdown
+/// paragraphs. How a line ends depends only on the line after it, so one
+/// line waits and the rest is written at once.
 #[derive(Default)]
 pub struct Paragraphs {
     waiting: Option<TextLine>,
