@@ -15,6 +15,7 @@ PKGS=(
   doublecmd-help-ru=1.0.10-1
   ubuntu-packaging-guide-html-ru=1.0.4
   gimp-help-ru=2.10.34-2
+  manpages-ru=4.18.1-1
 )
 cache=.cache; out=corpus
 mkdir -p "$cache/debs" "$cache/x"
@@ -23,7 +24,7 @@ for deb in "$cache"/debs/*.deb; do
   name=$(basename "$deb"); name=${name%%_*}
   [ -d "$cache/x/$name" ] || { mkdir -p "$cache/x/$name"; dpkg-deb -x "$deb" "$cache/x/$name"; }
 done
-rm -rf "$out"; mkdir -p "$out"/{postgresql,rust-book,crates,office} "$out"/ru/{aptitude,maint-guide,faq,devref,doublecmd,ubuntu-packaging,gimp}
+rm -rf "$out"; mkdir -p "$out"/{postgresql,rust-book,crates,office} "$out"/ru/{aptitude,maint-guide,faq,devref,doublecmd,ubuntu-packaging,gimp,man}
 x=$cache/x
 pg=$x/postgresql-doc-15/usr/share/doc/postgresql-doc-15/html
 # The SQL reference, functions, types and settings, and the chapters on
@@ -54,6 +55,17 @@ for page in "$x"/gimp-help-ru/usr/share/gimp/2.0/help/ru/*.html; do
   case $(basename "$page") in
     gimp-filter*|filters*|gimp-tool*|plug-in*|script-fu*|gimp-layer*|gimp-image*) cp "$page" "$out/ru/gimp/" ;;
   esac
+done
+# Russian man pages: short reference pages, where a whole page answers and
+# document length matters. man-db renders each to plain text (what `man`
+# shows); the character-set tables of section 7 hold no prose.
+for page in "$x"/manpages-ru/usr/share/man/ru/man[14578]/*.gz; do
+  name=$(basename "$page" .gz)
+  case $name in
+    iso*|latin*|koi8*|cp12*|armscii*|tis-620*|intro.*|utf8.*|ld-linux.so.*) continue ;;
+  esac
+  MANWIDTH=80 man -E UTF-8 -l "$page" 2>/dev/null | col -bx > "$out/ru/man/$name.txt"
+  [ -s "$out/ru/man/$name.txt" ] || rm "$out/ru/man/$name.txt"
 done
 # READMEs of the crates this workspace depends on directly, at the versions
 # Cargo.lock pins (cargo fetch puts them in the registry).

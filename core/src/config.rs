@@ -46,6 +46,9 @@ pub struct Config {
     pub model_name: String,
     /// A local model directory (MODEL_PATH); no network is used when set.
     pub model_path: Option<String>,
+    /// MODEL_QUERY_PREFIX / MODEL_PASSAGE_PREFIX: override the prefixes the
+    /// model declares or the known-model table gives (set but empty: none).
+    pub prompts: crate::models::PromptOverride,
     pub max_file_size: u64,
     /// Largest body `ingest_url` accepts (URL_MAX_BYTES).
     pub url_max_bytes: u64,
@@ -149,6 +152,11 @@ impl Config {
             Some(p) if p.trim().is_empty() => None,
             Some(p) => Some(path(p.trim())),
             None => None,
+        };
+        // Taken as written (a trailing space is usually part of a prefix).
+        let prompts = crate::models::PromptOverride {
+            query: get("MODEL_QUERY_PREFIX").map(str::to_string),
+            passage: get("MODEL_PASSAGE_PREFIX").map(str::to_string),
         };
 
         let max_file_size = match get("MAX_FILE_SIZE") {
@@ -283,6 +291,7 @@ impl Config {
             cache_dir,
             model_name,
             model_path,
+            prompts,
             max_file_size,
             url_max_bytes,
             chunk_token_budget,

@@ -25,6 +25,7 @@ pub mod error;
 pub mod formats;
 mod json_strings;
 pub mod markdown;
+pub mod models;
 pub mod ports;
 pub mod reconstruct;
 pub mod scan_rules;

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use minirag_core::models::{PromptOverride, Prompts};
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
 use minirag_core::tokens::estimate;
 
@@ -27,6 +28,8 @@ pub struct LazyEmbedder {
     /// The loaded model's content id ([`crate::source::content_id`]).
     id: OnceLock<String>,
     state: Mutex<State>,
+    /// MODEL_QUERY_PREFIX / MODEL_PASSAGE_PREFIX.
+    prompt_override: PromptOverride,
 }
 
 impl LazyEmbedder {
@@ -37,7 +40,15 @@ impl LazyEmbedder {
             name,
             id: OnceLock::new(),
             state: Mutex::new(State::NotLoaded),
+            prompt_override: PromptOverride::default(),
         }
+    }
+
+    /// Prefixes set by configuration, winning over the model's own and the
+    /// known-model table's.
+    pub fn with_prompt_override(mut self, prompts: PromptOverride) -> Self {
+        self.prompt_override = prompts;
+        self
     }
 
     /// The loaded model, loading it now if needed.
@@ -54,7 +65,13 @@ impl LazyEmbedder {
         }
         let loaded = self.source.materialize().and_then(|dir| {
             let id = content_id(&dir)?;
-            CandleEmbedder::load(id, &dir)
+            let model = CandleEmbedder::load(id, &dir)?;
+            let prompts = Prompts::resolve(
+                &self.name,
+                model.settings().declared_prompts.clone(),
+                &self.prompt_override,
+            );
+            Ok(model.with_prompts(prompts))
         });
         match loaded {
             Ok(m) => {

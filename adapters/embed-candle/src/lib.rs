@@ -5,6 +5,7 @@
 //!   through hf-hub into the cache dir).
 //! - [`settings`]: the sentence-transformers side files (pooling, sequence
 //!   length, normalisation).
+//! - [`counter`]: token counts by the model's own tokenizer.
 //! - [`encoder`]: the BERT forward pass on candle's gemm kernels, over
 //!   sequences packed without padding.
 //! - [`model`]: [`CandleEmbedder`], the loaded model: length-sorted batches
@@ -12,6 +13,7 @@
 //! - [`lazy`]: [`LazyEmbedder`], which loads on first use and reports an
 //!   unavailable model instead of failing the process.
 
+pub mod counter;
 pub mod encoder;
 pub mod error;
 pub mod lazy;
@@ -19,6 +21,7 @@ pub mod model;
 pub mod settings;
 pub mod source;
 
+pub use counter::TokenizerCounter;
 pub use error::LoadError;
 pub use lazy::LazyEmbedder;
 pub use model::CandleEmbedder;

@@ -2,10 +2,11 @@
 
 use std::path::Path;
 
+use minirag_core::models::Prompts;
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
-use minirag_core::tokens::estimate;
 use tokenizers::{Tokenizer, TruncationParams};
 
+use crate::counter::TokenizerCounter;
 use crate::encoder::config::BertConfig;
 use crate::encoder::weights::WeightFile;
 use crate::encoder::{Encoder, Scratch};
@@ -21,36 +22,14 @@ pub struct CandleEmbedder {
     id: String,
     encoder: Encoder,
     /// Truncation and padding off: counts what the chunker must fit.
-    counter: Tokenizer,
+    counter: TokenizerCounter,
     /// Truncation at max_seq_length, exactly as sentence-transformers does.
     truncating: Tokenizer,
     settings: SentenceSettings,
     dim: usize,
     batch_tokens: usize,
-    /// The counter's counts add up across whitespace (see [`additive`]).
-    additive: bool,
-}
-
-/// Whether a tokenizer's counts add up across whitespace: a WordPiece model
-/// behind BERT's pre-tokenizer (which splits at every whitespace), a
-/// per-character BERT normalizer or none, and no added token that holds
-/// whitespace (which could match across a join).
-fn additive(t: &Tokenizer) -> bool {
-    use tokenizers::{ModelWrapper, NormalizerWrapper, PreTokenizerWrapper};
-    let model = matches!(t.get_model(), ModelWrapper::WordPiece(_));
-    let pre = matches!(
-        t.get_pre_tokenizer(),
-        Some(PreTokenizerWrapper::BertPreTokenizer(_))
-    );
-    let norm = matches!(
-        t.get_normalizer(),
-        None | Some(NormalizerWrapper::BertNormalizer(_))
-    );
-    let added = t
-        .get_added_tokens_decoder()
-        .values()
-        .all(|a| !a.content.chars().any(char::is_whitespace));
-    model && pre && norm && added
+    /// What goes in front of queries and passages (bare by default).
+    prompts: Prompts,
 }
 
 fn bad(path: &Path, e: impl ToString) -> LoadError {
@@ -69,12 +48,9 @@ impl CandleEmbedder {
         let settings = SentenceSettings::load(dir, config.max_position_embeddings)?;
 
         let tok_path = dir.join("tokenizer.json");
-        let mut counter = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
-        counter.with_padding(None);
-        counter
-            .with_truncation(None)
-            .map_err(|e| bad(&tok_path, e))?;
-        let mut truncating = counter.clone();
+        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
+        let counter = TokenizerCounter::new(tokenizer).map_err(|e| bad(&tok_path, e))?;
+        let mut truncating = counter.tokenizer().clone();
         truncating
             .with_truncation(Some(TruncationParams {
                 max_length: settings.max_seq_length,
@@ -92,13 +68,25 @@ impl CandleEmbedder {
         Ok(Self {
             id: id.into(),
             encoder,
-            additive: additive(&counter),
             counter,
             truncating,
             dim,
             settings,
             batch_tokens: DEFAULT_BATCH_TOKENS,
+            prompts: Prompts::bare(),
         })
+    }
+
+    /// Puts `prompts` in front of every query and passage. They become part
+    /// of the model's id: vectors made with other prefixes never mix.
+    pub fn with_prompts(mut self, prompts: Prompts) -> Self {
+        self.id.push_str(&prompts.identity_suffix());
+        self.prompts = prompts;
+        self
+    }
+
+    pub fn prompts(&self) -> &Prompts {
+        &self.prompts
     }
 
     /// Sets the token budget of one forward pass (at least one sequence runs).
@@ -212,26 +200,31 @@ impl Embedder for CandleEmbedder {
         // Tokenise in slices so memory stays bounded for any number of inputs.
         let mut out = Embeddings::new(self.dim);
         for part in texts.chunks(1024) {
-            let ids = self.embedded_ids(part)?;
+            let ids = if self.prompts.passage.is_empty() {
+                self.embedded_ids(part)?
+            } else {
+                let prefixed: Vec<String> =
+                    part.iter().map(|t| self.prompts.passage_text(t)).collect();
+                let prefixed: Vec<&str> = prefixed.iter().map(String::as_str).collect();
+                self.embedded_ids(&prefixed)?
+            };
             out.data.extend(self.embed_ids(&ids)?.data);
         }
         Ok(out)
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        Ok(self.embed_documents(&[text])?.data)
+        let ids = self.embedded_ids(&[&self.prompts.query_text(text)])?;
+        Ok(self.embed_ids(&ids)?.data)
     }
 }
 
 impl TokenCounter for CandleEmbedder {
     fn count(&self, text: &str) -> usize {
-        match self.counter.encode_fast(text, true) {
-            Ok(e) => e.len(),
-            Err(_) => estimate(text),
-        }
+        self.counter.count(text)
     }
     fn additive(&self) -> bool {
-        self.additive
+        self.counter.additive()
     }
 }
 

@@ -21,6 +21,9 @@ pub struct SentenceSettings {
     pub max_seq_length: usize,
     /// The model's modules end with Normalize (stored vectors are always unit length anyway).
     pub normalize: bool,
+    /// The query and passage prompts the model folder declares
+    /// (`config_sentence_transformers.json`), when it declares any.
+    pub declared_prompts: Option<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -36,6 +39,26 @@ struct PoolingConfig {
 #[derive(Deserialize)]
 struct SentenceBertConfig {
     max_seq_length: Option<usize>,
+}
+
+/// sentence-transformers 2.4+ stores a model's prompts by name; the query's
+/// is `query`, the passage's `passage` or `document`.
+#[derive(Deserialize)]
+struct SentenceTransformersConfig {
+    #[serde(default)]
+    prompts: std::collections::HashMap<String, String>,
+}
+
+impl SentenceTransformersConfig {
+    fn declared(mut self) -> Option<(String, String)> {
+        let query = self.prompts.remove("query");
+        let passage = self
+            .prompts
+            .remove("passage")
+            .or_else(|| self.prompts.remove("document"));
+        (query.is_some() || passage.is_some())
+            .then(|| (query.unwrap_or_default(), passage.unwrap_or_default()))
+    }
 }
 
 #[derive(Deserialize)]
@@ -76,10 +99,15 @@ impl SentenceSettings {
                 .min(position_limit);
         let normalize = read_json::<Vec<Module>>(&dir.join("modules.json"))?
             .is_some_and(|m| m.iter().any(|m| m.kind.ends_with("Normalize")));
+        let declared_prompts = read_json::<SentenceTransformersConfig>(
+            &dir.join("config_sentence_transformers.json"),
+        )?
+        .and_then(SentenceTransformersConfig::declared);
         Ok(Self {
             pooling,
             max_seq_length,
             normalize,
+            declared_prompts,
         })
     }
 }

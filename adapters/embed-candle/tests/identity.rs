@@ -60,3 +60,84 @@ fn an_unloadable_model_is_named_not_hashed() {
     assert!(e.ready().is_err());
     assert_eq!(e.model_id(), "/nowhere/model");
 }
+
+/// Prefixes are part of the identity, and the model reads exactly the
+/// prefixed text: a folder named like an e5 model gets `query: ` and
+/// `passage: ` from the known-model table, a configured prefix wins, and a
+/// changed prefix is another model (so a sync re-embeds).
+#[test]
+fn prefixes_are_applied_as_the_table_says_and_are_part_of_the_identity() {
+    use minirag_core::models::PromptOverride;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let e5 = tmp.path().join("multilingual-e5-small");
+    copy_model(&e5);
+    let bare = LazyEmbedder::new(ModelSource::Local(model_dir()));
+    let prefixed = LazyEmbedder::new(ModelSource::Local(e5.clone()));
+    prefixed.ready().unwrap();
+    bare.ready().unwrap();
+    assert_eq!(
+        prefixed.model_id(),
+        format!(
+            "{}{}",
+            bare.model_id(),
+            prefixed.get().unwrap().prompts().identity_suffix()
+        )
+    );
+    assert_ne!(prefixed.model_id(), bare.model_id());
+
+    let q = prefixed.embed_query("как настроить max_wal_size").unwrap();
+    let expected = bare
+        .embed_documents(&["query: как настроить max_wal_size"])
+        .unwrap();
+    assert_eq!(q, expected.row(0), "the query is read with `query: `");
+    let p = prefixed.embed_documents(&["Текст раздела."]).unwrap();
+    let expected = bare.embed_documents(&["passage: Текст раздела."]).unwrap();
+    assert_eq!(
+        p.row(0),
+        expected.row(0),
+        "a passage is read with `passage: `"
+    );
+
+    let configured =
+        LazyEmbedder::new(ModelSource::Local(e5)).with_prompt_override(PromptOverride {
+            query: Some("search_query: ".into()),
+            passage: None,
+        });
+    configured.ready().unwrap();
+    assert_ne!(
+        configured.model_id(),
+        prefixed.model_id(),
+        "a changed prefix re-embeds"
+    );
+    let q = configured.embed_query("x").unwrap();
+    assert_eq!(
+        q,
+        bare.embed_documents(&["search_query: x"]).unwrap().row(0)
+    );
+}
+
+/// A model folder that declares its prompts (sentence-transformers 2.4+
+/// writes them into config_sentence_transformers.json) is read with them,
+/// whatever its name.
+#[test]
+fn prompts_the_model_folder_declares_win_over_the_table() {
+    use minirag_core::models::PromptSource;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bge-small-custom");
+    copy_model(&dir);
+    std::fs::write(
+        dir.join("config_sentence_transformers.json"),
+        r#"{"prompts": {"query": "Q: ", "document": "D: "}, "default_prompt_name": null}"#,
+    )
+    .unwrap();
+    let e = LazyEmbedder::new(ModelSource::Local(dir));
+    let model = e.get().unwrap();
+    let prompts = model.prompts();
+    assert_eq!(
+        (prompts.query.as_str(), prompts.passage.as_str()),
+        ("Q: ", "D: ")
+    );
+    assert_eq!(prompts.source, PromptSource::ModelFiles);
+}

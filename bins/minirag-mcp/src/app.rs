@@ -82,7 +82,7 @@ impl App {
                 c.model_path.as_deref().map(Path::new),
                 Path::new(&c.cache_dir),
             );
-            Arc::new(LazyEmbedder::new(source))
+            Arc::new(LazyEmbedder::new(source).with_prompt_override(c.prompts.clone()))
         });
         Self {
             config,

@@ -100,11 +100,14 @@ fn model(app: &App) -> Check {
             "model",
             Level::Ok,
             format!(
-                "{} ({}) loads and embeds one sentence in {} ms, {} dimensions",
+                "{} ({}) loads and embeds one sentence in {} ms, {} dimensions; {}",
                 embedder.name(),
                 embedder.model_id(),
                 started.elapsed().as_millis(),
-                v.len()
+                v.len(),
+                embedder
+                    .get()
+                    .map_or_else(|_| String::new(), |m| m.prompts().describe())
             ),
             None,
         ),

@@ -184,3 +184,24 @@ fn valid_values_parse() {
         Some(Grouping::Similar)
     );
 }
+
+#[test]
+fn model_prefixes_are_taken_as_written() {
+    let c = load(&[]).unwrap();
+    assert_eq!(c.prompts, crate::models::PromptOverride::default());
+    let c = load(&[
+        ("MODEL_QUERY_PREFIX", "query: "),
+        ("MODEL_PASSAGE_PREFIX", ""),
+    ])
+    .unwrap();
+    assert_eq!(
+        c.prompts.query.as_deref(),
+        Some("query: "),
+        "the space stays"
+    );
+    assert_eq!(
+        c.prompts.passage.as_deref(),
+        Some(""),
+        "set but empty: no prefix"
+    );
+}

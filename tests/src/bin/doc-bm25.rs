@@ -4,6 +4,8 @@
 //! answered with a JSON array of the best sources, best first, on stdout.
 //!
 //! usage: doc-bm25 INDEX_DIR [K] < queries
+//!        doc-bm25 INDEX_DIR --dump > documents.jsonl (source, title, text:
+//!        the rebuilt documents, for analysing the corpus outside the index)
 
 use std::io::{BufRead, Write};
 
@@ -19,11 +21,34 @@ fn main() {
         eprintln!("usage: doc-bm25 INDEX_DIR [K] < queries (one per line)");
         std::process::exit(2);
     };
-    let k: usize = args.next().and_then(|k| k.parse().ok()).unwrap_or(10);
-    if let Err(e) = run(&dir, k) {
+    let arg = args.next();
+    let result = if arg.as_deref() == Some("--dump") {
+        dump(&dir)
+    } else {
+        run(&dir, arg.and_then(|k| k.parse().ok()).unwrap_or(10))
+    };
+    if let Err(e) = result {
         eprintln!("doc-bm25: {e}");
         std::process::exit(1);
     }
+}
+
+fn dump(dir: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let index = MemIndex::open(dir)?;
+    let view = index.read()?;
+    let mut out = std::io::stdout().lock();
+    for record in view.sources(&Scope::all())? {
+        let chunks = view.chunks(&record.source, 0..=u32::MAX)?;
+        let seeded = record.title_seeded.then_some(record.title.as_str());
+        let line = serde_json::json!({
+            "source": record.source,
+            "title": record.title,
+            "text": document(&chunks, seeded),
+            "chunks": chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 fn run(dir: &str, k: usize) -> Result<(), Box<dyn std::error::Error>> {
