@@ -11,7 +11,9 @@ asks every query in queries.tsv with topK 30, and scores the first 10 distinct
 documents against the judged ones. Mode `document` (rust only) is the
 whole-document BM25 baseline: `doc-bm25` (tests/src/bin) rebuilds every
 document of the same index and ranks whole documents with our analyzer and
-BM25. Standard library only.
+BM25. Mode `plain` is the fixed outside baseline: plain BM25 over the same
+documents, lower-cased words, no stemming (`doc-bm25 --plain`). Standard
+library only.
 """
 import argparse
 import json
@@ -24,7 +26,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = {"hybrid": None, "vector": "0", "keyword": "1", "document": None}
+MODES = {"hybrid": None, "vector": "0", "keyword": "1", "document": None, "plain": None}
 
 
 def load_queries():
@@ -122,10 +124,10 @@ class Server:
 class WholeDocuments:
     """The whole-document BM25 baseline over the index at `db`."""
 
-    def __init__(self, db, corpus):
+    def __init__(self, db, corpus, plain=False):
         binary = os.environ.get("DOC_BM25_BIN", os.path.join(os.path.dirname(command("rust")[0]), "doc-bm25"))
         self.corpus = corpus
-        self.p = subprocess.Popen([binary, db, "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        self.p = subprocess.Popen([binary, db, "30"] + (["--plain"] if plain else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   encoding="utf-8")
 
     def query(self, q):
@@ -160,6 +162,7 @@ def main():
     ap.add_argument("--split", default="all", choices=["dev", "test", "all"],
                     help="tune on dev only; report test as measured")
     ap.add_argument("--db", default=None, help="reuse this index folder (a re-sync skips what is unchanged)")
+    ap.add_argument("--no-sync", action="store_true", help="query the index at --db as it is")
     ap.add_argument("--hybrid-weight", default=None,
                     help="RAG_HYBRID_WEIGHT for the hybrid mode (tuning on dev only)")
     a = ap.parse_args()
@@ -169,14 +172,14 @@ def main():
         sys.exit("eval/corpus is missing: run eval/corpus.sh first")
     work = tempfile.mkdtemp(prefix=f"minirag-eval-{a.system}-")
     db = a.db or os.path.join(work, "index")
-    wall, rss = sync(a.system, environment(a.system, corpus, db, None))
+    wall, rss = (0.0, 0.0) if a.no_sync else sync(a.system, environment(a.system, corpus, db, None))
     report = {"system": a.system, "split": a.split, "ingest_seconds": round(wall, 1), "ingest_peak_rss_mb": round(rss),
               "cores": os.cpu_count(), "modes": {}}
     print(f"{a.system}: ingest {wall:.1f} s, peak RSS {rss:.0f} MB", file=sys.stderr)
     for mode in a.modes.split(","):
         weight = a.hybrid_weight if mode == "hybrid" and a.hybrid_weight else MODES[mode]
-        if mode == "document":
-            server = WholeDocuments(db, corpus)
+        if mode in ("document", "plain"):
+            server = WholeDocuments(db, corpus, plain=mode == "plain")
         else:
             server = Server(a.system, environment(a.system, corpus, db, weight))
         per_cat, latencies, per_query = {}, [], []

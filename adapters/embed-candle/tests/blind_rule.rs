@@ -9,7 +9,9 @@
 
 use std::path::PathBuf;
 
-use minirag_core::search::blind::{keyword_weight_for, letters_per_piece, BLIND_KEYWORD_WEIGHT};
+use minirag_core::search::blind::{
+    keyword_weight_for, letters_per_piece, BLIND_KEYWORD_WEIGHT, UNREADABLE_KEYWORD_WEIGHT,
+};
 use minirag_embed_candle::TokenizerCounter;
 use tokenizers::models::unigram::Unigram;
 use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
@@ -152,7 +154,12 @@ fn an_english_vocabulary_is_blind_to_russian() {
     );
     assert_eq!(
         keyword_weight_for(RUSSIAN, 0.6, &english),
-        BLIND_KEYWORD_WEIGHT
+        UNREADABLE_KEYWORD_WEIGHT
+    );
+    assert_eq!(
+        keyword_weight_for("как настроить разрешения на складе для api", 0.6, &english),
+        BLIND_KEYWORD_WEIGHT,
+        "a Russian question around an English word keeps some vector evidence"
     );
     assert_eq!(keyword_weight_for(ENGLISH, 0.6, &english), 0.6);
 }
@@ -176,7 +183,7 @@ fn a_multilingual_vocabulary_reads_russian_and_keeps_the_weight() {
         // the script.
         assert_eq!(
             keyword_weight_for("щюъэ жъщюэ", 0.6, &counter),
-            BLIND_KEYWORD_WEIGHT,
+            UNREADABLE_KEYWORD_WEIGHT,
             "{shape}"
         );
     }
