@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use crate::progress::{SyncControl, EMBED_BATCH};
+
 use crate::chunk::{pack_sections, parent_id, section_markdown, Chunk, ChunkOptions};
 use crate::config::Config;
 use crate::datauri::strip_data_uri_images;
@@ -54,17 +56,6 @@ impl From<&Config> for Settings {
         }
     }
 }
-
-/// A sync's eyes on a long conversion: its progress sink and stop flag.
-#[derive(Clone, Copy)]
-pub struct Watch<'a> {
-    pub progress: crate::sync::run::Progress<'a>,
-    pub cancel: &'a std::sync::atomic::AtomicBool,
-}
-
-/// Chunks a sync embeds and stores at a time (a second or a few of encoder
-/// work on two cores): a cancel or a kill loses at most one batch.
-pub const EMBED_BATCH: u32 = 256;
 
 /// The adapters the engine runs on.
 #[derive(Clone)]
@@ -170,17 +161,17 @@ impl Engine {
 
     /// [`Engine::prepare_path`], reporting OCR pages to a sync's progress
     /// and stopping between pages once its `cancel` is set.
-    pub fn prepare_path_watched(
+    pub fn prepare_path_controlled(
         &self,
         path: &str,
-        watch: Option<Watch<'_>>,
+        control: Option<SyncControl<'_>>,
     ) -> Result<PreparedIngest, EngineError> {
         let max = self.settings.max_file_size;
         let read = self.ports.files.read(path, max).map_err(|e| match e {
             FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
             e => EngineError::File(e),
         })?;
-        let converted = self.convert_file(path, &read.bytes, watch)?;
+        let converted = self.convert_file(path, &read.bytes, control)?;
         // The file's bytes go before chunking: a big file's bytes, Markdown
         // and chunks are never all in memory at once.
         drop(read.bytes);
@@ -190,7 +181,7 @@ impl Engine {
     /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
     /// converts and chunks a file: what a sync runs ahead of the embedder.
     pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
-        self.prepare_path_watched(path, None)
+        self.prepare_path_controlled(path, None)
     }
 
     /// The CPU-light first half of a file ingest (checks, convert, title,
@@ -202,7 +193,7 @@ impl Engine {
         file_hash: &str,
         mtime: f64,
     ) -> Result<PreparedIngest, EngineError> {
-        self.prepare_file_watched(path, bytes, file_hash, mtime, None)
+        self.prepare_file_controlled(path, bytes, file_hash, mtime, None)
     }
 
     /// Checks a file's format and size, converts it (OCR where needed) and
@@ -211,7 +202,7 @@ impl Engine {
         &self,
         path: &str,
         bytes: &[u8],
-        watch: Option<Watch<'_>>,
+        control: Option<SyncControl<'_>>,
     ) -> Result<(Converted, String, String), EngineError> {
         let extension = file_extension(path);
         let format = match formats::by_extension(&extension) {
@@ -241,7 +232,8 @@ impl Engine {
                 (converted, image_title(path), engine)
             }
             FormatKind::Document => {
-                let (converted, engine) = self.convert_with_ocr(path, format.key, bytes, watch)?;
+                let (converted, engine) =
+                    self.convert_with_ocr(path, format.key, bytes, control)?;
                 let title = file_title(
                     path,
                     converted.metadata_title.as_deref(),
@@ -252,15 +244,15 @@ impl Engine {
         })
     }
 
-    fn prepare_file_watched(
+    fn prepare_file_controlled(
         &self,
         path: &str,
         bytes: &[u8],
         file_hash: &str,
         mtime: f64,
-        watch: Option<Watch<'_>>,
+        control: Option<SyncControl<'_>>,
     ) -> Result<PreparedIngest, EngineError> {
-        let converted = self.convert_file(path, bytes, watch)?;
+        let converted = self.convert_file(path, bytes, control)?;
         self.prepare_converted(path, converted, file_hash, mtime)
     }
 

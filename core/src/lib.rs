@@ -27,6 +27,7 @@ mod json_strings;
 pub mod markdown;
 pub mod models;
 pub mod ports;
+pub mod progress;
 pub mod reconstruct;
 pub mod scan_rules;
 pub mod search;

@@ -18,6 +18,9 @@ use crate::fresh_rows::FreshRows;
 /// best candidates exactly in f32. Below it the exact scan is already fast.
 pub const QUANTIZE_ROWS: usize = 8_192;
 
+// Spilled rows are read back only to rescore: they must never be scanned in f32.
+const _: () = assert!(crate::fresh_rows::SPILL_ROWS >= QUANTIZE_ROWS);
+
 /// Candidates the int8 pass keeps per result wanted, before exact rescoring.
 const RESCORE_FACTOR: usize = 4;
 

@@ -4,10 +4,11 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Engine, Watch};
+use super::Engine;
 use crate::error::EngineError;
 use crate::ports::{ConvertError, ConvertRequest, Converted};
-use crate::sync::run::{Phase, Step};
+use crate::progress::SyncControl;
+use crate::progress::{Phase, Step};
 
 /// 1-based numbers of the pages whose text layer is thinner than
 /// `threshold` non-whitespace characters; none when `threshold` is 0.
@@ -81,7 +82,7 @@ impl Engine {
         path: &str,
         format: &str,
         bytes: &[u8],
-        watch: Option<Watch<'_>>,
+        control: Option<SyncControl<'_>>,
     ) -> Result<(Converted, String), EngineError> {
         let request = ConvertRequest {
             name: path,
@@ -122,7 +123,7 @@ impl Engine {
         };
         // Each page reported as it is read; a cancelled sync stops between
         // pages (nothing of this file is written then).
-        let go_on = |done: u32, total: u32| match watch {
+        let go_on = |done: u32, total: u32| match control {
             Some(w) => {
                 let line = format!("recognised page {done} of {total} of {path}");
                 (w.progress)(Step {

@@ -9,46 +9,12 @@ use super::{plan, Outcome, PlanInput, SyncPlan, SyncReport};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::ports::{ConvertError, EmbedError, SourceRecord, SourceType, SyncLease};
+pub use crate::progress::{Phase, Progress, Step};
+use crate::progress::{SyncControl, EMBED_BATCH};
 use crate::search::{is_under, Scope};
 
 /// Files converted and chunked ahead of the one being embedded.
 const PREPARED_AHEAD: usize = 2;
-
-/// The two phases of a sync: every new or changed file is converted,
-/// chunked and keyword-indexed first (searchable by keyword at once), then
-/// the chunks without vectors are embedded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Counted in files.
-    Indexing,
-    /// Counted in chunks.
-    Embedding,
-    /// Counted in pages of one scanned document (OCR), inside indexing.
-    Recognising,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Indexing => "indexing",
-            Self::Embedding => "embedding",
-            Self::Recognising => "recognising",
-        }
-    }
-}
-
-/// One progress report: `total` is 0 for lines that are not a step of the
-/// count (moves, deletions).
-#[derive(Debug, Clone, Copy)]
-pub struct Step<'a> {
-    pub phase: Phase,
-    pub done: u64,
-    pub total: u64,
-    pub line: &'a str,
-}
-
-/// Progress sink of a sync.
-pub type Progress<'a> = &'a (dyn Fn(Step<'_>) + Sync);
 
 fn say(progress: Progress<'_>, phase: Phase, done: u64, total: u64, line: &str) {
     progress(Step {
@@ -269,10 +235,10 @@ impl Engine {
         std::thread::scope(|s| {
             s.spawn(move || {
                 for path in queue {
-                    let watch = crate::engine::Watch { progress, cancel };
+                    let control = SyncControl { progress, cancel };
                     if cancel.load(Ordering::Relaxed)
                         || tx
-                            .send((path, self.prepare_path_watched(path, Some(watch))))
+                            .send((path, self.prepare_path_controlled(path, Some(control))))
                             .is_err()
                     {
                         break;
@@ -365,7 +331,7 @@ impl Engine {
             // moves inside a large file and a cancel stops within a batch.
             let before = done;
             let mut after_batch = |embedded: u32, of: u32| {
-                if of > crate::engine::EMBED_BATCH && embedded < of {
+                if of > EMBED_BATCH && embedded < of {
                     let line = format!("embedding {source}: {embedded} / {of} chunks");
                     say(
                         progress,
