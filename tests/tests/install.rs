@@ -175,3 +175,46 @@ fn a_reader_that_goes_away_ends_the_cli_quietly() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
     }
 }
+
+/// `doctor` names the prefixes in use and where they came from, and a
+/// changed prefix is a changed model: the next sync re-embeds every file
+/// and converts none again.
+#[test]
+fn doctor_shows_the_prefixes_and_a_changed_prefix_re_embeds() {
+    let c = Corpus::new(&[
+        ("a.md", "# A\n\nalpha beta"),
+        ("b.md", "# B\n\ngamma delta"),
+    ]);
+    let (code, v) = doctor(&c, &[]);
+    assert_eq!(code, 0, "{v}");
+    let (_, text) = level(&v, "model");
+    assert!(
+        text.contains("query prefix \\\"\\\"") && text.contains("known-model table (all-minilm)"),
+        "{text}"
+    );
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+
+    let prefix = [("MODEL_PASSAGE_PREFIX", "passage: ")];
+    let (code, v) = doctor(&c, &prefix);
+    assert_eq!(code, 0, "{v}");
+    let (_, text) = level(&v, "model");
+    assert!(
+        text.contains("passage prefix \\\"passage: \\\"") && text.contains("MODEL_PASSAGE_PREFIX"),
+        "{text}"
+    );
+    let out = c.cli_env(&["sync", "--json"], &prefix);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counts = &v["counts"];
+    assert_eq!(counts["ingested"], 0, "nothing converted again: {counts}");
+    assert_eq!(counts["reembedded"], 2, "every file re-embedded: {counts}");
+    // The same prefix again: nothing to do.
+    let out = c.cli_env(&["sync", "--json"], &prefix);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["counts"]["reembedded"], 0, "{}", v["counts"]);
+}
