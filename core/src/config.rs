@@ -1,4 +1,4 @@
-//! Configuration (§3) as a pure function: environment map + CLI flags →
+//! Configuration as a pure function: environment map + CLI flags →
 //! [`Config`] or a [`ConfigError`] naming the variable, the bad value and
 //! what is accepted. Paths are made absolute and normalised lexically here;
 //! resolving symlinks is I/O and belongs to the binary.

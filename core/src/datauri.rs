@@ -1,4 +1,4 @@
-//! Data-URI image stripping (§4.1): embedded base64 images are noise to both
+//! Data-URI image stripping: embedded base64 images are noise to both
 //! the embedder and BM25, so `![alt](data:…)` outside fenced code becomes its
 //! alt text.
 

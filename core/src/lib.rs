@@ -6,15 +6,17 @@
 //! which the crates under `adapters/` implement and `bins/` wires together.
 //!
 //! Map:
-//! - [`chunk`]: Markdown → sections → retrieval units (behaviour reference §4.3–§4.6).
-//! - [`reconstruct`]: units → parent sections and whole documents (§4.9).
-//! - [`title`]: document titles (§4.7) and [`datauri`] image stripping (§4.1).
-//! - [`search`]: query validation, weighted RRF, filters, result shaping (§5).
-//! - [`config`]: environment + flags → [`config::Config`] (§3).
+//! - [`chunk`]: Markdown → sections → retrieval units.
+//! - [`reconstruct`]: units → parent sections and whole documents.
+//! - [`title`]: document titles and [`datauri`] image stripping.
+//! - [`search`]: query validation, weighted RRF, filters, result shaping.
+//! - [`config`]: environment + flags → [`config::Config`].
 //! - [`formats`]: the one table of formats the product knows.
-//! - [`sync`]: the staleness rule, the sync plan and its runner (§6).
+//! - [`sync`]: the staleness rule, the sync plan and its runner.
 //! - [`watch`]: which file changes matter, and the live index's loop.
 //! - [`engine`]: the ingest and query use cases, generic over the ports.
+//! - [`progress`]: what a sync reports and how it is stopped (a leaf).
+//! - [`models`]: known embedding models and the prefixes they were trained with.
 
 pub mod cause;
 pub mod chunk;
@@ -41,5 +43,5 @@ pub mod watch;
 pub mod testing;
 
 /// Version of the chunking rules. Stored with every source so that a change of
-/// rules can mark old chunks stale and have sync rebuild them (§4.2).
+/// rules can mark old chunks stale and have sync rebuild them.
 pub const CHUNK_SCHEME: u32 = 3;

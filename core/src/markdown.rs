@@ -4,7 +4,7 @@
 //! dependencies, and each rule here is a few lines.
 
 /// Per-line flags: `true` when the line is inside a fenced code block,
-/// fence marker lines included (§4.3).
+/// fence marker lines included.
 pub fn code_lines(lines: &[&str]) -> Vec<bool> {
     let mut out = Vec::with_capacity(lines.len());
     let mut open: Option<(char, usize)> = None;
@@ -90,7 +90,7 @@ pub fn slide_marker(line: &str) -> Option<u64> {
     num.parse().ok()
 }
 
-/// Seconds of a transcript timestamp line (§4.3): optional indentation,
+/// Seconds of a transcript timestamp line: optional indentation,
 /// optional `**speaker**`, then `[H]H:MM:SS` or `[M]M:SS`, then only blanks.
 pub fn timestamp_seconds(line: &str) -> Option<u64> {
     let mut rest = line.trim_start_matches([' ', '\t']);

@@ -335,7 +335,7 @@ pub struct SourceRecord {
     pub source: String,
     pub source_type: SourceType,
     pub title: String,
-    /// The title was seeded as `# <title>` into chunk 0 (§4.4); whole-document
+    /// The title was seeded as `# <title>` into chunk 0; whole-document
     /// reconstruction removes it again.
     pub title_seeded: bool,
     /// sha256 hex of the file bytes; empty for data and URL sources.

@@ -1,4 +1,4 @@
-//! Units back into parent sections and whole documents (§4.9).
+//! Units back into parent sections and whole documents.
 //!
 //! [`join_parent`] rebuilds one section from its units exactly as the
 //! reference does: lines a unit shares with its predecessor (breadcrumb,

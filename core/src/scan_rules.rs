@@ -1,4 +1,4 @@
-//! Which names a walk of the roots skips (§6.1): hidden entries, tool
+//! Which names a walk of the roots skips: hidden entries, tool
 //! folders and Office lock files. One rule for the scan and the watcher.
 
 /// Tool folders that hold no user documents.

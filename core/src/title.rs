@@ -1,4 +1,4 @@
-//! Document titles (§4.7): metadata, then a usable H1, then an informative
+//! Document titles: metadata, then a usable H1, then an informative
 //! file name, then any H1, then the file name as it is.
 
 use crate::markdown::code_lines;
@@ -204,7 +204,7 @@ fn without_images(text: &str) -> String {
     out
 }
 
-/// Title of an image read by OCR (§4.7): its displayed stem, never a
+/// Title of an image read by OCR: its displayed stem, never a
 /// heading (`Договор_поставки_2026.png` → `Договор поставки 2026`).
 pub fn image_title(file_name: &str) -> String {
     let stem = stem(file_name);
@@ -216,7 +216,7 @@ pub fn image_title(file_name: &str) -> String {
     }
 }
 
-/// Title of a file (§4.7).
+/// Title of a file.
 pub fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str) -> String {
     if let Some(meta) = metadata_title.map(str::trim).filter(|t| !t.is_empty()) {
         return meta.to_string();

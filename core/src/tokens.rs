@@ -15,7 +15,7 @@ pub trait TokenCounter: Send + Sync {
     }
 }
 
-/// Character-based token estimate (§4.6), for when the model tokenizer fails:
+/// Character-based token estimate, for when the model tokenizer fails:
 /// `ceil((len − dense) / 2.5) + dense + 2`, where `dense` counts digits and
 /// characters that are neither alphanumeric nor whitespace. It over-counts on
 /// purpose, so units sized by it still fit the model.

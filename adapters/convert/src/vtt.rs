@@ -1,5 +1,5 @@
-//! WebVTT transcripts → speaker turns the chunker recognises as a transcript
-//! (§4.10): `**Name** MM:SS` (or a bare timestamp), then the words; adjacent
+//! WebVTT transcripts → speaker turns the chunker recognises as a transcript:
+//! `**Name** MM:SS` (or a bare timestamp), then the words; adjacent
 //! cues of one speaker in the same two-minute window merge into one turn.
 
 use minirag_core::chunk::sections::{format_timestamp, WINDOW_SECONDS};

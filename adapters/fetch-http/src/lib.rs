@@ -1,5 +1,4 @@
-//! The `Fetcher` port, first slice: http(s) only (the reference's scheme
-//! rule), redirects followed by hand with scheme and host re-checked on every
+//! The `Fetcher` port: http(s) only, redirects followed by hand with scheme and host re-checked on every
 //! hop. Each hop resolves its host once (with a timeout), refuses it if any
 //! address is loopback, private, link-local, shared, unspecified or reserved
 //! (unless ALLOW_PRIVATE_URLS), and then connects only to those validated
@@ -8,7 +7,7 @@
 //! are capped.
 //!
 //! ureq (blocking, rustls) is used because hf-hub already brings it: the
-//! interim fetcher adds no new dependency tree.
+//! fetcher adds no new dependency tree.
 
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};

@@ -1,4 +1,4 @@
-//! Walking the roots (§6.1): supported files only, no hidden or tool
+//! Walking the roots: supported files only, no hidden or tool
 //! folders, no symlinked folders, nothing whose real path leaves the roots,
 //! each real file once. Folders that cannot be listed, and roots that are
 //! empty, are reported ("blind"), so sync never mistakes them for deletions.

@@ -1,12 +1,16 @@
 //! On-disk layout of one index folder (DB_PATH):
 //!
-//! - `snapshot.meta`: header `MRSNAP01`, generation (u64), payload length
-//!   (u64), CRC-32 of the payload (u32), then the bincode payload
-//!   ([`Snapshot`]): sources, chunks, postings, which rows have vectors.
+//! - `snapshot.meta`: magic `MRSNAP03`, generation (u64), then two records
+//!   `[len u64][crc32 u32][bincode]`: the head (sources, chunks, which rows
+//!   have vectors, the vector file's name, length and CRC-32) and the
+//!   postings, so opening decodes them on two threads.
 //! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
-//!   row-major, memory-mapped and scanned in place; its CRC-32 is in the meta.
-//! - `wal.log`: header `MRWAL001` + generation (u64), then records
+//!   row-major, memory-mapped and scanned in place; its CRC-32 is in the head.
+//! - `wal.log`: magic `MRWAL002` + generation (u64), then records
 //!   `[len u32][crc32 u32][bincode Op]`, each fsynced before the write returns.
+//!
+//! Older magics (`MRSNAP01`/`02`, `MRWAL001`) are still read, through
+//! [`crate::legacy`].
 //! - `LOCK`: writers hold an exclusive OS lock on it while they append or compact.
 //!
 //! A snapshot is written to temporary files, fsynced, and renamed into

@@ -1,6 +1,9 @@
 //! Vectors as one contiguous row-major f32 matrix: the snapshot's rows are a
 //! memory-mapped file scanned in place; rows written since are appended in
-//! memory. Exact search is a straight scan with a k-sized heap.
+//! memory (spilling to a scratch file past a size, see `fresh_rows`). Small
+//! matrices are scanned exactly with a k-sized heap; from `QUANTIZE_ROWS`
+//! rows on, an int8 copy is scanned on all cores and the best candidates are
+//! rescored exactly in f32.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;

@@ -140,7 +140,7 @@ impl App {
         self.embedder.as_deref()
     }
 
-    /// Resolves a path argument and checks it lies under a root (§7).
+    /// Resolves a path argument and checks it lies under a root.
     /// `require_absolute`: MCP paths must be absolute; CLI paths may be relative.
     pub fn contain(&self, raw: &str, require_absolute: bool) -> Result<PathBuf> {
         self.config()?;

@@ -43,8 +43,8 @@ fn main() {
 /// glibc gives each thread that allocates its own arena, and memory freed
 /// in one arena is not reused by another. A sync converts and chunks a file
 /// on its reader thread and indexes it on another, so a big file left the
-/// reader's freed buffers as holes beside the index: a 90 MB CSV peaked at
-/// 646 MB with the default arenas and 602 MB with one, in the same time.
+/// reader's freed buffers as holes beside the index (measured in
+/// docs/benchmarks.md).
 /// Small allocations still go through each thread's lock-free cache.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn one_malloc_arena() {

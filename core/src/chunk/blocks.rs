@@ -1,4 +1,4 @@
-//! Structural block splitter (§4.5): paragraphs, fenced code blocks, and
+//! Structural block splitter: paragraphs, fenced code blocks, and
 //! headings glued to what follows them.
 
 use crate::markdown::{fence_run, starts_heading};

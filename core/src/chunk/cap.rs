@@ -1,4 +1,4 @@
-//! The 4,000-character section cap (§4.4): long sections are split into
+//! The 4,000-character section cap: long sections are split into
 //! several parents by paragraphs, then table rows (header repeated), then
 //! sentences, so a parent returned to the client stays readable.
 

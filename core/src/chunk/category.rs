@@ -1,4 +1,4 @@
-//! Document shape detection, read off the Markdown, never the extension (§4.3).
+//! Document shape detection, read off the Markdown, never the extension.
 
 use crate::markdown::{atx_heading, code_lines, slide_marker, timestamp_seconds};
 

@@ -1,4 +1,4 @@
-//! Markdown → retrieval units (behaviour reference §4.3–§4.6).
+//! Markdown → retrieval units.
 //!
 //! The pipeline is: [`category::detect`] the document's shape, cut it into
 //! [`sections`] (parents) with breadcrumb ladders, [`cap`] sections at 4,000
@@ -15,7 +15,7 @@ use crate::tokens::TokenCounter;
 
 pub use category::Category;
 
-/// Default and allowed range of the unit budget in tokens (§3).
+/// Default and allowed range of the unit budget in tokens.
 pub const DEFAULT_BUDGET: usize = 110;
 pub const MIN_BUDGET: usize = 16;
 pub const MAX_BUDGET: usize = 128;

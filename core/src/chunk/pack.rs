@@ -1,4 +1,4 @@
-//! Packing a section into retrieval units within the token budget (§4.6).
+//! Packing a section into retrieval units within the token budget.
 
 use super::blocks::closing_fence;
 use super::{Section, UnitKind, CODE_SPLIT_NOTE};

@@ -1,4 +1,4 @@
-//! Sections (parent units) and their breadcrumb ladders (§4.4).
+//! Sections (parent units) and their breadcrumb ladders.
 
 use super::blocks;
 use super::category::{detect, Category};

@@ -1,4 +1,4 @@
-//! The reference's worked examples and test tables for §4.3–§4.9, with its
+//! The reference's worked examples and test tables for chunking and reconstruction, with its
 //! word/punctuation token counter.
 
 use super::category::{detect, Category};
@@ -110,7 +110,7 @@ fn samples() -> Vec<String> {
     ]
 }
 
-// ------------------------------------------------------------ §4.3 categories
+// ------------------------------------------------------------ categories
 
 #[test]
 fn categories_of_the_corpus_samples() {
@@ -144,7 +144,7 @@ fn headings_inside_code_do_not_count() {
     assert_eq!(detect("```\n# a\n# b\n```\ntext"), Category::Generic);
 }
 
-// ------------------------------------------------------------ §4.4 sections
+// ------------------------------------------------------------ sections
 
 #[test]
 fn timestamps_format_and_window_labels() {
@@ -329,7 +329,7 @@ fn a_600_sentence_wall_is_capped_and_keeps_words() {
     assert_eq!(got, words(&md));
 }
 
-// ------------------------------------------------------------ §4.6 packing
+// ------------------------------------------------------------ packing
 
 #[test]
 fn worked_example_headings_document() {
@@ -724,7 +724,7 @@ fn ids() {
     assert_eq!(parse_parent_id("/d/a#b.md#p2"), Some(("/d/a#b.md", 2)));
 }
 
-// ------------------------------------------------------------ §4.9 reconstruction
+// ------------------------------------------------------------ reconstruction
 
 #[test]
 fn a_three_level_heading_tree_reads_back_as_markdown() {

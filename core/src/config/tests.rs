@@ -1,4 +1,4 @@
-//! §3 configuration table.
+//! The configuration table: every variable, its default and its bad values.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! OCR routing (spec §8): which PDF pages are read from pixels, how their
+//! OCR routing: which PDF pages are read from pixels, how their
 //! text joins the converted Markdown, and what a scan without an OCR
 //! engine becomes. The [`crate::ports::Ocr`] adapter only reads pixels.
 
@@ -75,7 +75,7 @@ impl Engine {
     }
 
     /// Converts a document; a PDF's pages without a usable text layer are
-    /// recognised and their text appended (spec §8, PDF routing). The name
+    /// recognised and their text appended. The name
     /// is the engine's when recognition added text, else empty.
     pub(super) fn convert_with_ocr(
         &self,

@@ -2,9 +2,9 @@
 //! model shreds words of a script it does not know into single-letter word
 //! pieces (`проверка` → `п ##р ##ов ##е ##р ##ка`); its vector for such a
 //! query is noise, and fusing it at full weight pulls the keyword side's
-//! good answers down (Russian eval queries: hybrid 0.795 nDCG@10 against
-//! keyword-only 0.947 on `dev`). So fusion leans on the keyword side when
-//! the model reads the query's words as fragments.
+//! good answers down (measured in docs/quality.md). So fusion leans on the
+//! keyword side when the model reads the query's words as fragments, and
+//! uses it alone when the model reads none of them.
 
 use crate::tokens::TokenCounter;
 
@@ -16,8 +16,7 @@ pub const FRAGMENT_LETTERS_PER_PIECE: f64 = 1.6;
 /// fragments, with some words it can read (`как настроить max_wal_size`).
 pub const BLIND_KEYWORD_WEIGHT: f64 = 0.9;
 /// The keyword weight for a query of which the model reads no word at all:
-/// its vector then says nothing about the query, so none of it is mixed in
-/// (Russian `dev`: 0.743 at 0.9, 0.748 at 1.0, equal to keyword-only).
+/// its vector then says nothing about the query, so none of it is mixed in.
 pub const UNREADABLE_KEYWORD_WEIGHT: f64 = 1.0;
 
 /// Letters per word piece over the query's words of two or more letters;

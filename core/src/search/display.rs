@@ -1,4 +1,4 @@
-//! `displayPath` (§5.3): the source relative to the longest root that holds
+//! `displayPath`: the source relative to the longest root that holds
 //! it, by plain string slicing (no Unicode normalisation), never empty.
 
 pub fn display_path<S: AsRef<str>>(source: &str, roots: &[S]) -> String {

@@ -1,7 +1,7 @@
-//! Document-first fusion (issue 13). Answers are chunks, but a question is
-//! usually about a document, and the evidence that a document is the answer
-//! is spread over its sections: on the eval's `dev` queries whole-document
-//! BM25 alone beat chunk-level hybrid fusion (nDCG@10 0.867 against 0.842).
+//! Document-first fusion. Answers are chunks, but a question is usually
+//! about a document, and the evidence that a document is the answer is
+//! spread over its sections: on the eval's `dev` queries whole-document
+//! BM25 alone beat chunk-level hybrid fusion (docs/quality.md).
 //!
 //! So documents are ranked first, by a convex combination of two normalised
 //! scores (Bruch et al., "An Analysis of Fusion Functions for Hybrid
@@ -12,8 +12,8 @@
 //! chunk of a document (in chunk-level RRF order) scores its document's
 //! score × ½^j, so the best chunk of every strong document comes before a
 //! second chunk of any, and a document found only as a whole shows its best
-//! chunk. On `dev`: RRF over the three lists collapsed to documents 0.885,
-//! this 0.903.
+//! chunk. On `dev` this beat RRF over the three lists collapsed to
+//! documents (docs/quality.md).
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! Weighted reciprocal rank fusion and the post-fusion filters (§5.1).
+//! Weighted reciprocal rank fusion and the post-fusion filters.
 
 use crate::search::{Candidate, ChunkKey, DocumentHit};
 

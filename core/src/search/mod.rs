@@ -1,4 +1,4 @@
-//! Search rules (§5): validation, weighted RRF fusion, distance filters,
+//! Search rules: validation, weighted RRF fusion, distance filters,
 //! grouping, scope matching, display paths and result shaping.
 
 pub mod blind;

@@ -1,4 +1,4 @@
-//! Scope matching at separator boundaries (§5.4): `/data/proj` covers
+//! Scope matching at separator boundaries: `/data/proj` covers
 //! `/data/proj/f.md` but never `/data/project-secret/f.md`.
 
 /// True iff `path` equals `prefix` (trailing `/` ignored) or lies below it.

@@ -1,4 +1,4 @@
-//! The response of `query_documents` (§1.6, §5.2): hits, the distinct
+//! The response of `query_documents`: hits, the distinct
 //! sources in rank order, and each hit's parent section once.
 
 use super::display::display_path;

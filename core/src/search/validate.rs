@@ -1,4 +1,4 @@
-//! Query argument validation (§1.6, §5.1).
+//! Query argument validation.
 
 /// Largest accepted `topK`; larger values are clamped, not refused.
 pub const MAX_TOP_K: usize = 100;

@@ -1,4 +1,4 @@
-//! Sync (§6) as pure decisions: what a scanned file's index state is, and
+//! Sync as pure decisions: what a scanned file's index state is, and
 //! which files a sync ingests, re-embeds, moves, deletes or skips. Sync,
 //! `list_files` and any watcher use these, so they never disagree. Walking
 //! the folders and reading files stay behind the [`crate::ports::Files`]
@@ -96,7 +96,7 @@ pub struct PlanInput<'a> {
     pub model: Option<&'a str>,
     pub max_file_size: u64,
     /// Images are read (an OCR engine is available). Without one, indexed
-    /// images whose files still exist are kept, not deleted (§8).
+    /// images whose files still exist are kept, not deleted.
     pub images: bool,
 }
 
@@ -237,7 +237,7 @@ pub enum Outcome {
     Failed,
 }
 
-/// The counts a sync reports (§6).
+/// The counts a sync reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncCounts {
     pub scanned: u64,

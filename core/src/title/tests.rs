@@ -1,4 +1,4 @@
-//! §4.7 title derivation tables.
+//! Title derivation tables.
 
 use super::*;
 

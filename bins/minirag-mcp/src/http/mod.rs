@@ -57,8 +57,7 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
     );
     let drained = shutdown(gate, jobs, stop, options.drain);
     // Small JSON-RPC answers and SSE events must leave at once: with Nagle
-    // on, each waited for the client's delayed ACK (a single client saw
-    // 44 ms per query against 10 ms over stdio).
+    // on, each waits for the client's delayed ACK (docs/benchmarks.md).
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
         let _ = tcp.set_nodelay(true);
     });
