@@ -406,7 +406,7 @@ impl Engine {
         drop(texts);
         let (vectors, notice) = match embedded {
             Ok(v) => (Some(v), None),
-            Err(EmbedError::Unavailable { reason }) => (
+            Err(EmbedError::Unavailable { reason, .. }) => (
                 None,
                 Some(format!(
                     "stored without vectors because the embedding model could not be loaded ({reason}); \
@@ -592,6 +592,7 @@ impl Engine {
             let keyword_hits = match keyword {
                 Some(h) => h.join().unwrap_or_else(|_| {
                     Err(IndexError::Storage {
+                        cause: None,
                         reason: "the keyword search crashed".into(),
                     })
                 }),

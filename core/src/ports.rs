@@ -42,7 +42,12 @@ pub enum ConvertError {
     /// The format key is not one the converter reads.
     Unsupported { format: String },
     /// The file is malformed, truncated, encrypted or hostile; `reason` says which.
-    Malformed { name: String, reason: String },
+    Malformed {
+        name: String,
+        reason: String,
+        /// The parser's own error, when one said why.
+        cause: Option<Cause>,
+    },
     /// A PDF without a text layer on any of its `pages`.
     NeedsOcr { name: String, pages: u32 },
 }
@@ -51,7 +56,7 @@ impl std::fmt::Display for ConvertError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Unsupported { format } => write!(f, "no converter reads the format '{format}'"),
-            Self::Malformed { name, reason } => write!(f, "could not read {name}: {reason}"),
+            Self::Malformed { name, reason, .. } => write!(f, "could not read {name}: {reason}"),
             Self::NeedsOcr { name, .. } => write!(
                 f,
                 "{name} looks like a scanned PDF (no text layer); it needs OCR, which this build does not do"
@@ -60,7 +65,25 @@ impl std::fmt::Display for ConvertError {
     }
 }
 
-impl std::error::Error for ConvertError {}
+impl ConvertError {
+    /// A file that cannot be read, with no deeper error to keep.
+    pub fn malformed(name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::Malformed {
+            name: name.into(),
+            reason: reason.into(),
+            cause: None,
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Malformed { cause: Some(c), .. } => Some(c.get()),
+            _ => None,
+        }
+    }
+}
 
 pub trait Converter: Send + Sync {
     fn convert(&self, request: ConvertRequest<'_>) -> Result<Converted, ConvertError>;
@@ -73,6 +96,8 @@ pub trait Converter: Send + Sync {
 pub struct OcrError {
     pub name: String,
     pub reason: String,
+    /// The OS or image decoder's error underneath, when there is one.
+    pub cause: Option<Cause>,
 }
 
 impl std::fmt::Display for OcrError {
@@ -81,7 +106,11 @@ impl std::fmt::Display for OcrError {
     }
 }
 
-impl std::error::Error for OcrError {}
+impl std::error::Error for OcrError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_ref().map(Cause::get)
+    }
+}
 
 /// Text recognition for scans: image files and PDF pages without a text
 /// layer. Which pages need it, and what becomes of the text, is the
@@ -140,23 +169,38 @@ impl Embeddings {
 pub enum EmbedError {
     /// The model cannot be loaded (no network, bad path, broken files). The
     /// engine degrades to keyword-only search and vector-less ingest.
-    Unavailable { reason: String },
+    Unavailable {
+        reason: String,
+        /// The loader's error (I/O, download, a bad file), when there is one.
+        cause: Option<Cause>,
+    },
     /// The model loaded but failed on this input.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+        cause: Option<Cause>,
+    },
 }
 
 impl std::fmt::Display for EmbedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Unavailable { reason } => {
+            Self::Unavailable { reason, .. } => {
                 write!(f, "the embedding model could not be loaded: {reason}")
             }
-            Self::Failed { reason } => write!(f, "embedding failed: {reason}"),
+            Self::Failed { reason, .. } => write!(f, "embedding failed: {reason}"),
         }
     }
 }
 
-impl std::error::Error for EmbedError {}
+impl std::error::Error for EmbedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Unavailable { cause, .. } | Self::Failed { cause, .. } => {
+                cause.as_ref().map(Cause::get)
+            }
+        }
+    }
+}
 
 pub trait Embedder: Send + Sync {
     /// Stable id of the model by its content (the same files anywhere are
@@ -190,18 +234,39 @@ pub enum FetchError {
     /// The URL or one of its redirect hops is not allowed (scheme, private host…).
     Refused { reason: String },
     /// Network, timeout, size or type failure.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+        /// The HTTP client's or resolver's error, when there is one.
+        cause: Option<Cause>,
+    },
 }
 
 impl std::fmt::Display for FetchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Refused { reason } | Self::Failed { reason } => f.write_str(reason),
+            Self::Refused { reason } | Self::Failed { reason, .. } => f.write_str(reason),
         }
     }
 }
 
-impl std::error::Error for FetchError {}
+impl FetchError {
+    /// A failure with no deeper error to keep.
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Self::Failed {
+            reason: reason.into(),
+            cause: None,
+        }
+    }
+}
+
+impl std::error::Error for FetchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Failed { cause: Some(c), .. } => Some(c.get()),
+            _ => None,
+        }
+    }
+}
 
 pub trait Fetcher: Send + Sync {
     fn fetch(&self, url: &str) -> Result<Fetched, FetchError>;
@@ -369,9 +434,17 @@ pub enum IndexError {
     /// Stored vectors have another width than the embedder produces.
     DimensionMismatch { stored: usize, model: usize },
     /// Another process holds the sync lock; `reason` names it and says what to do.
-    Busy { reason: String },
+    Busy {
+        reason: String,
+        /// The lock or database error underneath, when there is one.
+        cause: Option<Cause>,
+    },
     /// Storage failure; the message names the path and what is wrong.
-    Storage { reason: String },
+    Storage {
+        reason: String,
+        /// The decoder's or database's error underneath, when there is one.
+        cause: Option<Cause>,
+    },
     /// The OS refused an operation; `context` names it and the path.
     Io { context: String, source: Cause },
 }
@@ -384,7 +457,7 @@ impl std::fmt::Display for IndexError {
                 "the index holds {stored}-dimensional vectors but the model makes {model}-dimensional ones; \
                  point DB_PATH at a new folder or re-ingest everything with the new model"
             ),
-            Self::Busy { reason } | Self::Storage { reason } => f.write_str(reason),
+            Self::Busy { reason, .. } | Self::Storage { reason, .. } => f.write_str(reason),
             Self::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -394,7 +467,39 @@ impl std::error::Error for IndexError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Io { source, .. } => Some(source.get()),
+            Self::Busy { cause, .. } | Self::Storage { cause, .. } => {
+                cause.as_ref().map(Cause::get)
+            }
             _ => None,
+        }
+    }
+}
+
+impl IndexError {
+    /// A storage failure with no deeper error to keep.
+    pub fn storage(reason: impl Into<String>) -> Self {
+        Self::Storage {
+            reason: reason.into(),
+            cause: None,
+        }
+    }
+
+    /// A storage failure caused by `e`.
+    pub fn storage_caused(
+        reason: impl Into<String>,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Storage {
+            reason: reason.into(),
+            cause: Some(Cause::new(e)),
+        }
+    }
+
+    /// The sync lock is held elsewhere, with no deeper error to keep.
+    pub fn busy(reason: impl Into<String>) -> Self {
+        Self::Busy {
+            reason: reason.into(),
+            cause: None,
         }
     }
 }

@@ -137,6 +137,7 @@ impl crate::ports::Ocr for NoOcr {
     }
     fn image(&self, name: &str, _bytes: &[u8]) -> Result<Vec<String>, crate::ports::OcrError> {
         Err(crate::ports::OcrError {
+            cause: None,
             name: name.into(),
             reason: NO_OCR_HINT.into(),
         })

@@ -235,7 +235,7 @@ impl Engine {
                         }
                         publish(&stale, feed, result.is_ok());
                     }
-                    Err(EngineError::Index(IndexError::Busy { reason })) => {
+                    Err(EngineError::Index(IndexError::Busy { reason, .. })) => {
                         on(WatchEvent::Waiting { reason: &reason });
                         stale = Some(target);
                         wait = BUSY_RETRY_MS;

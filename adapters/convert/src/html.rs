@@ -108,6 +108,7 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
         let md = converter
             .convert(&promote_header_rows(&html[range]))
             .map_err(|e| ConvertError::Malformed {
+                cause: None,
                 name: "HTML".into(),
                 reason: e.to_string(),
             })?;

@@ -29,6 +29,7 @@ impl Converter for Converters {
     fn convert(&self, r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
         std::panic::catch_unwind(|| convert_unguarded(r)).unwrap_or_else(|_| {
             Err(ConvertError::Malformed {
+                cause: None,
                 name: r.name.into(),
                 reason: "the converter crashed on this file".into(),
             })

@@ -4,7 +4,7 @@
 use minirag_core::ports::{ConvertError, Converted};
 use serde_json::Value;
 
-use crate::office::malformed;
+use crate::office::{malformed, malformed_by};
 
 fn source(cell: &Value) -> String {
     match &cell["source"] {
@@ -16,7 +16,7 @@ fn source(cell: &Value) -> String {
 
 pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let nb: Value = serde_json::from_str(text)
-        .map_err(|e| malformed(name, format!("not a notebook (invalid JSON: {e})")))?;
+        .map_err(|e| malformed_by(name, format!("not a notebook (invalid JSON: {e})"), e))?;
     let cells = nb["cells"]
         .as_array()
         .ok_or_else(|| malformed(name, "not a notebook (no cells)"))?;

@@ -13,9 +13,19 @@ pub const MAX_UNCOMPRESSED: u64 = 512 << 20;
 pub const MAX_DEPTH: usize = 256;
 
 pub fn malformed(name: &str, reason: impl std::fmt::Display) -> ConvertError {
+    ConvertError::malformed(name, reason.to_string())
+}
+
+/// As [`malformed`], keeping the parser's error as the cause.
+pub fn malformed_by(
+    name: &str,
+    reason: impl std::fmt::Display,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> ConvertError {
     ConvertError::Malformed {
         name: name.into(),
         reason: reason.to_string(),
+        cause: Some(minirag_core::cause::Cause::new(e)),
     }
 }
 
@@ -27,7 +37,7 @@ pub struct Archive<'a> {
 impl<'a> Archive<'a> {
     pub fn open(name: &'a str, bytes: &'a [u8]) -> Result<Self, ConvertError> {
         let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
-            .map_err(|e| malformed(name, format!("not a readable zip archive ({e})")))?;
+            .map_err(|e| malformed_by(name, format!("not a readable zip archive ({e})"), e))?;
         if zip.len() > MAX_ENTRIES {
             return Err(malformed(
                 name,
@@ -36,8 +46,10 @@ impl<'a> Archive<'a> {
         }
         let mut total = 0u64;
         for i in 0..zip.len() {
-            let f = zip.by_index_raw(i).map_err(|e| malformed(name, e))?;
-            let entry = f.name().map_err(|e| malformed(name, e))?;
+            let f = zip
+                .by_index_raw(i)
+                .map_err(|e| malformed_by(name, e.to_string(), e))?;
+            let entry = f.name().map_err(|e| malformed_by(name, e.to_string(), e))?;
             if entry.starts_with('/') || entry.split(['/', '\\']).any(|p| p == "..") {
                 return Err(malformed(
                     name,
@@ -65,13 +77,13 @@ impl<'a> Archive<'a> {
         let mut file = match self.zip.by_name(entry) {
             Ok(f) => f,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => return Err(malformed(self.name, e)),
+            Err(e) => return Err(malformed_by(self.name, e.to_string(), e)),
         };
         let mut out = String::new();
         file.by_ref()
             .take(MAX_UNCOMPRESSED)
             .read_to_string(&mut out)
-            .map_err(|e| malformed(self.name, format!("{entry}: {e}")))?;
+            .map_err(|e| malformed_by(self.name, format!("{entry}: {e}"), e))?;
         Ok(Some(out))
     }
 }
@@ -90,7 +102,7 @@ pub fn nodes(name: &str, xml: &str) -> Result<Vec<Node>, ConvertError> {
     loop {
         match reader
             .read_event()
-            .map_err(|e| malformed(name, format!("broken XML: {e}")))?
+            .map_err(|e| malformed_by(name, format!("broken XML: {e}"), e))?
         {
             Event::Start(e) => {
                 depth += 1;

@@ -9,7 +9,7 @@
 
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::malformed;
+use crate::office::{malformed, malformed_by};
 use crate::pdf_columns::reading_order;
 use crate::pdf_layout::{Paragraphs, RunningLines};
 use crate::pdf_lines::{lines, Line};
@@ -30,7 +30,7 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
 
 fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, ConvertError> {
     let doc = lopdf::Document::load_mem(bytes)
-        .map_err(|e| malformed(name, format!("not a readable PDF ({e})")))?;
+        .map_err(|e| malformed_by(name, format!("not a readable PDF ({e})"), e))?;
     if doc.is_encrypted() {
         return Err(malformed(
             name,

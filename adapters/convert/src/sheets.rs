@@ -8,17 +8,18 @@ use std::io::Cursor;
 use calamine::{Reader, Xlsx};
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::{malformed, Archive, PipeTable};
+use crate::office::{malformed_by, Archive, PipeTable};
 
 pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     // Same zip guards as the other office formats before calamine reads it.
     Archive::open(name, bytes)?;
-    let mut book: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(|e| malformed(name, e))?;
+    let mut book: Xlsx<_> =
+        Xlsx::new(Cursor::new(bytes)).map_err(|e| malformed_by(name, e.to_string(), e))?;
     let mut blocks = Vec::new();
     for sheet in book.sheet_names().to_vec() {
         let range = book
             .worksheet_range(&sheet)
-            .map_err(|e| malformed(name, format!("sheet '{sheet}': {e}")))?;
+            .map_err(|e| malformed_by(name, format!("sheet '{sheet}': {e}"), e))?;
         blocks.push(format!("## {sheet}"));
         // Straight from the sheet into the table (a sheet of a million rows
         // is never a Vec of rows of strings); empty rows are left out.
@@ -64,7 +65,7 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let mut first = reader();
     while first
         .read_record(&mut record)
-        .map_err(|e| malformed(name, e))?
+        .map_err(|e| malformed_by(name, e.to_string(), e))?
     {
         width = width.max(record.len());
     }
@@ -73,7 +74,7 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let mut second = reader();
     while second
         .read_record(&mut record)
-        .map_err(|e| malformed(name, e))?
+        .map_err(|e| malformed_by(name, e.to_string(), e))?
     {
         table.row(record.iter());
     }

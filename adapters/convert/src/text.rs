@@ -68,6 +68,7 @@ fn utf32(name: &str, bytes: &[u8]) -> Option<Result<String, ConvertError>> {
 
 fn malformed(name: &str, reason: &str) -> ConvertError {
     ConvertError::Malformed {
+        cause: None,
         name: name.into(),
         reason: reason.into(),
     }

@@ -292,3 +292,26 @@ fn epub_chapters_in_spine_order_with_title() {
         "# Chapter One\n\nFirst words.\n\n## Chapter Two\n\nSecond words."
     );
 }
+
+/// The parser's own error stays under a malformed file's, down through the
+/// engine's: `source()` walks from `EngineError` to the zip reader's error.
+#[test]
+fn a_malformed_files_cause_is_kept_to_the_parser() {
+    use minirag_core::error::EngineError;
+    use minirag_core::ports::{ConvertRequest, Converter};
+    let err = minirag_convert::Converters
+        .convert(ConvertRequest {
+            name: "broken.docx",
+            format: "docx",
+            bytes: b"PK\x03\x04 this is not a zip archive",
+        })
+        .unwrap_err();
+    let engine = EngineError::Convert(err);
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
+    let mut found = false;
+    while let Some(e) = at {
+        found |= e.downcast_ref::<zip::result::ZipError>().is_some();
+        at = e.source();
+    }
+    assert!(found, "the walk from {engine} reaches zip's error");
+}

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use minirag_core::cause::Cause;
 use minirag_core::models::{PromptOverride, Prompts};
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
 use minirag_core::tokens::estimate;
@@ -18,7 +19,11 @@ const RETRY_AFTER: Duration = Duration::from_secs(30);
 enum State {
     NotLoaded,
     Loaded(Arc<CandleEmbedder>),
-    Failed { reason: String, at: Instant },
+    Failed {
+        reason: String,
+        cause: Cause,
+        at: Instant,
+    },
 }
 
 pub struct LazyEmbedder {
@@ -56,9 +61,10 @@ impl LazyEmbedder {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match &*state {
             State::Loaded(m) => return Ok(m.clone()),
-            State::Failed { reason, at } if at.elapsed() < RETRY_AFTER => {
+            State::Failed { reason, cause, at } if at.elapsed() < RETRY_AFTER => {
                 return Err(EmbedError::Unavailable {
                     reason: reason.clone(),
+                    cause: Some(cause.clone()),
                 })
             }
             _ => {}
@@ -82,11 +88,16 @@ impl LazyEmbedder {
             }
             Err(e) => {
                 let reason = e.to_string();
+                let cause = Cause::new(e);
                 *state = State::Failed {
                     reason: reason.clone(),
+                    cause: cause.clone(),
                     at: Instant::now(),
                 };
-                Err(EmbedError::Unavailable { reason })
+                Err(EmbedError::Unavailable {
+                    reason,
+                    cause: Some(cause),
+                })
             }
         }
     }

@@ -32,10 +32,13 @@ pub struct CandleEmbedder {
     prompts: Prompts,
 }
 
+/// A file the tokenizers crate could not read: its errors are boxed
+/// without `Error` on the box, so only their message is kept.
 fn bad(path: &Path, e: impl ToString) -> LoadError {
     LoadError::BadFile {
         path: path.to_path_buf(),
         reason: e.to_string(),
+        source: None,
     }
 }
 
@@ -43,8 +46,9 @@ impl CandleEmbedder {
     /// Loads a model folder; weights are memory-mapped, not read.
     pub fn load(id: impl Into<String>, dir: &Path) -> Result<Self, LoadError> {
         let config_path = dir.join("config.json");
-        let raw = std::fs::read(&config_path).map_err(|e| bad(&config_path, e))?;
-        let config: BertConfig = serde_json::from_slice(&raw).map_err(|e| bad(&config_path, e))?;
+        let raw = std::fs::read(&config_path).map_err(|e| LoadError::bad_file(&config_path, e))?;
+        let config: BertConfig =
+            serde_json::from_slice(&raw).map_err(|e| LoadError::bad_file(&config_path, e))?;
         let settings = SentenceSettings::load(dir, config.max_position_embeddings)?;
 
         let tok_path = dir.join("tokenizer.json");
@@ -58,8 +62,14 @@ impl CandleEmbedder {
             }))
             .map_err(|e| bad(&tok_path, e))?;
 
-        let weights = WeightFile::open(dir, config.model_type.as_deref())
-            .map_err(|(path, reason)| LoadError::BadFile { path, reason })?;
+        let weights =
+            WeightFile::open(dir, config.model_type.as_deref()).map_err(|(path, reason)| {
+                LoadError::BadFile {
+                    path,
+                    reason,
+                    source: None,
+                }
+            })?;
         let dim = config.hidden_size;
         let encoder = Encoder::load(config, &weights).map_err(|reason| LoadError::Model {
             dir: dir.to_path_buf(),
@@ -105,6 +115,7 @@ impl CandleEmbedder {
             .truncating
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| EmbedError::Failed {
+                cause: None,
                 reason: format!("tokenizer: {e}"),
             })?;
         Ok(encodings
@@ -136,8 +147,13 @@ impl CandleEmbedder {
             // (a query's 30-odd hand-offs become one).
             let encoder = &self.encoder;
             let scratch = &mut scratch;
-            let hidden = rayon::scope(|_| encoder.forward_in(&seqs, scratch))
-                .map_err(|reason| EmbedError::Failed { reason })?;
+            let hidden =
+                rayon::scope(|_| encoder.forward_in(&seqs, scratch)).map_err(|reason| {
+                    EmbedError::Failed {
+                        cause: None,
+                        reason,
+                    }
+                })?;
             let mut rows = hidden.chunks_exact(self.dim);
             for (seq, &i) in seqs.iter().zip(batch) {
                 let tokens: Vec<&[f32]> = rows.by_ref().take(seq.len()).collect();

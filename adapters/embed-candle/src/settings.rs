@@ -71,15 +71,9 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, L
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| LoadError::BadFile {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            }),
+            .map_err(|e| LoadError::bad_file(path, e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(LoadError::BadFile {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        }),
+        Err(e) => Err(LoadError::bad_file(path, e)),
     }
 }
 

@@ -80,27 +80,31 @@ fn check_folder(dir: &Path) -> Result<(), LoadError> {
 }
 
 fn download(name: &str, cache_dir: &Path) -> Result<PathBuf, LoadError> {
-    let fail = |reason: String| LoadError::Download {
+    let fail = |e: hf_hub::api::sync::ApiError| LoadError::Download {
         model: name.into(),
         cache_dir: cache_dir.to_path_buf(),
-        reason,
+        reason: e.to_string(),
+        source: Some(minirag_core::cause::Cause::new(e)),
     };
     let api = hf_hub::api::sync::ApiBuilder::from_env()
         .with_cache_dir(cache_dir.to_path_buf())
         .with_progress(false)
         .build()
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(fail)?;
     let repo = api.model(name.to_string());
     let mut dir = None;
     for file in REQUIRED {
-        let path = repo.get(file).map_err(|e| fail(e.to_string()))?;
+        let path = repo.get(file).map_err(fail)?;
         dir.get_or_insert_with(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
     }
     let weights = WEIGHTS.iter().find_map(|w| repo.get(w).ok());
     if weights.is_none() {
-        return Err(fail(
-            "the repository has neither model.safetensors nor pytorch_model.bin".into(),
-        ));
+        return Err(LoadError::Download {
+            model: name.into(),
+            cache_dir: cache_dir.to_path_buf(),
+            reason: "the repository has neither model.safetensors nor pytorch_model.bin".into(),
+            source: None,
+        });
     }
     for file in OPTIONAL {
         // Optional: their absence means BERT defaults.
@@ -122,12 +126,7 @@ pub fn content_id(dir: &Path) -> Result<String, LoadError> {
     use sha2::Digest;
     use std::io::Read;
     let mut h = sha2::Sha256::new();
-    let read = |path: PathBuf| {
-        std::fs::read(&path).map_err(|e| LoadError::BadFile {
-            path,
-            reason: e.to_string(),
-        })
-    };
+    let read = |path: PathBuf| std::fs::read(&path).map_err(|e| LoadError::bad_file(path, e));
     for file in REQUIRED {
         h.update(file.as_bytes());
         h.update(read(dir.join(file))?);
@@ -147,10 +146,7 @@ pub fn content_id(dir: &Path) -> Result<String, LoadError> {
             dir: dir.to_path_buf(),
             file: "model.safetensors".into(),
         })?;
-    let bad = |e: std::io::Error| LoadError::BadFile {
-        path: weights.clone(),
-        reason: e.to_string(),
-    };
+    let bad = |e: std::io::Error| LoadError::bad_file(weights.clone(), e);
     let file = std::fs::File::open(&weights).map_err(bad)?;
     let len = file.metadata().map_err(bad)?.len();
     let mut head = Vec::new();

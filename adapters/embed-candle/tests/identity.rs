@@ -141,3 +141,30 @@ fn prompts_the_model_folder_declares_win_over_the_table() {
     );
     assert_eq!(prompts.source, PromptSource::ModelFiles);
 }
+
+/// A model that cannot be loaded keeps why: the walk from the engine's
+/// error goes through `EmbedError` and `LoadError` to the JSON parser's.
+#[test]
+fn an_unloadable_models_cause_is_kept_to_the_parser() {
+    use minirag_core::error::EngineError;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("broken");
+    copy_model(&dir);
+    std::fs::write(dir.join("config.json"), b"{ not json").unwrap();
+    let e = LazyEmbedder::new(ModelSource::Local(dir));
+    let err = e.embed_query("x").unwrap_err();
+    let engine = EngineError::Embed(err);
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
+    let (mut load, mut json) = (false, false);
+    while let Some(e) = at {
+        load |= e
+            .downcast_ref::<minirag_embed_candle::LoadError>()
+            .is_some();
+        json |= e.downcast_ref::<serde_json::Error>().is_some();
+        at = e.source();
+    }
+    assert!(
+        load && json,
+        "the walk from {engine} reaches LoadError and serde_json's error"
+    );
+}

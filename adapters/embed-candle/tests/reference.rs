@@ -136,7 +136,7 @@ fn a_local_model_folder_loads_lazily_and_a_missing_one_is_reported() {
 
     let missing = LazyEmbedder::new(ModelSource::Local(PathBuf::from("/nonexistent/model")));
     match missing.embed_query("x") {
-        Err(EmbedError::Unavailable { reason }) => {
+        Err(EmbedError::Unavailable { reason, .. }) => {
             assert!(
                 reason.contains("/nonexistent/model") && reason.contains("config.json"),
                 "{reason}"

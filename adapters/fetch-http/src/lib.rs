@@ -191,10 +191,12 @@ impl HttpFetcher {
                     Ok(Err(e)) => {
                         return Err(FetchError::Failed {
                             reason: format!("Could not resolve host '{name}': {e}"),
+                            cause: Some(minirag_core::cause::Cause::new(e)),
                         })
                     }
                     Err(_) => {
                         return Err(FetchError::Failed {
+                            cause: None,
                             reason: format!(
                                 "Timed out after {}s resolving host '{name}'",
                                 DNS_TIMEOUT.as_secs()
@@ -204,6 +206,7 @@ impl HttpFetcher {
                 };
                 if ips.is_empty() {
                     return Err(FetchError::Failed {
+                        cause: None,
                         reason: format!("Host '{name}' resolved to no addresses"),
                     });
                 }
@@ -256,23 +259,27 @@ impl Fetcher for HttpFetcher {
                 Err(ureq::Error::Status(code, r)) if (300..400).contains(&code) => r,
                 Err(ureq::Error::Status(code, _)) => {
                     return Err(FetchError::Failed {
+                        cause: None,
                         reason: format!("{current} answered HTTP {code}"),
                     })
                 }
                 Err(e) => {
                     return Err(FetchError::Failed {
                         reason: format!("could not fetch {current}: {e}"),
+                        cause: Some(minirag_core::cause::Cause::new(e)),
                     })
                 }
             };
             if (300..400).contains(&resp.status()) {
                 let Some(location) = resp.header("location") else {
                     return Err(FetchError::Failed {
+                        cause: None,
                         reason: format!("{current} redirected without a Location"),
                     });
                 };
                 let bad = |e: url::ParseError| FetchError::Failed {
                     reason: format!("{current} redirected to a malformed URL: {e}"),
+                    cause: Some(minirag_core::cause::Cause::new(e)),
                 };
                 current = parsed.join(location).map_err(bad)?.to_string();
                 continue;
@@ -289,6 +296,7 @@ impl Fetcher for HttpFetcher {
                 .filter(|ct| !ct.is_empty() && formats::by_content_type(ct).is_none())
             {
                 return Err(FetchError::Failed {
+                    cause: None,
                     reason: format!(
                         "{current} is of type '{ct}', which minirag cannot read; readable: {}",
                         formats::readable_content_types().join(", ")
@@ -301,9 +309,11 @@ impl Fetcher for HttpFetcher {
                 .read_to_end(&mut bytes)
                 .map_err(|e| FetchError::Failed {
                     reason: format!("could not read the body of {current}: {e}"),
+                    cause: Some(minirag_core::cause::Cause::new(e)),
                 })?;
             if bytes.len() as u64 > self.body_cap {
                 return Err(FetchError::Failed {
+                    cause: None,
                     reason: format!(
                         "{current} is larger than the {} byte limit; nothing was indexed",
                         self.body_cap
@@ -317,6 +327,7 @@ impl Fetcher for HttpFetcher {
             });
         }
         Err(FetchError::Failed {
+            cause: None,
             reason: format!("Failed to fetch {url}: Exceeded {MAX_REDIRECTS} redirects"),
         })
     }

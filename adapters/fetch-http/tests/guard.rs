@@ -264,3 +264,31 @@ fn unresolvable_names_are_fetch_errors_not_refusals() {
         .to_string()
         .contains("Could not resolve host 'nowhere.test'"));
 }
+
+/// A refused connection keeps the HTTP client's error under the fetch's and
+/// the engine's: `source()` reaches ureq's error and the OS's under it.
+#[test]
+fn a_failed_fetch_keeps_the_clients_error() {
+    use minirag_core::error::EngineError;
+    // A port nothing listens on: bind one, then close it.
+    let port = TcpListener::bind((PUBLIC, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let f = HttpFetcher::new(1 << 20, false).with_policy(test_policy);
+    let err = f.fetch(&format!("http://{PUBLIC}:{port}/")).unwrap_err();
+    assert!(matches!(err, FetchError::Failed { .. }), "{err}");
+    let engine = EngineError::Fetch(err);
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
+    let (mut client, mut os) = (false, false);
+    while let Some(e) = at {
+        client |= e.downcast_ref::<ureq::Error>().is_some();
+        os |= e.downcast_ref::<std::io::Error>().is_some();
+        at = e.source();
+    }
+    assert!(
+        client && os,
+        "the walk from {engine} reaches ureq's and the OS's errors"
+    );
+}

@@ -119,9 +119,16 @@ pub fn io(path: &Path, what: &str, e: std::io::Error) -> IndexError {
 
 /// Something is wrong with `path` that is not an OS error (corrupt, unknown version).
 pub fn storage(path: &Path, what: &str, e: impl std::fmt::Display) -> IndexError {
-    IndexError::Storage {
-        reason: format!("{what} {}: {e}", path.display()),
-    }
+    IndexError::storage(format!("{what} {}: {e}", path.display()))
+}
+
+/// As [`storage`], keeping the decoder's or encoder's error as the cause.
+pub fn storage_by(
+    path: &Path,
+    what: &str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> IndexError {
+    IndexError::storage_caused(format!("{what} {}: {e}", path.display()), e)
 }
 
 fn config() -> bincode::config::Configuration {
@@ -178,12 +185,10 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
         .metadata()
         .map_err(|e| io(&path, "cannot stat", e))?
         .len();
-    let corrupt = |why: &str| {
-        storage(
-            &path,
-            "is corrupt",
-            format!("{why}; move it away and re-sync, or restore it from a backup"),
-        )
+    const FIX: &str = "move it away and re-sync, or restore it from a backup";
+    let corrupt = |why: &str| storage(&path, "is corrupt", format!("{why}; {FIX}"));
+    let undecodable = |e: bincode::error::DecodeError| {
+        IndexError::storage_caused(format!("is corrupt {}: {e}; {FIX}", path.display()), e)
     };
     // The file is checked and decoded in streams, never read whole: a large
     // index opens in the memory of its state, not twice that.
@@ -230,7 +235,7 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
     let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
         let old: Snapshot<SourceEntryV1> =
             bincode::serde::decode_from_std_read(&mut reader(first)?, config())
-                .map_err(|e| corrupt(&e.to_string()))?;
+                .map_err(undecodable)?;
         lift(old)
     } else {
         let second = section(next)?;
@@ -258,10 +263,10 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
             };
             (head, postings.join())
         });
-        let head = head.map_err(|e| corrupt(&e.to_string()))?;
+        let head = head.map_err(undecodable)?;
         let (text, title) = postings
             .map_err(|_| corrupt("the decoder crashed"))?
-            .map_err(|e| corrupt(&e.to_string()))?;
+            .map_err(undecodable)?;
         Snapshot {
             version: head.version,
             dim: head.dim,
@@ -369,7 +374,7 @@ fn stream_record(
     let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
     value
         .encode_into(&mut w)
-        .map_err(|e| storage(path, "cannot encode a record for", e))?;
+        .map_err(|e| storage_by(path, "cannot encode a record for", e))?;
     w.flush().map_err(|e| io(path, "cannot write", e))?;
     let (len, crc) = (w.len, w.crc.clone().finalize());
     drop(w);

@@ -97,17 +97,16 @@ impl MemIndex {
         let dir = dir.as_ref().to_path_buf();
         if dir.exists() && !dir.is_dir() {
             return Err(IndexError::Storage {
+                cause: None,
                 reason: format!(
                     "DB_PATH {} is a file, not a folder; point DB_PATH at a folder",
                     dir.display()
                 ),
             });
         }
-        std::fs::create_dir_all(&dir).map_err(|e| IndexError::Storage {
-            reason: format!(
-                "cannot create the index folder DB_PATH {}: {e}",
-                dir.display()
-            ),
+        std::fs::create_dir_all(&dir).map_err(|e| IndexError::Io {
+            context: format!("cannot create the index folder DB_PATH {}", dir.display()),
+            source: minirag_core::cause::Cause::new(e),
         })?;
         let paths = Paths { dir };
         let inner = load(&paths)?;

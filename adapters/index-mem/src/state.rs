@@ -141,6 +141,7 @@ impl State {
         }
         if values != rows * dim as usize {
             return Err(IndexError::Storage {
+                cause: None,
                 reason: format!("{values} vectors of width {dim} do not match {rows} chunks"),
             });
         }
@@ -157,6 +158,7 @@ impl State {
         vectors: &[f32],
     ) -> Result<(), IndexError> {
         let changed = || IndexError::Storage {
+            cause: None,
             reason: format!(
                 "{source} changed while it was being embedded; the next sync embeds its new chunks"
             ),
@@ -177,6 +179,7 @@ impl State {
         }
         if dim == 0 {
             return Err(IndexError::Storage {
+                cause: None,
                 reason: format!("vectors of width 0 for {source}"),
             });
         }

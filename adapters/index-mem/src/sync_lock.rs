@@ -81,6 +81,7 @@ pub fn take(db_path: &Path) -> Result<SyncLease, IndexError> {
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
             Err(IndexError::Busy {
+                cause: None,
                 reason: holder_message(&text, &path),
             })
         }

@@ -293,3 +293,30 @@ fn vectors_of_a_big_source_spill_and_read_back_exactly() {
         keyword
     );
 }
+
+/// A snapshot whose checksums hold but whose contents do not decode keeps
+/// the decoder's error under the index's and the engine's.
+#[test]
+fn an_undecodable_snapshots_cause_is_kept_to_the_decoder() {
+    use minirag_core::error::EngineError;
+    let dir = tempfile::tempdir().unwrap();
+    let payload = [0xffu8; 64];
+    let mut meta = b"MRSNAP03".to_vec();
+    meta.extend_from_slice(&1u64.to_le_bytes());
+    for _ in 0..2 {
+        meta.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        meta.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        meta.extend_from_slice(&payload);
+    }
+    std::fs::write(dir.path().join("snapshot.meta"), meta).unwrap();
+    let err = MemIndex::open(dir.path()).err().unwrap();
+    assert!(err.to_string().contains("snapshot.meta"), "{err}");
+    let engine = EngineError::Index(err);
+    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
+    let mut found = false;
+    while let Some(e) = at {
+        found |= e.downcast_ref::<bincode::error::DecodeError>().is_some();
+        at = e.source();
+    }
+    assert!(found, "the walk from {engine} reaches bincode's error");
+}

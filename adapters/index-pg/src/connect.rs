@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use minirag_core::cause::Cause;
 use minirag_core::config::database::mask_password;
 use minirag_core::ports::IndexError;
 use postgres::config::{Host, SslMode};
@@ -84,7 +85,7 @@ impl r2d2::ManageConnection for Manager {
 const POOL_SIZE: u32 = 8;
 
 fn refused(url: &str, why: impl std::fmt::Display) -> IndexError {
-    IndexError::Storage {
+    IndexError::Storage { cause: None,
         reason: format!(
             "DB_URL '{}' is invalid: {why}; expected postgres://user[:password]@host[:port]/database[?sslmode=require]",
             mask_password(url)
@@ -201,7 +202,7 @@ fn tls_connector(root_cert: Option<&Path>) -> Result<MakeRustlsConnect, IndexErr
     if let Some(path) = root_cert {
         use rustls::pki_types::pem::PemObject;
         let certs = rustls::pki_types::CertificateDer::pem_file_iter(path).map_err(|e| {
-            IndexError::Storage {
+            IndexError::Storage { cause: None,
                 reason: format!(
                     "PGSSLROOTCERT '{}' cannot be read: {e}; point it at a PEM file of CA certificates",
                     path.display()
@@ -216,6 +217,7 @@ fn tls_connector(root_cert: Option<&Path>) -> Result<MakeRustlsConnect, IndexErr
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| IndexError::Storage {
+            cause: None,
             reason: format!("TLS setup failed: {e}"),
         })?
         .with_root_certificates(roots)
@@ -265,8 +267,12 @@ impl Target {
     }
 
     /// The error for a server that cannot be reached, with what to check.
-    pub fn unreachable(&self, e: impl std::fmt::Display) -> IndexError {
-        let e = e.to_string();
+    pub fn unreachable(&self, e: impl std::error::Error + Send + Sync + 'static) -> IndexError {
+        // The whole chain in the message: a TLS refusal says why only in
+        // the errors under the client's.
+        let text = chain(&e);
+        let cause = Cause::new(e);
+        let e = text;
         let fix = if e.contains("certificate") {
             "the server's TLS certificate was refused: when your own CA signed it, point PGSSLROOTCERT at that CA's PEM file; the host in DB_URL must be a name the certificate carries"
         } else {
@@ -277,6 +283,7 @@ impl Target {
                 "cannot connect to PostgreSQL at {}: {e}; {fix}",
                 self.masked_url
             ),
+            cause: Some(cause),
         }
     }
 
@@ -285,7 +292,7 @@ impl Target {
     pub fn connect_once(&self, root_cert: Option<&Path>) -> Result<postgres::Client, IndexError> {
         self.manager(root_cert)?
             .connect()
-            .map_err(|e| self.unreachable(chain(&e)))
+            .map_err(|e| self.unreachable(e))
     }
 }
 

@@ -19,6 +19,7 @@ mod view;
 mod write;
 
 use minirag_analyzer::Analyzer;
+use minirag_core::cause::Cause;
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
 
@@ -54,7 +55,7 @@ impl PgIndex {
     /// Connects, creates or migrates the schema, and checks pgvector.
     pub fn open(url: &str, schema: &str, options: &PgOptions) -> Result<Self, IndexError> {
         if !minirag_core::config::database::valid_schema_name(schema) {
-            return Err(IndexError::Storage {
+            return Err(IndexError::Storage { cause: None,
                 reason: format!(
                     "DB_SCHEMA='{schema}' is invalid: expected a lower-case name of letters, digits and '_' (at most 63), e.g. minirag or team_docs"
                 ),
@@ -81,8 +82,9 @@ impl PgIndex {
                     index.target.masked_url,
                     db_message(&e)
                 ),
+                cause: Some(Cause::new(e)),
             },
-            schema::SetupError::Newer(v) => IndexError::Storage {
+            schema::SetupError::Newer(v) => IndexError::Storage { cause: None,
                 reason: format!(
                     "schema '{schema}' at {} was written by a newer minirag (version {v}, this one knows {}); upgrade minirag-mcp",
                     index.target.masked_url,
@@ -107,6 +109,7 @@ impl PgIndex {
                 self.schema,
                 db_message(&e)
             ),
+            cause: Some(Cause::new(e)),
         }
     }
 

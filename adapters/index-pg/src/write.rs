@@ -96,6 +96,7 @@ fn prepare_vectors(
 fn check_rows(source: &str, rows: usize, e: &Embeddings) -> Result<(), IndexError> {
     if e.dim == 0 || e.data.len() != rows * e.dim {
         return Err(IndexError::Storage {
+            cause: None,
             reason: format!(
                 "{} vectors of width {} do not match {rows} chunks of {source}",
                 e.data.len().checked_div(e.dim).unwrap_or(0),
@@ -232,6 +233,7 @@ pub fn replace_source(
     }
     if chunk_ids.len() != n {
         return Err(IndexError::Storage {
+            cause: None,
             reason: format!(
                 "PostgreSQL stored {} of {n} chunks of {}",
                 chunk_ids.len(),
@@ -319,6 +321,7 @@ pub fn set_vectors(
     let s = &ix.schema;
     check_rows(source, texts.len(), &vectors)?;
     let changed = || IndexError::Storage {
+        cause: None,
         reason: format!(
             "{source} changed while it was being embedded; the next sync embeds its new chunks"
         ),
@@ -457,7 +460,7 @@ pub fn lock_sync(ix: &PgIndex) -> Result<SyncLease, IndexError> {
         .flatten()
         .map(|r| format!("{} from {}", r.get::<_, String>(0), r.get::<_, String>(1)))
         .unwrap_or_else(|| "another process".into());
-    Err(IndexError::Busy {
+    Err(IndexError::Busy { cause: None,
         reason: format!(
             "another sync of index '{}' at {} is running ({holder}); wait for it to finish, or query meanwhile",
             ix.schema, ix.target.masked_url

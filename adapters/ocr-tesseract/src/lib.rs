@@ -115,6 +115,7 @@ impl Tesseract {
             .arg(pdf)
             .arg(&png);
         child::run(render, None, self.limits).map_err(|reason| OcrError {
+            cause: None,
             name: name.into(),
             reason: format!("page {page} cannot be rendered: {reason}"),
         })?;
@@ -154,6 +155,7 @@ impl Tesseract {
             .arg("stdout")
             .args(["-l", &self.lang, "--psm", "1"]);
         let out = child::run(cmd, None, self.limits).map_err(|reason| OcrError {
+            cause: None,
             name: name.into(),
             reason: format!("could not read or decode image: {reason}"),
         })?;
@@ -171,10 +173,11 @@ fn check_dimensions(name: &str, bytes: &[u8]) -> Result<(), OcrError> {
     let size = imagesize::blob_size(bytes).map_err(|e| OcrError {
         name: name.into(),
         reason: format!("could not decode image ({e})"),
+        cause: Some(minirag_core::cause::Cause::new(e)),
     })?;
     let pixels = size.width as u64 * size.height as u64;
     if pixels > MAX_PIXELS {
-        return Err(OcrError {
+        return Err(OcrError { cause: None,
             name: name.into(),
             reason: format!(
                 "the image claims {} × {} pixels, over the limit of {MAX_PIXELS} (a decompression bomb, or a scan at an absurd resolution)",
@@ -189,6 +192,7 @@ fn scratch(name: &str) -> Result<tempfile::TempDir, OcrError> {
     tempfile::tempdir().map_err(|e| OcrError {
         name: name.into(),
         reason: format!("no scratch folder for OCR: {e}"),
+        cause: Some(minirag_core::cause::Cause::new(e)),
     })
 }
 
@@ -204,6 +208,7 @@ impl Ocr for Tesseract {
         std::fs::write(&path, bytes).map_err(|e| OcrError {
             name: name.into(),
             reason: format!("cannot write a scratch copy: {e}"),
+            cause: Some(minirag_core::cause::Cause::new(e)),
         })?;
         let text = self.recognise_cleaned(name, &path)?;
         // Tesseract ends every page of a multi-page image with a form feed.
@@ -222,6 +227,7 @@ impl Ocr for Tesseract {
         std::fs::write(&pdf, bytes).map_err(|e| OcrError {
             name: name.into(),
             reason: format!("cannot write a scratch copy: {e}"),
+            cause: Some(minirag_core::cause::Cause::new(e)),
         })?;
         let total = pages.len() as u32;
         let mut out = Vec::with_capacity(pages.len());
@@ -242,6 +248,7 @@ impl Ocr for Tesseract {
                     .map(|h| {
                         h.join().unwrap_or_else(|_| {
                             Err(OcrError {
+                                cause: None,
                                 name: name.into(),
                                 reason: "an OCR worker thread panicked".into(),
                             })
@@ -255,6 +262,7 @@ impl Ocr for Tesseract {
             let done = out.len() as u32;
             if !go_on(done, total) && done < total {
                 return Err(OcrError {
+                    cause: None,
                     name: name.into(),
                     reason: format!("stopped after page {done} of {total}"),
                 });

@@ -192,7 +192,7 @@ fn inspect(index: &dyn Index, opened: &str) -> Vec<Check> {
             None => check("sync lock", Level::Ok, "free".into(), None),
             Some(w) => check("sync lock", Level::Warn, w, Some("make DB_PATH writable")),
         },
-        Err(IndexError::Busy { reason }) => check("sync lock", Level::Warn, reason, None),
+        Err(IndexError::Busy { reason, .. }) => check("sync lock", Level::Warn, reason, None),
         Err(e) => check("sync lock", Level::Fail, e.to_string(), None),
     });
     out

@@ -65,6 +65,7 @@ impl Embedder for HashEmbedder {
     fn ready(&self) -> Result<(), EmbedError> {
         match self.unavailable {
             true => Err(EmbedError::Unavailable {
+                cause: None,
                 reason: "no model files at /nowhere".into(),
             }),
             false => Ok(()),
@@ -76,6 +77,7 @@ impl Embedder for HashEmbedder {
     fn embed_documents(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
         if self.unavailable {
             return Err(EmbedError::Unavailable {
+                cause: None,
                 reason: "no model files at /nowhere".into(),
             });
         }
@@ -90,6 +92,7 @@ impl Embedder for HashEmbedder {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         if self.unavailable {
             return Err(EmbedError::Unavailable {
+                cause: None,
                 reason: "no model files at /nowhere".into(),
             });
         }
@@ -103,6 +106,7 @@ struct PassConverter;
 impl Converter for PassConverter {
     fn convert(&self, r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
         let text = String::from_utf8(r.bytes.to_vec()).map_err(|_| ConvertError::Malformed {
+            cause: None,
             name: r.name.into(),
             reason: "not UTF-8".into(),
         })?;
@@ -139,6 +143,7 @@ struct MapFetcher(BTreeMap<String, (String, &'static str)>);
 impl Fetcher for MapFetcher {
     fn fetch(&self, url: &str) -> Result<Fetched, FetchError> {
         let (body, ct) = self.0.get(url).ok_or_else(|| FetchError::Failed {
+            cause: None,
             reason: format!("404 for {url}"),
         })?;
         Ok(Fetched {
@@ -220,6 +225,7 @@ impl IndexView for LiveView<'_> {
     ) -> Result<Vec<Candidate>, IndexError> {
         if self.0.keyword_fails.load(Ordering::SeqCst) {
             return Err(IndexError::Storage {
+                cause: None,
                 reason: "postings unreadable".into(),
             });
         }
@@ -351,6 +357,7 @@ impl Index for MemIndex {
         }
         if self.settle_fails.load(Ordering::SeqCst) {
             return Err(IndexError::Storage {
+                cause: None,
                 reason: "the graph build ran out of memory".into(),
             });
         }
@@ -406,6 +413,7 @@ impl Index for MemIndex {
         });
         if !same {
             return Err(IndexError::Storage {
+                cause: None,
                 reason: format!("{source} changed while it was embedded"),
             });
         }

@@ -247,6 +247,7 @@ impl Ocr for NoOcr {
         Err(OcrError {
             name: name.into(),
             reason: "the bench reads no scans".into(),
+            cause: None,
         })
     }
     fn pdf_pages(
