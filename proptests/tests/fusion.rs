@@ -2,7 +2,7 @@
 
 use minirag_core::ports::{Candidate, ChunkKey};
 use minirag_core::search::fusion::apply_grouping;
-use minirag_core::search::{fuse, is_under, Grouping};
+use minirag_core::search::{fuse, fuse_documents, is_under, DocumentHit, Grouping};
 use proptest::prelude::*;
 
 fn key(i: u32) -> ChunkKey {
@@ -104,5 +104,63 @@ proptest! {
         prop_assert!(!is_under(&sibling, &scope), "{scope} matched {sibling}");
         let child = format!("{base}/{name}{tail}");
         prop_assert!(is_under(&child, &scope), "{scope} missed {child}");
+    }
+}
+
+/// Whole-document hits over the sources `key` spreads ids over, best first.
+fn documents() -> impl Strategy<Value = Vec<DocumentHit>> {
+    prop::collection::vec((0u32..7, 0.1f32..50.0, 0u32..200), 0..7).prop_map(|mut docs| {
+        docs.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut seen = std::collections::HashSet::new();
+        docs.into_iter()
+            .filter(|(s, _, _)| seen.insert(*s))
+            .map(|(s, score, best)| DocumentHit {
+                source: format!("/d/{s}.md"),
+                score,
+                best_chunk: best,
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// What queries use: every chunk of either list appears once, every
+    /// document is shown by at least one chunk, scores fall, and within a
+    /// document each further chunk scores exactly half the one before.
+    #[test]
+    fn document_fusion_shows_everything_once_best_first((v, k) in lists(), docs in documents(), weight in 0.01f64..=1.0) {
+        let fused = fuse_documents(&v, &k, &docs, weight);
+        let mut keys: Vec<&ChunkKey> = fused.iter().map(|f| &f.key).collect();
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        prop_assert_eq!(keys.len(), n, "a chunk twice");
+        for c in v.iter().chain(&k) {
+            prop_assert!(fused.iter().any(|f| f.key == c.key), "{:?} lost", c.key);
+        }
+        for d in &docs {
+            prop_assert!(fused.iter().any(|f| f.key.source == d.source), "{} not shown", d.source);
+        }
+        prop_assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
+        let mut last: std::collections::HashMap<&str, f64> = Default::default();
+        for f in fused.iter().filter(|f| f.distance.is_some() || k.iter().any(|c| c.key == f.key)) {
+            if let Some(prev) = last.insert(f.key.source.as_str(), f.score) {
+                prop_assert!((f.score - prev * 0.5).abs() <= 1e-9 * prev.abs().max(1.0),
+                    "{} after {} in {}", f.score, prev, f.key.source);
+            }
+        }
+    }
+
+    /// A document first in the document list and nearest on the vector
+    /// side leads, whatever the weight.
+    #[test]
+    fn the_best_document_on_both_sides_leads((mut v, k) in lists(), mut docs in documents(), weight in 0.01f64..0.99) {
+        let top = DocumentHit { source: "/top.md".into(), score: 1000.0, best_chunk: 0 };
+        docs.insert(0, top);
+        v.insert(0, Candidate { key: ChunkKey { source: "/top.md".into(), index: 0 }, value: 0.0 });
+        let fused = fuse_documents(&v, &k, &docs, weight);
+        prop_assert_eq!(fused[0].key.source.as_str(), "/top.md");
     }
 }
