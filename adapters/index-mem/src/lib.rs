@@ -46,6 +46,17 @@ use crate::vectors::Matrix;
 /// past the snapshot's own size, whichever is larger).
 pub const COMPACT_AFTER_BYTES: u64 = 64 << 20;
 
+/// At the end of a sync, fold the log into a snapshot once it holds more
+/// than this many bytes and more than [`SETTLE_SHARE`] of the snapshot:
+/// every process that opens the index later (a CLI query, a `status`
+/// poller) replays the log, and replaying re-analyses every chunk in it,
+/// while a snapshot is read as it was written. A sync that changed a file or
+/// two leaves a small log and pays nothing.
+pub const SETTLE_AFTER_BYTES: u64 = 1 << 20;
+/// The share of the snapshot's size (`1/SETTLE_SHARE`) past which a sync's
+/// log is folded when the sync ends.
+pub const SETTLE_SHARE: u64 = 8;
+
 struct Inner {
     state: State,
     generation: u64,
@@ -614,6 +625,23 @@ impl Index for MemIndex {
         Ok(Box::new(MemView {
             inner: self.guard()?,
         }))
+    }
+
+    /// Folds a long log into a snapshot (see [`SETTLE_AFTER_BYTES`]), so the
+    /// next cold open reads a snapshot instead of replaying the sync.
+    fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
+        let _lock = WriterLock::take(&self.paths)?;
+        self.refresh()?;
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let log = inner.wal_end.saturating_sub(WAL_HEADER);
+        if log <= SETTLE_AFTER_BYTES.max(inner.snapshot_bytes / SETTLE_SHARE) {
+            return Ok(());
+        }
+        announce(&format!(
+            "folding the index log ({} MB) into a snapshot, so the next open reads it at once",
+            log >> 20
+        ));
+        compact(&self.paths, &mut inner)
     }
 
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {

@@ -320,3 +320,46 @@ fn an_undecodable_snapshots_cause_is_kept_to_the_decoder() {
     }
     assert!(found, "the walk from {engine} reaches bincode's error");
 }
+
+/// The end of a sync folds a long log into a snapshot, so the next open
+/// reads a snapshot instead of replaying the sync; a short log stays.
+#[test]
+fn settling_folds_a_long_log_and_leaves_a_short_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    put(&index, "/d/small.md", &["a few words"]);
+    let mut said = Vec::new();
+    index.settle(&mut |l| said.push(l.to_string())).unwrap();
+    assert!(said.is_empty(), "{said:?}");
+    assert!(
+        !dir.path().join("snapshot.meta").exists(),
+        "a short log stays"
+    );
+
+    // Over a MiB of chunk text: the log passes the threshold.
+    let text = "word ".repeat(2_000);
+    for i in 0..120 {
+        put(&index, &format!("/d/{i}.md"), &[&text]);
+    }
+    let log = std::fs::metadata(dir.path().join("wal.log")).unwrap().len();
+    assert!(log > minirag_index_mem::SETTLE_AFTER_BYTES, "{log}");
+    index.settle(&mut |l| said.push(l.to_string())).unwrap();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("folding the index log"), "{said:?}");
+    assert!(dir.path().join("snapshot.meta").is_file());
+    let log = std::fs::metadata(dir.path().join("wal.log")).unwrap().len();
+    assert!(log <= 64, "the log is folded: {log} bytes left");
+    drop(index);
+    let reopened = MemIndex::open(dir.path()).unwrap();
+    let hits = reopened.keyword_search("few", 5, &Scope::all()).unwrap();
+    assert_eq!(hits[0].key.source, "/d/small.md");
+    assert_eq!(
+        reopened
+            .read()
+            .unwrap()
+            .sources(&Scope::all())
+            .unwrap()
+            .len(),
+        121
+    );
+}
