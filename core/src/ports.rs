@@ -427,6 +427,10 @@ pub struct IndexStats {
     pub stale_chunk_count: u64,
     /// Chunks stored without a vector.
     pub vectorless_chunk_count: u64,
+    /// Damage the index found in its own files and contained (a damaged
+    /// log set aside, say), one message each naming the file; empty when
+    /// sound.
+    pub damage: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -558,6 +558,35 @@ pub struct WalRead {
     /// Written by an older build (WAL format 1): fold it into a snapshot
     /// before appending, so one log never mixes layouts.
     pub legacy: bool,
+    /// A bad record with whole, valid records after it: damage, not a torn
+    /// tail (only the last record can be cut by a crash).
+    pub damage: Option<WalDamage>,
+}
+
+/// Where a log is damaged, and what came after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalDamage {
+    /// Offset of the bad record (`end` of the read).
+    pub at: u64,
+    /// Valid records found after it, not applied.
+    pub records_after: usize,
+    /// The sources those records wrote, sorted and distinct.
+    pub sources_after: Vec<String>,
+}
+
+/// How far past a bad record to look for the next valid one when the bad
+/// record's own length cannot be trusted.
+const RESYNC_WINDOW: u64 = 4 << 20;
+
+impl Op {
+    /// The sources this record writes.
+    fn sources(&self) -> Vec<String> {
+        match self {
+            Op::Replace { source, .. } => vec![source.source.clone()],
+            Op::Delete { source } | Op::SetVectors { source, .. } => vec![source.clone()],
+            Op::Move { from, to, .. } => vec![from.clone(), to.clone()],
+        }
+    }
 }
 
 /// Reads WAL records from `from` (0 = from the start, header included).
@@ -576,6 +605,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
                 end: 0,
                 tail: 0,
                 legacy: false,
+                damage: None,
             })
         }
         Err(e) => return Err(io(&path, "cannot open", e)),
@@ -591,6 +621,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
             end: 0,
             tail: len,
             legacy: false,
+            damage: None,
         });
     }
     let generation = u64::from_le_bytes(head[8..16].try_into().unwrap());
@@ -598,48 +629,34 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
     let file_len = f.metadata().map_err(|e| io(&path, "cannot stat", e))?.len();
     // Records are checked and decoded in place, one at a time: a large
     // source's record is never held as bytes next to its decoded chunks.
-    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
     let mut ops = Vec::new();
     let mut pos = start;
-    let mut buf = vec![0u8; 1 << 20];
-    while file_len.saturating_sub(pos) >= 8 {
-        let mut head = [0u8; 8];
-        if f.read_exact_at(&mut head, pos).is_err() {
-            break;
-        }
-        let len = u32::from_le_bytes(head[..4].try_into().unwrap()) as u64;
-        let crc = u32::from_le_bytes(head[4..8].try_into().unwrap());
-        let body = pos + 8;
-        if body + len > file_len {
-            break;
-        }
-        if crc_of_range(&f, body, len, &mut buf).map_err(|e| io(&path, "cannot read", e))? != crc {
-            break;
-        }
-        let op = if len as usize <= buf.len() {
-            // Small records (all but a large source's) decode from the
-            // buffer the checksum pass just filled.
-            let payload = &buf[..len as usize];
-            if legacy {
-                bincode::serde::decode_from_slice::<OpV1, _>(payload, config()).map(|d| d.0.into())
-            } else {
-                bincode::serde::decode_from_slice::<Op, _>(payload, config()).map(|d| d.0)
-            }
-        } else {
-            f.seek(SeekFrom::Start(body))
-                .map_err(|e| io(&path, "cannot seek in", e))?;
-            let mut r = std::io::BufReader::with_capacity(1 << 20, &mut f).take(len);
-            if legacy {
-                bincode::serde::decode_from_std_read::<OpV1, _, _>(&mut r, config()).map(Into::into)
-            } else {
-                bincode::serde::decode_from_std_read::<Op, _, _>(&mut r, config())
-            }
-        };
-        let Ok(op) = op else {
-            break;
-        };
+    while let Some((op, next)) = wal_record_at(&mut f, &path, pos, file_len, legacy, &mut buf)? {
         ops.push(op);
-        pos = body + len;
+        pos = next;
+    }
+    // A bad record is a torn tail only when nothing valid follows it.
+    let mut damage = None;
+    if file_len.saturating_sub(pos) >= 8 {
+        if let Some(mut at) = next_valid_record(&mut f, &path, pos, file_len, legacy, &mut buf)? {
+            let mut sources = Vec::new();
+            let mut records_after = 0;
+            while let Some((op, next)) =
+                wal_record_at(&mut f, &path, at, file_len, legacy, &mut buf)?
+            {
+                records_after += 1;
+                sources.extend(op.sources());
+                at = next;
+            }
+            sources.sort();
+            sources.dedup();
+            damage = Some(WalDamage {
+                at: pos,
+                records_after,
+                sources_after: sources,
+            });
+        }
     }
     Ok(WalRead {
         generation: Some(generation),
@@ -647,7 +664,93 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         end: pos,
         tail: file_len.saturating_sub(pos),
         legacy,
+        damage,
     })
+}
+
+/// The record at `pos` and the offset after it; `None` when there is no
+/// whole record there whose checksum holds and which decodes.
+fn wal_record_at(
+    f: &mut File,
+    path: &Path,
+    pos: u64,
+    file_len: u64,
+    legacy: bool,
+    buf: &mut [u8],
+) -> Result<Option<(Op, u64)>, IndexError> {
+    use std::os::unix::fs::FileExt;
+    if file_len.saturating_sub(pos) < 8 {
+        return Ok(None);
+    }
+    let mut head = [0u8; 8];
+    if f.read_exact_at(&mut head, pos).is_err() {
+        return Ok(None);
+    }
+    let len = u32::from_le_bytes(head[..4].try_into().unwrap()) as u64;
+    let crc = u32::from_le_bytes(head[4..8].try_into().unwrap());
+    let body = pos + 8;
+    if body + len > file_len {
+        return Ok(None);
+    }
+    if crc_of_range(f, body, len, buf).map_err(|e| io(path, "cannot read", e))? != crc {
+        return Ok(None);
+    }
+    let op = if len as usize <= buf.len() {
+        // Small records (all but a large source's) decode from the
+        // buffer the checksum pass just filled.
+        let payload = &buf[..len as usize];
+        if legacy {
+            bincode::serde::decode_from_slice::<OpV1, _>(payload, config()).map(|d| d.0.into())
+        } else {
+            bincode::serde::decode_from_slice::<Op, _>(payload, config()).map(|d| d.0)
+        }
+    } else {
+        f.seek(SeekFrom::Start(body))
+            .map_err(|e| io(path, "cannot seek in", e))?;
+        let mut r = std::io::BufReader::with_capacity(1 << 20, &mut *f).take(len);
+        if legacy {
+            bincode::serde::decode_from_std_read::<OpV1, _, _>(&mut r, config()).map(Into::into)
+        } else {
+            bincode::serde::decode_from_std_read::<Op, _, _>(&mut r, config())
+        }
+    };
+    Ok(op.ok().map(|op| (op, body + len)))
+}
+
+/// The first valid record after the bad one at `bad`: where the bad
+/// record's length says the next one starts, else the first offset within
+/// [`RESYNC_WINDOW`] that holds one (its length may be the damaged part).
+fn next_valid_record(
+    f: &mut File,
+    path: &Path,
+    bad: u64,
+    file_len: u64,
+    legacy: bool,
+    buf: &mut [u8],
+) -> Result<Option<u64>, IndexError> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 8];
+    if f.read_exact_at(&mut head, bad).is_ok() {
+        let len = u32::from_le_bytes(head[..4].try_into().unwrap()) as u64;
+        let hop = bad + 8 + len;
+        if hop < file_len && wal_record_at(f, path, hop, file_len, legacy, buf)?.is_some() {
+            return Ok(Some(hop));
+        }
+    }
+    let last = file_len.saturating_sub(8).min(bad + RESYNC_WINDOW);
+    let mut window = vec![0u8; (last + 8 - bad) as usize];
+    if f.read_exact_at(&mut window, bad).is_err() {
+        return Ok(None);
+    }
+    for p in bad + 1..=last {
+        let i = (p - bad) as usize;
+        let len = u32::from_le_bytes(window[i..i + 4].try_into().unwrap()) as u64;
+        // Only a length that fits the file can start a record.
+        if p + 8 + len <= file_len && wal_record_at(f, path, p, file_len, legacy, buf)?.is_some() {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
 }
 
 /// Appends one record and makes it durable; `end` is where the valid log

@@ -72,6 +72,11 @@ struct Inner {
     /// The current snapshot was corrupt and this state was rebuilt from the
     /// previous snapshot and the logs.
     recovered: bool,
+    /// The log had damage with valid records after it: fold the state into
+    /// a snapshot at open, so its stale marks are kept.
+    damaged: bool,
+    /// What [`damage_reports`] found in the folder when this state was read.
+    damage: Vec<String>,
     /// The log was written by an older build (WAL format 1).
     wal_legacy: bool,
 }
@@ -91,6 +96,8 @@ impl Inner {
             snapshot_bytes,
             snapshot_identity,
             recovered: false,
+            damaged: false,
+            damage: Vec::new(),
             wal_legacy: false,
         }
     }
@@ -121,7 +128,7 @@ impl MemIndex {
         })?;
         let paths = Paths { dir };
         let inner = load(&paths)?;
-        let recovered = inner.recovered;
+        let recovered = inner.recovered || inner.damaged;
         let index = Self {
             paths,
             inner: RwLock::new(inner),
@@ -236,6 +243,7 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
     };
     let mut inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
     catch_up(paths, &mut inner)?;
+    inner.damage = damage_reports(&paths.dir);
     Ok(inner)
 }
 
@@ -266,6 +274,8 @@ fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>) -> Option<
         snapshot_bytes: 0,
         snapshot_identity,
         recovered: true,
+        damaged: false,
+        damage: damage_reports(&paths.dir),
         wal_legacy: current.legacy,
     })
 }
@@ -281,12 +291,72 @@ fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             }
             inner.wal_end = read.end;
             inner.wal_legacy = read.legacy;
+            if let Some(damage) = read.damage {
+                let message = contain_damage(paths, inner, &damage);
+                eprintln!("warn: {message}");
+                inner.damage.push(message);
+                // Written into a snapshot at once (as a recovered state
+                // is), so the stale marks outlive this process.
+                inner.damaged = true;
+            }
         }
         Some(g) if g > inner.generation => *inner = load(paths)?,
         _ => inner.wal_end = 0,
     }
     Ok(())
 }
+
+/// Sets a damaged log aside (never deleted) and marks the sources its later
+/// records wrote stale; returns the message that names it. The copy's
+/// `.txt` twin keeps the message for `status` and `doctor`.
+fn contain_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) -> String {
+    let copy = paths.dir.join(format!(
+        "{DAMAGED_PREFIX}{}-{}.log",
+        inner.generation, damage.at
+    ));
+    if !copy.exists() {
+        if let Err(e) = std::fs::copy(paths.wal(), &copy) {
+            eprintln!(
+                "warn: cannot keep the damaged log as {}: {e}",
+                copy.display()
+            );
+        }
+    }
+    let present = inner.state.mark_stale(&damage.sources_after);
+    let message = format!(
+        "the index log {} is damaged at byte {}: {} later records, writing {} sources ({present} \
+         still in the index, now marked stale), were not applied; the damaged log is kept as {}, \
+         and the next sync rebuilds those sources from their files",
+        paths.wal().display(),
+        damage.at,
+        damage.records_after,
+        damage.sources_after.len(),
+        copy.display()
+    );
+    let _ = std::fs::write(copy.with_extension("txt"), &message);
+    message
+}
+
+/// Damaged logs set aside in `dir` (`wal.damaged-<generation>-<offset>.log`),
+/// each with the message that named it.
+pub fn damage_reports(dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(DAMAGED_PREFIX) && name.ends_with(".txt")
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect();
+    out.sort();
+    out
+}
+
+const DAMAGED_PREFIX: &str = "wal.damaged-";
 
 /// An index with nothing in it yet, whose vectors spill into its folder.
 fn empty_state(paths: &Paths) -> State {
@@ -508,6 +578,7 @@ fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let snapshot_bytes = meta + snap.vector_bytes;
     let state = from_snapshot(paths, snap)?;
     *inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
+    inner.damage = damage_reports(&paths.dir);
     catch_up(paths, inner)
 }
 
@@ -608,7 +679,10 @@ impl IndexView for MemView<'_> {
     }
 
     fn stats(&self) -> Result<IndexStats, IndexError> {
-        Ok(self.inner.state.stats())
+        Ok(IndexStats {
+            damage: self.inner.damage.clone(),
+            ..self.inner.state.stats()
+        })
     }
 
     fn vector_model(&self) -> Option<String> {

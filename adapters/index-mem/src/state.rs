@@ -656,6 +656,22 @@ impl State {
             .map(|(_, c)| Chunk::from(c))
     }
 
+    /// Marks `sources` stale (an old chunking scheme), so the next sync
+    /// rebuilds them from their files; returns how many are in the index.
+    pub fn mark_stale(&mut self, sources: &[String]) -> usize {
+        let mut n = 0;
+        for source in sources {
+            let Some(&sid) = self.ids.get(source) else {
+                continue;
+            };
+            if let Some(Some(e)) = self.sources.get_mut(sid as usize) {
+                e.record.scheme_version = 0;
+                n += 1;
+            }
+        }
+        n
+    }
+
     pub fn stats(&self) -> IndexStats {
         let mut s = IndexStats::default();
         for e in self.sources.iter().flatten() {

@@ -363,3 +363,116 @@ fn settling_folds_a_long_log_and_leaves_a_short_one() {
         121
     );
 }
+
+/// Offsets of the log's records (after its 16-byte header).
+fn record_offsets(wal: &std::path::Path) -> Vec<u64> {
+    let bytes = std::fs::read(wal).unwrap();
+    let mut out = Vec::new();
+    let mut pos = 16usize;
+    while pos + 8 <= bytes.len() {
+        out.push(pos as u64);
+        let len = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+        pos += 8 + len;
+    }
+    out
+}
+
+fn flip(path: &std::path::Path, at: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at as usize] ^= 0x10;
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Five writes: a, b, c; then b replaced and d added.
+fn five_writes(dir: &std::path::Path) {
+    let index = MemIndex::open(dir).unwrap();
+    put(&index, "/d/a.md", &["alpha first"]);
+    put(&index, "/d/b.md", &["bravo first"]);
+    put(&index, "/d/c.md", &["charlie first"]);
+    put(&index, "/d/b.md", &["bravo second"]);
+    put(&index, "/d/d.md", &["delta first"]);
+}
+
+/// A flipped byte in a middle record is damage, not a torn tail: the index
+/// opens with everything before it, sets the log aside under its own name,
+/// marks the sources later records wrote stale, and says so in its stats;
+/// nothing acknowledged before the damage is lost.
+#[test]
+fn a_bad_record_in_the_middle_of_the_log_is_named_and_contained() {
+    for in_header in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        five_writes(dir.path());
+        let wal = dir.path().join("wal.log");
+        let offsets = record_offsets(&wal);
+        assert_eq!(offsets.len(), 5);
+        // The third record (c): its payload, or its length field.
+        flip(
+            &wal,
+            if in_header {
+                offsets[2] + 1
+            } else {
+                offsets[2] + 20
+            },
+        );
+        let index = MemIndex::open(dir.path()).unwrap();
+        let stats = index.stats().unwrap();
+        assert_eq!(stats.damage.len(), 1, "in_header {in_header}: {stats:?}");
+        let message = &stats.damage[0];
+        assert!(
+            message.contains("damaged at byte") && message.contains("2 later records"),
+            "{message}"
+        );
+        // Before the damage: a and b's first version.
+        assert_eq!(
+            index.chunks("/d/a.md", 0..=0).unwrap()[0].text,
+            "alpha first"
+        );
+        assert_eq!(
+            index.chunks("/d/b.md", 0..=0).unwrap()[0].text,
+            "bravo first"
+        );
+        // b was written again after the damage: it is stale, so a sync
+        // rebuilds it; c and d were never applied.
+        assert!(stats.stale_chunk_count >= 1, "{stats:?}");
+        assert!(index
+            .chunks("/d/d.md", 0..=0)
+            .unwrap_or_default()
+            .is_empty());
+        let kept: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("wal.damaged-") && n.ends_with(".log"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(message.contains(&kept[0]), "{message}");
+        // Writes go on, and a reopen still reports the damage it kept.
+        put(&index, "/d/e.md", &["echo after"]);
+        drop(index);
+        let index = MemIndex::open(dir.path()).unwrap();
+        assert_eq!(
+            index.chunks("/d/e.md", 0..=0).unwrap()[0].text,
+            "echo after"
+        );
+        assert_eq!(index.stats().unwrap().damage.len(), 1);
+    }
+}
+
+/// A damaged *last* record is a torn tail: it alone is dropped, silently,
+/// as the write it held was never acknowledged.
+#[test]
+fn a_bad_last_record_is_a_torn_tail_not_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    five_writes(dir.path());
+    let wal = dir.path().join("wal.log");
+    let last = *record_offsets(&wal).last().unwrap();
+    flip(&wal, last + 20);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let stats = index.stats().unwrap();
+    assert!(stats.damage.is_empty(), "{stats:?}");
+    assert_eq!(stats.source_count, 3);
+    assert_eq!(
+        index.chunks("/d/b.md", 0..=0).unwrap()[0].text,
+        "bravo second"
+    );
+}

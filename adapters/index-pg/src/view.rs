@@ -536,6 +536,8 @@ impl IndexView for PgView<'_> {
             source_count: self.stats.sources.max(0) as u64,
             stale_chunk_count: stale.first().map_or(0, |r| r.get::<_, i64>(0)).max(0) as u64,
             vectorless_chunk_count: self.stats.vectorless.max(0) as u64,
+            // PostgreSQL checks its own pages and WAL.
+            damage: Vec::new(),
         })
     }
 

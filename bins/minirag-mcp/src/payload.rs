@@ -206,6 +206,10 @@ pub struct Status {
     pub vector_model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheme_warning: Option<String>,
+    /// Damage the index found in its files and contained, each naming the
+    /// file it set aside; absent when the index is sound.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub damage: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -418,6 +422,7 @@ impl App {
                 out.stale_chunk_count = Some(s.stale_chunk_count);
                 out.vectorless_chunk_count = Some(s.vectorless_chunk_count);
                 out.vector_model = vector_model;
+                out.damage = s.damage;
                 if s.stale_chunk_count > 0 {
                     out.scheme_warning = Some(format!(
                         "{} chunk(s) predate the current chunking scheme. Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
