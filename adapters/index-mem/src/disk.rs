@@ -615,13 +615,22 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
     let legacy = &head[..8] == WAL_MAGIC_V1;
     if read.is_err() || (&head[..8] != WAL_MAGIC && !legacy) {
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        // The header is written whole, through a rename: a bad one with
+        // valid records after it is damage, not a torn write.
+        let mut buf = vec![0u8; 1 << 20];
+        let (records_after, sources_after) =
+            records_from(&mut f, &path, WAL_HEADER, len, false, &mut buf)?;
         return Ok(WalRead {
             generation: None,
             ops: Vec::new(),
             end: 0,
             tail: len,
             legacy: false,
-            damage: None,
+            damage: (records_after > 0).then_some(WalDamage {
+                at: 0,
+                records_after,
+                sources_after,
+            }),
         });
     }
     let generation = u64::from_le_bytes(head[8..16].try_into().unwrap());
@@ -666,6 +675,47 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         legacy,
         damage,
     })
+}
+
+/// How many valid records follow one another from `at`, and the sources
+/// they write (sorted, distinct).
+fn records_from(
+    f: &mut File,
+    path: &Path,
+    mut at: u64,
+    file_len: u64,
+    legacy: bool,
+    buf: &mut [u8],
+) -> Result<(usize, Vec<String>), IndexError> {
+    let mut sources = Vec::new();
+    let mut n = 0;
+    while let Some((op, next)) = wal_record_at(f, path, at, file_len, legacy, buf)? {
+        n += 1;
+        sources.extend(op.sources());
+        at = next;
+    }
+    sources.sort();
+    sources.dedup();
+    Ok((n, sources))
+}
+
+/// Records that cannot be applied: the log's header (its generation) is
+/// damaged, so it is not known which snapshot they follow.
+pub fn header_damage(paths: &Paths) -> Result<Option<WalDamage>, IndexError> {
+    let path = paths.wal();
+    let mut f = match File::open(&path) {
+        Ok(f) => f,
+        Err(_) => return Ok(None),
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let mut buf = vec![0u8; 1 << 20];
+    let (records_after, sources_after) =
+        records_from(&mut f, &path, WAL_HEADER, len, false, &mut buf)?;
+    Ok((records_after > 0).then_some(WalDamage {
+        at: 0,
+        records_after,
+        sources_after,
+    }))
 }
 
 /// The record at `pos` and the offset after it; `None` when there is no

@@ -292,18 +292,39 @@ fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
             inner.wal_end = read.end;
             inner.wal_legacy = read.legacy;
             if let Some(damage) = read.damage {
-                let message = contain_damage(paths, inner, &damage);
-                eprintln!("warn: {message}");
-                inner.damage.push(message);
-                // Written into a snapshot at once (as a recovered state
-                // is), so the stale marks outlive this process.
-                inner.damaged = true;
+                report_damage(paths, inner, &damage);
             }
         }
-        Some(g) if g > inner.generation => *inner = load(paths)?,
-        _ => inner.wal_end = 0,
+        // A newer log: another process compacted, so there is a newer
+        // snapshot to load. With none (our snapshot is still the current
+        // file), the log's generation itself is damaged.
+        Some(g) if g > inner.generation => {
+            if disk::snapshot_identity(paths) != inner.snapshot_identity {
+                *inner = load(paths)?;
+            } else {
+                inner.wal_end = 0;
+                if let Some(damage) = disk::header_damage(paths)? {
+                    report_damage(paths, inner, &damage);
+                }
+            }
+        }
+        _ => {
+            inner.wal_end = 0;
+            if let Some(damage) = read.damage {
+                report_damage(paths, inner, &damage);
+            }
+        }
     }
     Ok(())
+}
+
+/// Contains `damage` and says so on stderr and in the stats; the state is
+/// written into a snapshot at open, so its stale marks outlive this process.
+fn report_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) {
+    let message = contain_damage(paths, inner, damage);
+    eprintln!("warn: {message}");
+    inner.damage.push(message);
+    inner.damaged = true;
 }
 
 /// Sets a damaged log aside (never deleted) and marks the sources its later

@@ -476,3 +476,32 @@ fn a_bad_last_record_is_a_torn_tail_not_damage() {
         "bravo second"
     );
 }
+
+/// A flipped bit in the log's header (its magic, or its generation) leaves
+/// no record to trust: the index opens, applies none of them, and says so;
+/// it does not take the log for an old one and drop it without a word, and
+/// a generation that points past the snapshot does not send the open
+/// round a loop.
+#[test]
+fn a_damaged_log_header_is_named_not_dropped() {
+    for at in [3u64, 9] {
+        let dir = tempfile::tempdir().unwrap();
+        five_writes(dir.path());
+        flip(&dir.path().join("wal.log"), at);
+        let index = MemIndex::open(dir.path()).unwrap();
+        let stats = index.stats().unwrap();
+        assert_eq!(stats.damage.len(), 1, "byte {at}: {stats:?}");
+        assert!(
+            stats.damage[0].contains("5 later records"),
+            "{:?}",
+            stats.damage
+        );
+        put(&index, "/d/e.md", &["echo after"]);
+        drop(index);
+        let index = MemIndex::open(dir.path()).unwrap();
+        assert_eq!(
+            index.chunks("/d/e.md", 0..=0).unwrap()[0].text,
+            "echo after"
+        );
+    }
+}
