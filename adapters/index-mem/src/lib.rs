@@ -238,6 +238,20 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
                 paths.prev_wal().display(),
                 paths.wal().display()
             );
+            let why = corrupt.to_string();
+            let file = if why.contains("vectors-") {
+                paths.dir.join(
+                    why.split_whitespace()
+                        .find(|w| w.contains("vectors-"))
+                        .and_then(|w| std::path::Path::new(w.trim_end_matches(':')).file_name())
+                        .map_or_else(|| std::path::PathBuf::from("vectors"), Into::into),
+                )
+            } else {
+                paths.meta()
+            };
+            keep_replaced(paths, &file, inner.generation, &why);
+            let mut inner = inner;
+            inner.damage = damage_reports(&paths.dir);
             return Ok(inner);
         }
     };
@@ -354,8 +368,26 @@ fn contain_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) ->
         damage.sources_after.len(),
         copy.display()
     );
-    let _ = std::fs::write(copy.with_extension("txt"), &message);
+    let _ = std::fs::write(copy.with_extension(REPORT_EXTENSION), &message);
     message
+}
+
+/// Keeps what a rebuild replaced: the corrupt file as `<name>.damaged-<generation>`
+/// (never deleted) and a report beside it for `status` and `doctor`.
+fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why: &str) {
+    let name = corrupt
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let copy = paths.dir.join(format!("{name}.damaged-{generation}"));
+    if corrupt.exists() && !copy.exists() {
+        let _ = std::fs::copy(corrupt, &copy);
+    }
+    let message = format!(
+        "{why}; the index was rebuilt from the previous snapshot and the logs, and the damaged file is kept as {}",
+        copy.display()
+    );
+    let report = format!("{}.{REPORT_EXTENSION}", copy.display());
+    let _ = std::fs::write(report, message);
 }
 
 /// Damaged logs set aside in `dir` (`wal.damaged-<generation>-<offset>.log`),
@@ -369,7 +401,7 @@ pub fn damage_reports(dir: &std::path::Path) -> Vec<String> {
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.starts_with(DAMAGED_PREFIX) && name.ends_with(".txt")
+            name.ends_with(&format!(".{REPORT_EXTENSION}"))
         })
         .filter_map(|e| std::fs::read_to_string(e.path()).ok())
         .collect();
@@ -378,6 +410,8 @@ pub fn damage_reports(dir: &std::path::Path) -> Vec<String> {
 }
 
 const DAMAGED_PREFIX: &str = "wal.damaged-";
+/// Each kept damaged file has a report beside it with this extension.
+const REPORT_EXTENSION: &str = "damage.txt";
 
 /// An index with nothing in it yet, whose vectors spill into its folder.
 fn empty_state(paths: &Paths) -> State {
