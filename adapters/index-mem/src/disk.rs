@@ -369,7 +369,8 @@ fn stream_record(
         .stream_position()
         .map_err(|e| io(path, "cannot seek in", e))?;
     let head_len = if wide_len { 12 } else { 8 };
-    f.write_all(&[0u8; 12][..head_len])
+    faults::check(WRITE)
+        .and_then(|()| f.write_all(&[0u8; 12][..head_len]))
         .map_err(|e| io(path, "cannot write", e))?;
     let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
     value
@@ -394,7 +395,8 @@ fn stream_record(
     head.extend_from_slice(&crc.to_le_bytes());
     f.seek(SeekFrom::Start(start))
         .map_err(|e| io(path, "cannot seek in", e))?;
-    f.write_all(&head)
+    faults::check(WRITE)
+        .and_then(|()| f.write_all(&head))
         .map_err(|e| io(path, "cannot write", e))?;
     let end = start + head_len as u64 + len;
     f.seek(SeekFrom::Start(end))
@@ -474,10 +476,16 @@ fn write_atomic_with<T>(
     write: impl FnOnce(&mut File, &Path) -> Result<T, IndexError>,
 ) -> Result<T, IndexError> {
     let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
+    let mut f = faults::check(WRITE)
+        .and_then(|()| File::create(&tmp))
+        .map_err(|e| io(&tmp, "cannot create", e))?;
     let out = write(&mut f, &tmp)?;
-    f.sync_all().map_err(|e| io(&tmp, "cannot fsync", e))?;
-    fs::rename(&tmp, path).map_err(|e| io(path, "cannot rename into", e))?;
+    faults::check(FSYNC)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io(&tmp, "cannot fsync", e))?;
+    faults::check(RENAME)
+        .and_then(|()| fs::rename(&tmp, path))
+        .map_err(|e| io(path, "cannot rename into", e))?;
     Ok(out)
 }
 
@@ -499,7 +507,7 @@ pub fn keep_previous_snapshot(paths: &Paths) -> Result<(), IndexError> {
     }
     // A hard link: no bytes copied, and the rename of the new snapshot over
     // snapshot.meta leaves the linked file as it was.
-    match fs::hard_link(paths.meta(), &prev) {
+    match faults::check(LINK).and_then(|()| fs::hard_link(paths.meta(), &prev)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&prev, "cannot link", e)),
         _ => Ok(()),
     }
@@ -508,7 +516,7 @@ pub fn keep_previous_snapshot(paths: &Paths) -> Result<(), IndexError> {
 /// After a compaction switched snapshots: the log that led to it becomes the
 /// previous log (a fresh log is started next).
 pub fn keep_previous_wal(paths: &Paths) -> Result<(), IndexError> {
-    match fs::rename(paths.wal(), paths.prev_wal()) {
+    match faults::check(RENAME).and_then(|()| fs::rename(paths.wal(), paths.prev_wal())) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(io(&paths.wal(), "cannot rename", e))
         }
@@ -825,9 +833,61 @@ pub fn append_wal(paths: &Paths, end: u64, op: &Op) -> Result<u64, IndexError> {
         .map_err(|e| io(&path, "cannot seek in", e))?;
     // Streamed: a large source's record is never held as bytes in memory.
     let new_end = stream_record(&mut f, &path, op, false)?;
-    f.sync_data().map_err(|e| io(&path, "cannot fsync", e))?;
+    faults::check(FSYNC)
+        .and_then(|()| f.sync_data())
+        .map_err(|e| io(&path, "cannot fsync", e))?;
     Ok(new_end)
 }
+
+/// Fail points for tests: every write, fsync, rename and link of the index
+/// files asks [`faults::check`] first, which fails the `n`-th such step after
+/// [`faults::arm`]`(n)`. Unarmed (always, outside tests) it is one atomic
+/// load per step.
+#[doc(hidden)]
+pub mod faults {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static FAIL_AT: AtomicU64 = AtomicU64::new(0);
+    static SEEN: AtomicU64 = AtomicU64::new(0);
+    static FAILED: AtomicU64 = AtomicU64::new(0);
+
+    /// Fails the `n`-th step from now (1-based); 0 disarms.
+    pub fn arm(n: u64) {
+        SEEN.store(0, Ordering::SeqCst);
+        FAILED.store(0, Ordering::SeqCst);
+        FAIL_AT.store(n, Ordering::SeqCst);
+    }
+
+    /// Disarms; returns the kind of step that failed, if one did.
+    pub fn disarm() -> Option<&'static str> {
+        FAIL_AT.store(0, Ordering::SeqCst);
+        KINDS
+            .get(FAILED.swap(0, Ordering::SeqCst) as usize)
+            .copied()
+            .filter(|k| !k.is_empty())
+    }
+
+    const KINDS: [&str; 5] = ["", "write", "fsync", "rename", "link"];
+
+    /// `Err` when this is the armed step. `kind`: 1 write, 2 fsync, 3
+    /// rename, 4 link.
+    pub(crate) fn check(kind: u64) -> std::io::Result<()> {
+        let at = FAIL_AT.load(Ordering::Relaxed);
+        if at == 0 || SEEN.fetch_add(1, Ordering::SeqCst) + 1 != at {
+            return Ok(());
+        }
+        FAILED.store(kind, Ordering::SeqCst);
+        Err(std::io::Error::other(format!(
+            "injected {} failure",
+            KINDS[kind as usize]
+        )))
+    }
+}
+
+const WRITE: u64 = 1;
+const FSYNC: u64 = 2;
+const RENAME: u64 = 3;
+const LINK: u64 = 4;
 
 /// Holds the writer lock until dropped.
 pub struct WriterLock(File);

@@ -1,0 +1,134 @@
+//! Every write, fsync, rename and link of a small sync fails in turn (the
+//! fail points in `disk::faults`): whichever step fails, the index reopens
+//! with every write that was acknowledged before it. One test in its own
+//! binary, because the fail point is process-wide.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use minirag_core::ports::{Embeddings, Index};
+use minirag_core::search::Scope;
+use minirag_index_mem::disk::faults;
+use minirag_index_mem::MemIndex;
+
+/// One step of the small sync, and what the index holds once it is done.
+enum Step {
+    Put(&'static str, &'static str),
+    Delete(&'static str),
+    Compact,
+}
+
+const SYNC: &[Step] = &[
+    Step::Put("/d/a.md", "alpha one"),
+    Step::Put("/d/b.md", "bravo one"),
+    Step::Compact,
+    Step::Put("/d/c.md", "charlie one"),
+    Step::Put("/d/a.md", "alpha two"),
+    Step::Delete("/d/b.md"),
+    Step::Compact,
+    Step::Put("/d/d.md", "delta one"),
+];
+
+fn run(index: &MemIndex, step: &Step) -> Result<(), String> {
+    match step {
+        Step::Put(source, text) => {
+            let texts = vec![text.to_string()];
+            index
+                .replace_source(
+                    record(source, "T", 1),
+                    chunks(&texts),
+                    Some(vectors(&texts)),
+                )
+                .map_err(|e| e.to_string())
+        }
+        Step::Delete(source) => index
+            .delete_source(source)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Step::Compact => index.compact().map_err(|e| e.to_string()),
+    }
+}
+
+fn apply(model: &mut BTreeMap<&'static str, &'static str>, step: &Step) {
+    match step {
+        Step::Put(s, t) => {
+            model.insert(s, t);
+        }
+        Step::Delete(s) => {
+            model.remove(s);
+        }
+        Step::Compact => {}
+    }
+}
+
+fn held(index: &MemIndex) -> BTreeMap<String, String> {
+    let view = index.read().unwrap();
+    view.sources(&Scope::all())
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            let text = view.chunks(&r.source, 0..=0).unwrap()[0].text.clone();
+            (r.source, text)
+        })
+        .collect()
+}
+
+#[test]
+fn every_failing_step_leaves_every_acknowledged_write() {
+    let _ = Embeddings::new(0);
+    let mut failures = BTreeMap::<&str, usize>::new();
+    for n in 1.. {
+        let dir = tempfile::tempdir().unwrap();
+        let mut acknowledged = BTreeMap::new();
+        let mut failed_step = None;
+        faults::arm(n);
+        if let Ok(index) = MemIndex::open(dir.path()) {
+            for (i, step) in SYNC.iter().enumerate() {
+                match run(&index, step) {
+                    Ok(()) => apply(&mut acknowledged, step),
+                    // A failed step ends the sync, as a crash would.
+                    Err(_) => {
+                        failed_step = Some(i);
+                        break;
+                    }
+                }
+            }
+        }
+        let kind = faults::disarm();
+        let Some(kind) = kind else {
+            assert!(failed_step.is_none(), "step {n}: an error with no fault");
+            assert!(n > 10, "the sync has more steps than {n}");
+            break;
+        };
+        *failures.entry(kind).or_default() += 1;
+        let index = MemIndex::open(dir.path())
+            .unwrap_or_else(|e| panic!("step {n} ({kind}): the index does not reopen: {e}"));
+        let got = held(&index);
+        // The failed step itself may or may not have become durable: what
+        // it wrote is allowed either way, nothing acknowledged may be lost.
+        let mut with_failed = acknowledged.clone();
+        if let Some(i) = failed_step {
+            apply(&mut with_failed, &SYNC[i]);
+        }
+        let as_strings = |m: &BTreeMap<&str, &str>| -> BTreeMap<String, String> {
+            m.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(
+            got == as_strings(&acknowledged) || got == as_strings(&with_failed),
+            "step {n} ({kind}, sync step {failed_step:?}): holds {got:?}, acknowledged {acknowledged:?}"
+        );
+        // And it takes writes again.
+        run(&index, &Step::Put("/d/z.md", "zulu")).unwrap();
+    }
+    for kind in ["write", "fsync", "rename", "link"] {
+        assert!(
+            failures.get(kind).copied().unwrap_or(0) > 0,
+            "no {kind} failed: {failures:?}"
+        );
+    }
+    println!("failed in turn: {failures:?}");
+}
