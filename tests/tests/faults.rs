@@ -151,7 +151,14 @@ fn trial(p: &Pristine, fault: &dyn Fn(&Path)) -> Outcome {
         .corpus
         .cli_env(&["query", "TAG002 second", "--json", "--top-k", "3"], &db);
     let q: Value = serde_json::from_slice(&found.stdout).unwrap_or(Value::Null);
+    let deep = p.corpus.cli_env(&["doctor", "--deep", "--json"], &db);
+    let d: Value = serde_json::from_slice(&deep.stdout).unwrap_or(Value::Null);
+    let verified = d["checks"].as_array().is_some_and(|c| {
+        c.iter()
+            .any(|c| c["name"] == "verify" && c["level"] == "ok")
+    });
     let converges = sync.status.success()
+        && verified
         && a["sourceCount"] == FILES as u64
         && a["staleChunkCount"] == 0
         && a["vectorlessChunkCount"] == 0

@@ -134,7 +134,7 @@ fn a_sync_that_fills_the_disk_fails_cleanly_and_converges_once_space_is_freed() 
         held < FILES as u64 || unembedded > 0,
         "the disk filled before the end: {s}"
     );
-    let doctor = c.cli_env(&["doctor", "--json"], &[("DB_PATH", db)]);
+    let doctor = c.cli_env(&["doctor", "--deep", "--json"], &[("DB_PATH", db)]);
     let d: Value = serde_json::from_slice(&doctor.stdout).unwrap_or(Value::Null);
     let index_check = d["checks"]
         .as_array()
@@ -144,6 +144,17 @@ fn a_sync_that_fills_the_disk_fails_cleanly_and_converges_once_space_is_freed() 
         .cloned()
         .unwrap_or(Value::Null);
     assert_ne!(index_check["level"], "fail", "{d}");
+    let verify = d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "verify")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(
+        verify["level"], "ok",
+        "a failed write leaves nothing half-done: {d}"
+    );
 
     // Space freed: the next sync converges.
     disk.grow(need * 4);

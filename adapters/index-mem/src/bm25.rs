@@ -190,6 +190,22 @@ impl Field {
         }
     }
 
+    /// Postings that name a document no longer in the field, or that
+    /// `exists` does not know; and documents in the field whose length
+    /// does not add up to the field's total. For `verify`.
+    pub fn dangling(&self, exists: impl Fn(u32) -> bool) -> (u64, bool) {
+        let mut bad = 0;
+        for list in &self.postings {
+            for (doc, _) in self.live_postings(list) {
+                if !exists(doc) {
+                    bad += 1;
+                }
+            }
+        }
+        let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
+        (bad, total == self.total_len)
+    }
+
     /// The length a document was added with (0 once removed).
     pub fn length(&self, doc: u32) -> u32 {
         self.lengths.get(doc as usize).copied().unwrap_or(0)

@@ -656,6 +656,100 @@ impl State {
             .map(|(_, c)| Chunk::from(c))
     }
 
+    /// Cross-checks what the state holds, naming each inconsistency: every
+    /// source's slots hold its own chunks and as many as its record says,
+    /// postings point at live chunks and sources, lengths add up, vectors
+    /// belong to live chunks, the vectorless count is right, and vectors are
+    /// of the model the index records.
+    pub fn verify(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (sid, entry) in self.sources.iter().enumerate() {
+            let Some(e) = entry else { continue };
+            if self.ids.get(&e.record.source) != Some(&(sid as u32)) {
+                problems.push(format!(
+                    "source {} is not found under its own name",
+                    e.record.source
+                ));
+            }
+            if e.record.chunk_count as usize != e.slots.len() {
+                problems.push(format!(
+                    "source {} records {} chunks but holds {}",
+                    e.record.source,
+                    e.record.chunk_count,
+                    e.slots.len()
+                ));
+            }
+            for &slot in &e.slots {
+                match self.chunks.get(slot as usize) {
+                    Some(Some((owner, _))) if *owner == sid as u32 => {}
+                    _ => problems.push(format!(
+                        "source {} lists chunk slot {slot}, which holds another source's chunk or none",
+                        e.record.source
+                    )),
+                }
+            }
+            if let (Some(with), Some(model)) = (&e.record.embedded_with, &self.model_id) {
+                if with != model && e.slots.iter().any(|&s| self.vectors.has(s)) {
+                    problems.push(format!(
+                        "source {} holds vectors of {with}, the index's are of {model}",
+                        e.record.source
+                    ));
+                }
+            }
+        }
+        let live_chunk = |slot: u32| {
+            matches!(self.chunks.get(slot as usize), Some(Some((sid, _)))
+                if matches!(self.sources.get(*sid as usize), Some(Some(_))))
+        };
+        let (text_bad, text_len) = self.text.dangling(live_chunk);
+        if text_bad > 0 {
+            problems.push(format!(
+                "{text_bad} text postings point at chunks that are gone"
+            ));
+        }
+        if !text_len {
+            problems.push("the text field's total length does not add up".into());
+        }
+        let live_source = |sid: u32| matches!(self.sources.get(sid as usize), Some(Some(_)));
+        let (title_bad, title_len) = self.title.dangling(live_source);
+        if title_bad > 0 {
+            problems.push(format!(
+                "{title_bad} title postings point at sources that are gone"
+            ));
+        }
+        if !title_len {
+            problems.push("the title field's total length does not add up".into());
+        }
+        let mut vectorless = 0u64;
+        for (slot, chunk) in self.chunks.iter().enumerate() {
+            let slot = slot as u32;
+            match chunk {
+                Some(_) if live_chunk(slot) => {
+                    if !self.vectors.has(slot) {
+                        vectorless += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if vectorless != self.vectorless {
+            problems.push(format!(
+                "{vectorless} live chunks have no vector, the index counts {}",
+                self.vectorless
+            ));
+        }
+        if self.model_id.is_none()
+            && self
+                .chunks
+                .iter()
+                .enumerate()
+                .any(|(s, c)| c.is_some() && self.vectors.has(s as u32))
+        {
+            problems.push("vectors are stored but no model is recorded for them".into());
+        }
+        problems
+    }
+
     /// Marks `sources` stale (an old chunking scheme), so the next sync
     /// rebuilds them from their files; returns how many are in the index.
     pub fn mark_stale(&mut self, sources: &[String]) -> usize {

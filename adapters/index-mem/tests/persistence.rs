@@ -505,3 +505,29 @@ fn a_damaged_log_header_is_named_not_dropped() {
         );
     }
 }
+
+/// `verify` finds a sound index sound, and names damage until a rebuild of
+/// what it lost (here: writing the lost source again, as a sync would).
+#[test]
+fn verify_names_damage_until_what_it_lost_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    five_writes(dir.path());
+    assert_eq!(
+        MemIndex::open(dir.path()).unwrap().verify().unwrap(),
+        Vec::<String>::new()
+    );
+    let wal = dir.path().join("wal.log");
+    let offsets = record_offsets(&wal);
+    flip(&wal, offsets[2] + 20);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let problems = index.verify().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("damaged at byte"), "{problems:?}");
+    put(&index, "/d/b.md", &["bravo second"]);
+    assert_eq!(index.verify().unwrap(), Vec::<String>::new());
+    assert_eq!(
+        index.stats().unwrap().damage.len(),
+        1,
+        "the report stays for doctor"
+    );
+}

@@ -141,6 +141,11 @@ pub enum Command {
     },
     /// Check the set-up: configuration, model, index, sync lock, disk space.
     Doctor {
+        /// Also read the whole index and cross-check it: postings, vectors
+        /// and counts against the chunks they belong to, and any damage it
+        /// has kept; fails on any problem, naming it.
+        #[arg(long)]
+        deep: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -183,7 +188,7 @@ impl Command {
             | Self::Delete { common, .. }
             | Self::Serve { common, .. }
             | Self::Watch { common }
-            | Self::Doctor { common }
+            | Self::Doctor { common, .. }
             | Self::Setup { common, .. }
             | Self::Completions { common, .. }
             | Self::Man { common } => common,
@@ -263,8 +268,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             crate::watch::run(&app, &line, &stop)?;
             Ok(0)
         }
-        Command::Doctor { .. } => {
-            let report = doctor::run(&app);
+        Command::Doctor { deep, .. } => {
+            let report = doctor::run(&app, deep);
             print(j, &crate::payload::value(&report), |_| {
                 doctor::human(&report)
             });

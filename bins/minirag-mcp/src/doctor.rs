@@ -46,7 +46,8 @@ fn check(name: &'static str, level: Level, message: String, fix: Option<&str>) -
     }
 }
 
-pub fn run(app: &App) -> Report {
+/// `deep`: also cross-check the whole index ([`MemIndex::verify`]).
+pub fn run(app: &App, deep: bool) -> Report {
     let mut checks = Vec::new();
     let config = match &app.config {
         Ok(c) => {
@@ -77,7 +78,7 @@ pub fn run(app: &App) -> Report {
         checks.extend(shared(config));
     } else {
         let db = Path::new(&config.db_path);
-        checks.extend(index(db));
+        checks.extend(index(db, deep));
         checks.push(disk(db));
     }
     finish(checks)
@@ -123,7 +124,7 @@ fn model(app: &App) -> Check {
     }
 }
 
-fn index(db: &Path) -> Vec<Check> {
+fn index(db: &Path, deep: bool) -> Vec<Check> {
     if !db.exists() {
         return vec![check(
             "index",
@@ -146,7 +147,25 @@ fn index(db: &Path) -> Vec<Check> {
             )]
         }
     };
-    inspect(&index, "opens and its checksums verify")
+    let mut checks = inspect(&index, "opens and its checksums verify");
+    if deep {
+        checks.push(match index.verify() {
+            Ok(problems) if problems.is_empty() => check(
+                "verify",
+                Level::Ok,
+                "every chunk, posting and vector agrees with the rest, and no damage is kept".into(),
+                None,
+            ),
+            Ok(problems) => check(
+                "verify",
+                Level::Fail,
+                problems.join("; "),
+                Some("run `minirag-mcp sync` to rebuild what is named from the files; if it persists, move the index folder away and sync again"),
+            ),
+            Err(e) => check("verify", Level::Fail, e.to_string(), None),
+        });
+    }
+    checks
 }
 
 /// The shared index on PostgreSQL: it connects, its schema is ours, and
