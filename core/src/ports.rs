@@ -431,6 +431,9 @@ pub struct IndexStats {
     /// log set aside, say), one message each naming the file; empty when
     /// sound.
     pub damage: Vec<String>,
+    /// Bytes of log a cold open replays on top of the snapshot (0 where
+    /// the index keeps no such log).
+    pub log_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

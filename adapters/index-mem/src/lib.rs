@@ -751,6 +751,7 @@ impl IndexView for MemView<'_> {
     fn stats(&self) -> Result<IndexStats, IndexError> {
         Ok(IndexStats {
             damage: self.inner.damage.clone(),
+            log_bytes: self.inner.wal_end.saturating_sub(WAL_HEADER),
             ..self.inner.state.stats()
         })
     }

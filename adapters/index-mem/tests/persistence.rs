@@ -343,7 +343,13 @@ fn settling_folds_a_long_log_and_leaves_a_short_one() {
     }
     let log = std::fs::metadata(dir.path().join("wal.log")).unwrap().len();
     assert!(log > minirag_index_mem::SETTLE_AFTER_BYTES, "{log}");
+    assert_eq!(
+        index.stats().unwrap().log_bytes,
+        log - 16,
+        "status shows what a cold open replays"
+    );
     index.settle(&mut |l| said.push(l.to_string())).unwrap();
+    assert_eq!(index.stats().unwrap().log_bytes, 0);
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(said[0].contains("folding the index log"), "{said:?}");
     assert!(dir.path().join("snapshot.meta").is_file());

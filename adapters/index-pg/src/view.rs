@@ -538,6 +538,7 @@ impl IndexView for PgView<'_> {
             vectorless_chunk_count: self.stats.vectorless.max(0) as u64,
             // PostgreSQL checks its own pages and WAL.
             damage: Vec::new(),
+            log_bytes: 0,
         })
     }
 

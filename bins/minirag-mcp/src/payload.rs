@@ -210,6 +210,10 @@ pub struct Status {
     /// file it set aside; absent when the index is sound.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub damage: Vec<String>,
+    /// Bytes of log the next cold open replays (a sync that leaves a long
+    /// one folds it into a snapshot when it ends).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -423,6 +427,7 @@ impl App {
                 out.vectorless_chunk_count = Some(s.vectorless_chunk_count);
                 out.vector_model = vector_model;
                 out.damage = s.damage;
+                out.log_bytes = (s.log_bytes > 0).then_some(s.log_bytes);
                 if s.stale_chunk_count > 0 {
                     out.scheme_warning = Some(format!(
                         "{} chunk(s) predate the current chunking scheme. Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
