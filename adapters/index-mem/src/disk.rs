@@ -131,6 +131,32 @@ pub fn storage_by(
     IndexError::storage_caused(format!("{what} {}: {e}", path.display()), e)
 }
 
+/// Decodes `len` bytes from `r` with an allocation limit that fits them:
+/// bincode claims a container's memory before it allocates it, so a damaged
+/// length fails there, named, instead of asking the allocator for
+/// petabytes (which aborts the process). The limit allows 64 bytes of
+/// memory for every byte read (varints and empty strings expand that much
+/// at most), rounded up to a power of 16.
+fn decode_limited<T: serde::de::DeserializeOwned>(
+    mut r: impl std::io::Read,
+    len: u64,
+) -> Result<T, bincode::error::DecodeError> {
+    use bincode::serde::decode_from_std_read as decode;
+    let need = len.saturating_mul(64).max(1 << 24);
+    let c = config();
+    if need <= 1 << 24 {
+        decode(&mut r, c.with_limit::<{ 1 << 24 }>())
+    } else if need <= 1 << 28 {
+        decode(&mut r, c.with_limit::<{ 1 << 28 }>())
+    } else if need <= 1 << 32 {
+        decode(&mut r, c.with_limit::<{ 1 << 32 }>())
+    } else if need <= 1 << 36 {
+        decode(&mut r, c.with_limit::<{ 1 << 36 }>())
+    } else {
+        decode(&mut r, c.with_limit::<{ 1 << 40 }>())
+    }
+}
+
 fn config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
@@ -234,32 +260,25 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
     let next = first.0 + first.1;
     let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
         let old: Snapshot<SourceEntryV1> =
-            bincode::serde::decode_from_std_read(&mut reader(first)?, config())
-                .map_err(undecodable)?;
+            decode_limited(reader(first)?, first.1).map_err(undecodable)?;
         lift(old)
     } else {
         let second = section(next)?;
-        let (mut first_reader, mut second_reader) = (reader(first)?, reader(second)?);
+        let (first_reader, second_reader) = (reader(first)?, reader(second)?);
         let (head, postings) = std::thread::scope(|s| {
-            let postings = s.spawn(move || {
-                bincode::serde::decode_from_std_read::<(Field, Field), _, _>(
-                    &mut second_reader,
-                    config(),
-                )
-            });
+            let postings =
+                s.spawn(move || decode_limited::<(Field, Field)>(second_reader, second.1));
             let head = if magic == SNAP_MAGIC_V2 {
-                bincode::serde::decode_from_std_read::<
-                    Head<Vec<SourceEntryV1>, Vec<(u32, DiskChunk)>, Vec<bool>>,
-                    _,
-                    _,
-                >(&mut first_reader, config())
+                decode_limited::<Head<Vec<SourceEntryV1>, Vec<(u32, DiskChunk)>, Vec<bool>>>(
+                    first_reader,
+                    first.1,
+                )
                 .map(|h| h.lift())
             } else {
-                bincode::serde::decode_from_std_read::<
-                    Head<Vec<SourceEntry>, Vec<(u32, DiskChunk)>, Vec<bool>>,
-                    _,
-                    _,
-                >(&mut first_reader, config())
+                decode_limited::<Head<Vec<SourceEntry>, Vec<(u32, DiskChunk)>, Vec<bool>>>(
+                    first_reader,
+                    first.1,
+                )
             };
             (head, postings.join())
         });
@@ -758,18 +777,18 @@ fn wal_record_at(
         // buffer the checksum pass just filled.
         let payload = &buf[..len as usize];
         if legacy {
-            bincode::serde::decode_from_slice::<OpV1, _>(payload, config()).map(|d| d.0.into())
+            decode_limited::<OpV1>(payload, len).map(Into::into)
         } else {
-            bincode::serde::decode_from_slice::<Op, _>(payload, config()).map(|d| d.0)
+            decode_limited::<Op>(payload, len)
         }
     } else {
         f.seek(SeekFrom::Start(body))
             .map_err(|e| io(path, "cannot seek in", e))?;
-        let mut r = std::io::BufReader::with_capacity(1 << 20, &mut *f).take(len);
+        let r = std::io::BufReader::with_capacity(1 << 20, &mut *f).take(len);
         if legacy {
-            bincode::serde::decode_from_std_read::<OpV1, _, _>(&mut r, config()).map(Into::into)
+            decode_limited::<OpV1>(r, len).map(Into::into)
         } else {
-            bincode::serde::decode_from_std_read::<Op, _, _>(&mut r, config())
+            decode_limited::<Op>(r, len)
         }
     };
     Ok(op.ok().map(|op| (op, body + len)))
