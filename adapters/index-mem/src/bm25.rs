@@ -206,6 +206,16 @@ impl Field {
         (bad, total == self.total_len)
     }
 
+    /// Whether every posting and length names a document below `n`: what
+    /// a decoded snapshot must hold before it is used.
+    pub fn fits(&self, n: usize) -> bool {
+        self.lengths.len() <= n
+            && self.postings.iter().all(|list| {
+                list.iter()
+                    .all(|(doc, _)| (doc as usize) < self.lengths.len())
+            })
+    }
+
     /// The length a document was added with (0 once removed).
     pub fn length(&self, doc: u32) -> u32 {
         self.lengths.get(doc as usize).copied().unwrap_or(0)

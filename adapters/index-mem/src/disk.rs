@@ -578,6 +578,8 @@ pub struct WalRead {
     /// Generation in the header; `None` when the file is missing or its header is torn.
     pub generation: Option<u64>,
     pub ops: Vec<Op>,
+    /// Where each of `ops` starts.
+    pub offsets: Vec<u64>,
     /// Offset after the last whole, valid record.
     pub end: u64,
     /// Bytes past `end` (a torn or corrupt tail).
@@ -629,6 +631,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
             return Ok(WalRead {
                 generation: None,
                 ops: Vec::new(),
+                offsets: Vec::new(),
                 end: 0,
                 tail: 0,
                 legacy: false,
@@ -650,6 +653,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         return Ok(WalRead {
             generation: None,
             ops: Vec::new(),
+            offsets: Vec::new(),
             end: 0,
             tail: len,
             legacy: false,
@@ -667,9 +671,11 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
     // source's record is never held as bytes next to its decoded chunks.
     let mut buf = vec![0u8; 1 << 20];
     let mut ops = Vec::new();
+    let mut offsets = Vec::new();
     let mut pos = start;
     while let Some((op, next)) = wal_record_at(&mut f, &path, pos, file_len, legacy, &mut buf)? {
         ops.push(op);
+        offsets.push(pos);
         pos = next;
     }
     // A bad record is a torn tail only when nothing valid follows it.
@@ -697,6 +703,7 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
     Ok(WalRead {
         generation: Some(generation),
         ops,
+        offsets,
         end: pos,
         tail: file_len.saturating_sub(pos),
         legacy,

@@ -314,13 +314,30 @@ fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let read = disk::read_wal(paths, inner.wal_end)?;
     match read.generation {
         Some(g) if g == inner.generation => {
-            for op in read.ops {
-                // Records were checked by their writer before being logged.
+            // Records were checked by their writer before being logged, and
+            // are checked again: one whose checksum holds but which does not
+            // fit the state (written wrong, or damaged past its checksum)
+            // stops the replay as damage would.
+            let mut end = read.end;
+            let mut damage = read.damage;
+            let offsets = read.offsets;
+            for (i, op) in read.ops.into_iter().enumerate() {
+                if let Err(e) = inner.state.check_replay(&op) {
+                    let at = offsets[i];
+                    eprintln!("warn: a log record at byte {at} does not fit the index ({e})");
+                    end = at;
+                    damage = Some(disk::WalDamage {
+                        at,
+                        records_after: offsets.len() - i,
+                        sources_after: Vec::new(),
+                    });
+                    break;
+                }
                 inner.state.apply(op);
             }
-            inner.wal_end = read.end;
+            inner.wal_end = end;
             inner.wal_legacy = read.legacy;
-            if let Some(damage) = read.damage {
+            if let Some(damage) = damage {
                 report_damage(paths, inner, &damage);
             }
         }
@@ -437,7 +454,55 @@ fn empty_state(paths: &Paths) -> State {
     state
 }
 
+/// What a decoded snapshot must hold to be used: its checksums held, so a
+/// failure here is a snapshot written wrong or damaged past its checksum.
+fn snapshot_consistent(snap: &Snapshot) -> Result<(), String> {
+    let (n_chunks, n_sources) = (snap.chunks.len(), snap.sources.len());
+    if snap.present.len() != n_chunks {
+        return Err(format!(
+            "{} vector flags for {n_chunks} chunks",
+            snap.present.len()
+        ));
+    }
+    if snap.vector_bytes > 0 && snap.vector_bytes != n_chunks as u64 * u64::from(snap.dim) * 4 {
+        return Err(format!(
+            "a vector file of {} bytes for {n_chunks} chunks of {} dimensions",
+            snap.vector_bytes, snap.dim
+        ));
+    }
+    if snap
+        .chunks
+        .iter()
+        .any(|(sid, _)| *sid as usize >= n_sources)
+    {
+        return Err("a chunk of a source that is not there".into());
+    }
+    for (sid, e) in snap.sources.iter().enumerate() {
+        if e.slots.iter().any(|&s| {
+            snap.chunks
+                .get(s as usize)
+                .is_none_or(|(owner, _)| *owner as usize != sid)
+        }) {
+            return Err(format!(
+                "source {} lists chunks it does not own",
+                e.record.source
+            ));
+        }
+    }
+    if !snap.text.fits(n_chunks) || !snap.title.fits(n_sources) {
+        return Err("postings that name chunks or sources that are not there".into());
+    }
+    Ok(())
+}
+
 fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
+    if let Err(why) = snapshot_consistent(&snap) {
+        return Err(disk::storage(
+            &paths.meta(),
+            "is corrupt",
+            format!("{why}; move it away and re-sync, or restore it from a backup"),
+        ));
+    }
     let mut state = State::new();
     let dim = snap.dim as usize;
     let map = if snap.vector_bytes > 0 {

@@ -97,6 +97,22 @@ impl State {
 
     /// Refuses an operation that would mix vector widths under one model
     /// (another model's vectors are a switch, see [`State::apply`]).
+    /// [`State::check`] for a record read back from the log, where nothing
+    /// can be taken on trust: widths are bounded too, as no embedding model
+    /// makes vectors of more than 65,536 dimensions.
+    pub fn check_replay(&self, op: &Op) -> Result<(), IndexError> {
+        let dim = match op {
+            Op::Replace { dim, .. } | Op::SetVectors { dim, .. } => *dim,
+            _ => 0,
+        };
+        if dim > 1 << 16 {
+            return Err(IndexError::storage(format!(
+                "a record of vectors {dim} wide"
+            )));
+        }
+        self.check(op)
+    }
+
     pub fn check(&self, op: &Op) -> Result<(), IndexError> {
         if let Op::SetVectors {
             source,
@@ -139,7 +155,7 @@ impl State {
                 model: dim as usize,
             });
         }
-        if values != rows * dim as usize {
+        if rows.checked_mul(dim as usize) != Some(values) {
             return Err(IndexError::Storage {
                 cause: None,
                 reason: format!("{values} vectors of width {dim} do not match {rows} chunks"),
