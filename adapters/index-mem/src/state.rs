@@ -736,18 +736,9 @@ impl State {
         if !title_len {
             problems.push("the title field's total length does not add up".into());
         }
-        let mut vectorless = 0u64;
-        for (slot, chunk) in self.chunks.iter().enumerate() {
-            let slot = slot as u32;
-            match chunk {
-                Some(_) if live_chunk(slot) => {
-                    if !self.vectors.has(slot) {
-                        vectorless += 1;
-                    }
-                }
-                _ => {}
-            }
-        }
+        let vectorless = (0..self.chunks.len() as u32)
+            .filter(|&slot| live_chunk(slot) && !self.vectors.has(slot))
+            .count() as u64;
         if vectorless != self.vectorless {
             problems.push(format!(
                 "{vectorless} live chunks have no vector, the index counts {}",
