@@ -184,6 +184,9 @@ impl Paths {
     pub fn prev_wal(&self) -> PathBuf {
         self.dir.join("wal.prev.log")
     }
+    pub fn wal_end(&self) -> PathBuf {
+        self.dir.join("wal.end")
+    }
     pub fn vectors(&self, generation: u64) -> PathBuf {
         self.dir.join(format!("vectors-{generation}.f32"))
     }
@@ -570,6 +573,7 @@ pub fn reset_wal(paths: &Paths, generation: u64) -> Result<(), IndexError> {
     head.extend_from_slice(&generation.to_le_bytes());
     write_atomic(&paths.wal(), &head)?;
     sync_dir(&paths.dir);
+    note_wal_end(paths, generation, WAL_HEADER);
     Ok(())
 }
 
@@ -835,6 +839,40 @@ fn next_valid_record(
         }
     }
     Ok(None)
+}
+
+/// Notes that the log of `generation` holds acknowledged records up to
+/// `end`, in `wal.end` (generation and end, 16 bytes). Written after the
+/// log's fsync and not synced itself: whatever survives a crash is never
+/// past the log's durable end, so a log found shorter than it was cut
+/// short after the fact, which a torn write cannot do.
+pub fn note_wal_end(paths: &Paths, generation: u64, end: u64) {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&generation.to_le_bytes());
+    bytes[8..].copy_from_slice(&end.to_le_bytes());
+    let written = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(paths.wal_end())
+        .and_then(|f| f.write_all_at(&bytes, 0));
+    if let Err(e) = written {
+        eprintln!(
+            "warn: cannot note the log's end in {}: {e}",
+            paths.wal_end().display()
+        );
+    }
+}
+
+/// The acknowledged end `wal.end` notes for `generation`, if it notes one.
+/// Read before the log itself, so a write racing the read only makes it
+/// smaller than what the log is then found to hold.
+pub fn noted_wal_end(paths: &Paths, generation: u64) -> Option<u64> {
+    let bytes = fs::read(paths.wal_end()).ok()?;
+    let bytes: [u8; 16] = bytes.get(..16)?.try_into().ok()?;
+    (u64::from_le_bytes(bytes[..8].try_into().ok()?) == generation)
+        .then(|| u64::from_le_bytes(bytes[8..].try_into().unwrap()))
 }
 
 /// Appends one record and makes it durable; `end` is where the valid log

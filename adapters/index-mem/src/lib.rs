@@ -193,6 +193,7 @@ impl MemIndex {
             inner.wal_end = WAL_HEADER;
         }
         inner.wal_end = disk::append_wal(&self.paths, inner.wal_end, &op)?;
+        disk::note_wal_end(&self.paths, inner.generation, inner.wal_end);
         let n = inner.state.apply(op);
         if inner.wal_end > self.compact_after.max(inner.snapshot_bytes) {
             compact(&self.paths, &mut inner)?;
@@ -271,7 +272,16 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
         }
     };
     let mut inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
+    let noted = disk::noted_wal_end(paths, generation);
     catch_up(paths, &mut inner)?;
+    if let Some(noted) = noted {
+        if inner.wal_end > 0 && inner.wal_end < noted && !inner.damaged {
+            // The log ends before records that were acknowledged: cut short.
+            report_cut(paths, &mut inner, noted);
+            // Noted once: the next write starts from the end found.
+            disk::note_wal_end(paths, generation, inner.wal_end);
+        }
+    }
     inner.damage = damage_reports(&paths.dir);
     Ok(inner)
 }
@@ -420,6 +430,30 @@ fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why:
     );
     let report = format!("{}.{REPORT_EXTENSION}", copy.display());
     let _ = std::fs::write(report, message);
+}
+
+/// A log that ends before `noted`, where acknowledged records ended: what
+/// was cut is gone without a trace, so the log is kept as it is and the cut
+/// named; the next sync rebuilds what those records held from the files.
+fn report_cut(paths: &Paths, inner: &mut Inner, noted: u64) {
+    let copy = paths.dir.join(format!(
+        "{DAMAGED_PREFIX}{}-{}.log",
+        inner.generation, inner.wal_end
+    ));
+    if !copy.exists() {
+        let _ = std::fs::copy(paths.wal(), &copy);
+    }
+    let message = format!(
+        "the index log {} is cut short at byte {}: {} bytes of acknowledged records after it are gone; \
+         the log is kept as {}, and the next sync rebuilds what they held from the files",
+        paths.wal().display(),
+        inner.wal_end,
+        noted - inner.wal_end,
+        copy.display()
+    );
+    let _ = std::fs::write(copy.with_extension(REPORT_EXTENSION), &message);
+    eprintln!("warn: {message}");
+    inner.damage.push(message);
 }
 
 /// Damaged logs set aside in `dir` (`wal.damaged-<generation>-<offset>.log`),

@@ -464,10 +464,26 @@ fn a_bad_record_in_the_middle_of_the_log_is_named_and_contained() {
     }
 }
 
-/// A damaged *last* record is a torn tail: it alone is dropped, silently,
-/// as the write it held was never acknowledged.
+/// A torn last write (one never acknowledged) is cut silently; an
+/// acknowledged last record that is damaged or cut short afterwards is
+/// named: `wal.end` notes where acknowledged records end.
 #[test]
-fn a_bad_last_record_is_a_torn_tail_not_damage() {
+fn a_torn_write_is_silent_and_a_lost_acknowledged_record_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    five_writes(dir.path());
+    let wal = dir.path().join("wal.log");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&wal).unwrap();
+    f.write_all(&[200, 0, 0, 0, 1, 2, 3, 4, 9, 9]).unwrap();
+    drop(f);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let stats = index.stats().unwrap();
+    assert!(
+        stats.damage.is_empty(),
+        "a torn write is not damage: {stats:?}"
+    );
+    assert_eq!(stats.source_count, 4);
+    drop(index);
+
     let dir = tempfile::tempdir().unwrap();
     five_writes(dir.path());
     let wal = dir.path().join("wal.log");
@@ -475,12 +491,19 @@ fn a_bad_last_record_is_a_torn_tail_not_damage() {
     flip(&wal, last + 20);
     let index = MemIndex::open(dir.path()).unwrap();
     let stats = index.stats().unwrap();
-    assert!(stats.damage.is_empty(), "{stats:?}");
-    assert_eq!(stats.source_count, 3);
+    assert_eq!(stats.damage.len(), 1, "{stats:?}");
+    assert!(stats.damage[0].contains("cut short"), "{:?}", stats.damage);
+    assert_eq!(stats.source_count, 3, "everything before it stays");
     assert_eq!(
         index.chunks("/d/b.md", 0..=0).unwrap()[0].text,
         "bravo second"
     );
+    // Named once: writes go on from the end found.
+    put(&index, "/d/e.md", &["echo"]);
+    drop(index);
+    let index = MemIndex::open(dir.path()).unwrap();
+    assert_eq!(index.stats().unwrap().damage.len(), 1);
+    assert_eq!(index.stats().unwrap().source_count, 4);
 }
 
 /// A flipped bit in the log's header (its magic, or its generation) leaves
