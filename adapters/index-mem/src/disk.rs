@@ -204,6 +204,20 @@ pub fn read_snapshot(paths: &Paths) -> Result<Option<(u64, Snapshot)>, IndexErro
 }
 
 pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexError> {
+    read_snapshot_parts(path, false).map(|s| s.map(|(g, snap, _)| (g, snap)))
+}
+
+/// What can still be read of a damaged snapshot: its head (sources and
+/// chunks) must be sound; damaged postings come back empty, with `true`,
+/// to be rebuilt from the chunks' text.
+pub fn salvage_snapshot(path: &Path) -> Result<Option<(u64, Snapshot, bool)>, IndexError> {
+    read_snapshot_parts(path, true)
+}
+
+fn read_snapshot_parts(
+    path: &Path,
+    salvage: bool,
+) -> Result<Option<(u64, Snapshot, bool)>, IndexError> {
     let path = path.to_path_buf();
     let file = match File::open(&path) {
         Ok(f) => f,
@@ -261,16 +275,25 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
     };
     let first = section(16)?;
     let next = first.0 + first.1;
+    let mut postings_lost = false;
     let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
         let old: Snapshot<SourceEntryV1> =
             decode_limited(reader(first)?, first.1).map_err(undecodable)?;
         lift(old)
     } else {
-        let second = section(next)?;
-        let (first_reader, second_reader) = (reader(first)?, reader(second)?);
+        // Salvaging, a damaged postings section is read as none.
+        let second = match section(next) {
+            Ok(second) => Some(second),
+            Err(_) if salvage => None,
+            Err(e) => return Err(e),
+        };
+        let first_reader = reader(first)?;
+        let second_reader = second.map(reader).transpose()?;
         let (head, postings) = std::thread::scope(|s| {
-            let postings =
-                s.spawn(move || decode_limited::<(Field, Field)>(second_reader, second.1));
+            let postings = s.spawn(move || match (second_reader, second) {
+                (Some(r), Some((_, len))) => decode_limited::<(Field, Field)>(r, len).map(Some),
+                _ => Ok(None),
+            });
             let head = if magic == SNAP_MAGIC_V2 {
                 decode_limited::<Head<Vec<SourceEntryV1>, Vec<(u32, DiskChunk)>, Vec<bool>>>(
                     first_reader,
@@ -286,9 +309,14 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
             (head, postings.join())
         });
         let head = head.map_err(undecodable)?;
-        let (text, title) = postings
-            .map_err(|_| corrupt("the decoder crashed"))?
-            .map_err(undecodable)?;
+        let postings = match postings.map_err(|_| corrupt("the decoder crashed")) {
+            Ok(Ok(p)) => p,
+            Ok(Err(_)) | Err(_) if salvage => None,
+            Ok(Err(e)) => return Err(undecodable(e)),
+            Err(e) => return Err(e),
+        };
+        postings_lost = postings.is_none();
+        let (text, title) = postings.unwrap_or_default();
         Snapshot {
             version: head.version,
             dim: head.dim,
@@ -310,7 +338,7 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
             snap.version,
         ));
     }
-    Ok(Some((generation, snap)))
+    Ok(Some((generation, snap, postings_lost)))
 }
 
 /// bincode encoding behind a trait object, so one closure encodes both parts.

@@ -246,7 +246,8 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
         Ok(l) => l,
         Err(corrupt) => {
             let Some(inner) = recover(paths, snapshot_identity) else {
-                return Err(corrupt);
+                // No history to rebuild from: open what is sound.
+                return salvage(paths, snapshot_identity, &corrupt).ok_or(corrupt);
             };
             eprintln!(
                 "warn: {corrupt}; rebuilt the index from {}, {} and {}",
@@ -284,6 +285,58 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
     }
     inner.damage = damage_reports(&paths.dir);
     Ok(inner)
+}
+
+/// Opens what is sound of a damaged snapshot that has no history to be
+/// rebuilt from: its sources and chunks must be readable; damaged postings
+/// are rebuilt from the chunks' text, and a damaged vector file is left
+/// out (the chunks stay, without vectors, and the next sync embeds them).
+/// `None` when neither part is the damage, or the rest is not sound.
+fn salvage(
+    paths: &Paths,
+    snapshot_identity: Option<(u64, u64, i64)>,
+    corrupt: &IndexError,
+) -> Option<Inner> {
+    let (generation, mut snap, postings_lost) = disk::salvage_snapshot(&paths.meta()).ok()??;
+    let vector_path = paths.dir.join(&snap.vector_file);
+    let vectors_lost = snap.vector_bytes > 0
+        && disk::file_crc(&vector_path, snap.vector_bytes)
+            .map_or(true, |crc| crc != snap.vector_crc);
+    if !postings_lost && !vectors_lost {
+        return None;
+    }
+    if vectors_lost {
+        snap.vector_bytes = 0;
+        snap.present.iter_mut().for_each(|p| *p = false);
+    }
+    let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
+    let mut state = from_snapshot(paths, snap).ok()?;
+    if postings_lost {
+        state.rebuild_fields();
+    }
+    let mut inner = Inner::fresh(state, generation, meta, snapshot_identity);
+    catch_up(paths, &mut inner).ok()?;
+    let mut lost = Vec::new();
+    if postings_lost {
+        lost.push("its keyword postings were rebuilt from the chunks' text");
+        keep_replaced_as(
+            paths,
+            &paths.meta(),
+            generation,
+            corrupt,
+            "postings rebuilt from the chunks",
+        );
+    }
+    if vectors_lost {
+        lost.push("its vectors are left out until the next sync embeds the chunks again");
+        keep_replaced_as(paths, &vector_path, generation, corrupt, "vectors left out");
+    }
+    eprintln!("warn: {corrupt}; with no earlier generation to rebuild from, the index opens with what is sound: {}", lost.join("; "));
+    // Written out as a fresh snapshot at open, as a recovered state is; the
+    // damaged snapshot is not kept as the previous one.
+    inner.recovered = true;
+    inner.damage = damage_reports(&paths.dir);
+    Some(inner)
 }
 
 /// Rebuilds the state a corrupt snapshot held: the previous snapshot (or the
@@ -412,6 +465,28 @@ fn contain_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) ->
     );
     let _ = std::fs::write(copy.with_extension(REPORT_EXTENSION), &message);
     message
+}
+
+/// As [`keep_replaced`], saying what the salvage did instead of a rebuild.
+fn keep_replaced_as(
+    paths: &Paths,
+    corrupt_file: &std::path::Path,
+    generation: u64,
+    why: &IndexError,
+    done: &str,
+) {
+    let name = corrupt_file
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let copy = paths.dir.join(format!("{name}.damaged-{generation}"));
+    if corrupt_file.exists() && !copy.exists() {
+        let _ = std::fs::copy(corrupt_file, &copy);
+    }
+    let message = format!(
+        "{why}; there was no earlier generation to rebuild from, so the index opened with what is sound ({done}); the damaged file is kept as {}",
+        copy.display()
+    );
+    let _ = std::fs::write(format!("{}.{REPORT_EXTENSION}", copy.display()), message);
 }
 
 /// Keeps what a rebuild replaced: the corrupt file as `<name>.damaged-<generation>`

@@ -757,6 +757,24 @@ impl State {
         problems
     }
 
+    /// Indexes every chunk's text and every source's title again, into
+    /// empty fields: what a snapshot whose postings were damaged is rebuilt
+    /// with (they are derived from the chunks, which are sound).
+    pub fn rebuild_fields(&mut self) {
+        for slot in 0..self.chunks.len() {
+            if let Some((_, chunk)) = &self.chunks[slot] {
+                let terms = self.analyzer.terms(&chunk.text);
+                self.text.add(slot as u32, &terms);
+            }
+        }
+        for sid in 0..self.sources.len() {
+            if let Some(e) = &self.sources[sid] {
+                let terms = self.analyzer.terms(&e.record.title);
+                self.title.add(sid as u32, &terms);
+            }
+        }
+    }
+
     /// Marks `sources` stale (an old chunking scheme), so the next sync
     /// rebuilds them from their files; returns how many are in the index.
     pub fn mark_stale(&mut self, sources: &[String]) -> usize {

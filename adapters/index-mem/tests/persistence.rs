@@ -179,11 +179,14 @@ fn a_corrupt_vector_file_is_rebuilt_too() {
     assert_three_generations(&MemIndex::open(dir.path()).unwrap());
 }
 
+/// Without its history, a snapshot whose sources and chunks cannot be read
+/// does not open, and the error names it (damaged postings alone open:
+/// see `without_history_a_damaged_snapshot_opens_with_what_is_sound`).
 #[test]
 fn a_corrupt_snapshot_without_its_history_is_named() {
     let dir = tempfile::tempdir().unwrap();
     three_generations(dir.path());
-    flip_last_byte(&dir.path().join("snapshot.meta"));
+    flip(&dir.path().join("snapshot.meta"), 40);
     std::fs::remove_file(dir.path().join("wal.prev.log")).unwrap();
     let err = MemIndex::open(dir.path()).err().unwrap().to_string();
     assert!(
@@ -559,4 +562,60 @@ fn verify_names_damage_until_what_it_lost_is_rebuilt() {
         1,
         "the report stays for doctor"
     );
+}
+
+/// With no earlier generation to rebuild from, a damaged snapshot opens
+/// with what is sound: damaged postings are rebuilt from the chunks' text,
+/// a damaged vector file is left out (the chunks stay, without vectors);
+/// either way the damage is named and nothing else is lost.
+#[test]
+fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
+    for part in ["postings", "vectors"] {
+        let dir = tempfile::tempdir().unwrap();
+        five_writes(dir.path());
+        MemIndex::open(dir.path()).unwrap().compact().unwrap();
+        for gone in ["wal.prev.log", "snapshot.prev.meta"] {
+            let _ = std::fs::remove_file(dir.path().join(gone));
+        }
+        if part == "postings" {
+            let meta = dir.path().join("snapshot.meta");
+            let len = std::fs::metadata(&meta).unwrap().len();
+            flip(&meta, len - 10);
+        } else {
+            let vectors = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "f32"))
+                .unwrap();
+            flip(&vectors, 40);
+        }
+        let index = MemIndex::open(dir.path())
+            .unwrap_or_else(|e| panic!("{part}: the index does not open: {e}"));
+        let stats = index.stats().unwrap();
+        assert_eq!(stats.source_count, 4, "{part}: {stats:?}");
+        assert_eq!(stats.damage.len(), 1, "{part}: {stats:?}");
+        assert!(
+            stats.damage[0].contains("what is sound"),
+            "{part}: {:?}",
+            stats.damage
+        );
+        let hits = index.keyword_search("bravo", 5, &Scope::all()).unwrap();
+        assert_eq!(hits[0].key.source, "/d/b.md", "{part}");
+        if part == "vectors" {
+            assert_eq!(stats.vectorless_chunk_count, 4, "{stats:?}");
+        }
+        assert_eq!(
+            index.verify().unwrap(),
+            Vec::<String>::new(),
+            "{part}: what opened is consistent"
+        );
+        drop(index);
+        let reopened = MemIndex::open(dir.path()).unwrap();
+        assert_eq!(
+            reopened.stats().unwrap().source_count,
+            4,
+            "{part}: the salvage was written out"
+        );
+    }
 }
