@@ -32,3 +32,19 @@ impl PartialEq for Cause {
         self.0.to_string() == other.0.to_string()
     }
 }
+
+/// The first error of type `T` in `e`'s chain of sources (`e` included):
+/// what a caller asks to act on an OS error under a port's, and what the
+/// tests walk to show a cause was kept.
+pub fn in_chain<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut at = Some(e);
+    while let Some(err) = at {
+        if let Some(t) = err.downcast_ref::<T>() {
+            return Some(t);
+        }
+        at = err.source();
+    }
+    None
+}

@@ -307,11 +307,6 @@ fn a_malformed_files_cause_is_kept_to_the_parser() {
         })
         .unwrap_err();
     let engine = EngineError::Convert(err);
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
-    let mut found = false;
-    while let Some(e) = at {
-        found |= e.downcast_ref::<zip::result::ZipError>().is_some();
-        at = e.source();
-    }
+    let found = minirag_core::cause::in_chain::<zip::result::ZipError>(&engine).is_some();
     assert!(found, "the walk from {engine} reaches zip's error");
 }

@@ -154,15 +154,9 @@ fn an_unloadable_models_cause_is_kept_to_the_parser() {
     let e = LazyEmbedder::new(ModelSource::Local(dir));
     let err = e.embed_query("x").unwrap_err();
     let engine = EngineError::Embed(err);
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
-    let (mut load, mut json) = (false, false);
-    while let Some(e) = at {
-        load |= e
-            .downcast_ref::<minirag_embed_candle::LoadError>()
-            .is_some();
-        json |= e.downcast_ref::<serde_json::Error>().is_some();
-        at = e.source();
-    }
+    use minirag_core::cause::in_chain;
+    let load = in_chain::<minirag_embed_candle::LoadError>(&engine).is_some();
+    let json = in_chain::<serde_json::Error>(&engine).is_some();
     assert!(
         load && json,
         "the walk from {engine} reaches LoadError and serde_json's error"

@@ -280,13 +280,9 @@ fn a_failed_fetch_keeps_the_clients_error() {
     let err = f.fetch(&format!("http://{PUBLIC}:{port}/")).unwrap_err();
     assert!(matches!(err, FetchError::Failed { .. }), "{err}");
     let engine = EngineError::Fetch(err);
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
-    let (mut client, mut os) = (false, false);
-    while let Some(e) = at {
-        client |= e.downcast_ref::<ureq::Error>().is_some();
-        os |= e.downcast_ref::<std::io::Error>().is_some();
-        at = e.source();
-    }
+    use minirag_core::cause::in_chain;
+    let client = in_chain::<ureq::Error>(&engine).is_some();
+    let os = in_chain::<std::io::Error>(&engine).is_some();
     assert!(
         client && os,
         "the walk from {engine} reaches ureq's and the OS's errors"

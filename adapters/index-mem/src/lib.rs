@@ -266,7 +266,13 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
             } else {
                 paths.meta()
             };
-            keep_replaced(paths, &file, inner.generation, &why);
+            keep_replaced(
+                paths,
+                &file,
+                inner.generation,
+                &why,
+                "the index was rebuilt from the previous snapshot and the logs",
+            );
             let mut inner = inner;
             inner.damage = damage_reports(&paths.dir);
             return Ok(inner);
@@ -286,6 +292,11 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
     inner.damage = damage_reports(&paths.dir);
     Ok(inner)
 }
+
+const SALVAGED_POSTINGS: &str = "with no earlier generation to rebuild from, the index opened \
+     with what is sound: its postings rebuilt from the chunks' text";
+const SALVAGED_VECTORS: &str = "with no earlier generation to rebuild from, the index opened \
+     with what is sound: its chunks without vectors, until the next sync embeds them";
 
 /// Opens what is sound of a damaged snapshot that has no history to be
 /// rebuilt from: its sources and chunks must be readable; damaged postings
@@ -319,17 +330,23 @@ fn salvage(
     let mut lost = Vec::new();
     if postings_lost {
         lost.push("its keyword postings were rebuilt from the chunks' text");
-        keep_replaced_as(
+        keep_replaced(
             paths,
             &paths.meta(),
             generation,
-            corrupt,
-            "postings rebuilt from the chunks",
+            &corrupt.to_string(),
+            SALVAGED_POSTINGS,
         );
     }
     if vectors_lost {
         lost.push("its vectors are left out until the next sync embeds the chunks again");
-        keep_replaced_as(paths, &vector_path, generation, corrupt, "vectors left out");
+        keep_replaced(
+            paths,
+            &vector_path,
+            generation,
+            &corrupt.to_string(),
+            SALVAGED_VECTORS,
+        );
     }
     eprintln!("warn: {corrupt}; with no earlier generation to rebuild from, the index opens with what is sound: {}", lost.join("; "));
     // Written out as a fresh snapshot at open, as a recovered state is; the
@@ -467,31 +484,10 @@ fn contain_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) ->
     message
 }
 
-/// As [`keep_replaced`], saying what the salvage did instead of a rebuild.
-fn keep_replaced_as(
-    paths: &Paths,
-    corrupt_file: &std::path::Path,
-    generation: u64,
-    why: &IndexError,
-    done: &str,
-) {
-    let name = corrupt_file
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let copy = paths.dir.join(format!("{name}.damaged-{generation}"));
-    if corrupt_file.exists() && !copy.exists() {
-        let _ = std::fs::copy(corrupt_file, &copy);
-    }
-    let message = format!(
-        "{why}; there was no earlier generation to rebuild from, so the index opened with what is sound ({done}); the damaged file is kept as {}",
-        copy.display()
-    );
-    let _ = std::fs::write(format!("{}.{REPORT_EXTENSION}", copy.display()), message);
-}
-
-/// Keeps what a rebuild replaced: the corrupt file as `<name>.damaged-<generation>`
-/// (never deleted) and a report beside it for `status` and `doctor`.
-fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why: &str) {
+/// Keeps what a rebuild replaced: the corrupt file as
+/// `<name>.damaged-<generation>` (never deleted) and a report beside it for
+/// `status` and `doctor`, saying `why` and what was `done` instead.
+fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why: &str, done: &str) {
     let name = corrupt
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -500,7 +496,7 @@ fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why:
         let _ = std::fs::copy(corrupt, &copy);
     }
     let message = format!(
-        "{why}; the index was rebuilt from the previous snapshot and the logs, and the damaged file is kept as {}",
+        "{why}; {done}, and the damaged file is kept as {}",
         copy.display()
     );
     let report = format!("{}.{REPORT_EXTENSION}", copy.display());

@@ -315,12 +315,7 @@ fn an_undecodable_snapshots_cause_is_kept_to_the_decoder() {
     let err = MemIndex::open(dir.path()).err().unwrap();
     assert!(err.to_string().contains("snapshot.meta"), "{err}");
     let engine = EngineError::Index(err);
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
-    let mut found = false;
-    while let Some(e) = at {
-        found |= e.downcast_ref::<bincode::error::DecodeError>().is_some();
-        at = e.source();
-    }
+    let found = minirag_core::cause::in_chain::<bincode::error::DecodeError>(&engine).is_some();
     assert!(found, "the walk from {engine} reaches bincode's error");
 }
 

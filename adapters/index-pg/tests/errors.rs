@@ -17,11 +17,6 @@ fn an_unreachable_databases_cause_is_kept_to_the_client() {
     };
     assert!(!err.to_string().contains("secret"), "{err}");
     let engine = EngineError::Index(err);
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
-    let mut found = false;
-    while let Some(e) = at {
-        found |= e.downcast_ref::<postgres::Error>().is_some();
-        at = e.source();
-    }
+    let found = minirag_core::cause::in_chain::<postgres::Error>(&engine).is_some();
     assert!(found, "the walk from {engine} reaches postgres's error");
 }

@@ -12,11 +12,6 @@ fn an_unreadable_images_cause_is_kept_to_the_decoder() {
         .unwrap_err();
     assert!(err.to_string().contains("scan.png"), "{err}");
     let engine = EngineError::Ocr(err);
-    let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&engine);
-    let mut found = false;
-    while let Some(e) = at {
-        found |= e.downcast_ref::<imagesize::ImageError>().is_some();
-        at = e.source();
-    }
+    let found = minirag_core::cause::in_chain::<imagesize::ImageError>(&engine).is_some();
     assert!(found, "the walk from {engine} reaches imagesize's error");
 }

@@ -19,18 +19,23 @@ pub const BLIND_KEYWORD_WEIGHT: f64 = 0.9;
 /// its vector then says nothing about the query, so none of it is mixed in.
 pub const UNREADABLE_KEYWORD_WEIGHT: f64 = 1.0;
 
+/// The query's words of two or more letters, with their letters and the
+/// word pieces the model reads them as.
+fn words<'a>(
+    query: &'a str,
+    counter: &'a dyn TokenCounter,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    query
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 2)
+        // The count includes the model's two special tokens.
+        .map(|w| (w.chars().count(), counter.count(w).saturating_sub(2).max(1)))
+}
+
 /// Letters per word piece over the query's words of two or more letters;
 /// `None` when it has none (digits, symbols, one-letter words).
 pub fn letters_per_piece(query: &str, counter: &dyn TokenCounter) -> Option<f64> {
-    let (mut letters, mut pieces) = (0usize, 0usize);
-    for word in query
-        .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.chars().count() >= 2)
-    {
-        letters += word.chars().count();
-        // The count includes the model's two special tokens.
-        pieces += counter.count(word).saturating_sub(2).max(1);
-    }
+    let (letters, pieces) = words(query, counter).fold((0, 0), |(l, p), (wl, wp)| (l + wl, p + wp));
     (letters > 0).then(|| letters as f64 / pieces as f64)
 }
 
@@ -38,13 +43,9 @@ pub fn letters_per_piece(query: &str, counter: &dyn TokenCounter) -> Option<f64>
 /// letters) as more than fragments; `None` when it has no such words.
 pub fn reads_any_word(query: &str, counter: &dyn TokenCounter) -> Option<bool> {
     let mut any_word = false;
-    for word in query
-        .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.chars().count() >= 2)
-    {
+    for (letters, pieces) in words(query, counter) {
         any_word = true;
-        let pieces = counter.count(word).saturating_sub(2).max(1);
-        if word.chars().count() as f64 / pieces as f64 >= FRAGMENT_LETTERS_PER_PIECE {
+        if letters as f64 / pieces as f64 >= FRAGMENT_LETTERS_PER_PIECE {
             return Some(true);
         }
     }
