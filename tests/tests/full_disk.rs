@@ -136,23 +136,16 @@ fn a_sync_that_fills_the_disk_fails_cleanly_and_converges_once_space_is_freed() 
     );
     let doctor = c.cli_env(&["doctor", "--deep", "--json"], &[("DB_PATH", db)]);
     let d: Value = serde_json::from_slice(&doctor.stdout).unwrap_or(Value::Null);
-    let index_check = d["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "index")
-        .cloned()
-        .unwrap_or(Value::Null);
-    assert_ne!(index_check["level"], "fail", "{d}");
-    let verify = d["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "verify")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let level = |name: &str| {
+        d["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == name))
+            .map_or(Value::Null, |c| c["level"].clone())
+    };
+    assert_ne!(level("index"), "fail", "{d}");
     assert_eq!(
-        verify["level"], "ok",
+        level("verify"),
+        "ok",
         "a failed write leaves nothing half-done: {d}"
     );
 

@@ -457,18 +457,7 @@ fn report_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) {
 /// records wrote stale; returns the message that names it. The copy's
 /// `.txt` twin keeps the message for `status` and `doctor`.
 fn contain_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) -> String {
-    let copy = paths.dir.join(format!(
-        "{DAMAGED_PREFIX}{}-{}.log",
-        inner.generation, damage.at
-    ));
-    if !copy.exists() {
-        if let Err(e) = std::fs::copy(paths.wal(), &copy) {
-            eprintln!(
-                "warn: cannot keep the damaged log as {}: {e}",
-                copy.display()
-            );
-        }
-    }
+    let copy = keep_log_aside(paths, inner.generation, damage.at);
     let present = inner.state.mark_stale(&damage.sources_after);
     let message = format!(
         "the index log {} is damaged at byte {}: {} later records, writing {} sources ({present} \
@@ -482,6 +471,23 @@ fn contain_damage(paths: &Paths, inner: &mut Inner, damage: &disk::WalDamage) ->
     );
     let _ = std::fs::write(copy.with_extension(REPORT_EXTENSION), &message);
     message
+}
+
+/// Copies the log as it is to `wal.damaged-<generation>-<offset>.log`
+/// (once; never deleted), before a write cuts it at `at`.
+fn keep_log_aside(paths: &Paths, generation: u64, at: u64) -> std::path::PathBuf {
+    let copy = paths
+        .dir
+        .join(format!("{DAMAGED_PREFIX}{generation}-{at}.log"));
+    if !copy.exists() {
+        if let Err(e) = std::fs::copy(paths.wal(), &copy) {
+            eprintln!(
+                "warn: cannot keep the damaged log as {}: {e}",
+                copy.display()
+            );
+        }
+    }
+    copy
 }
 
 /// Keeps what a rebuild replaced: the corrupt file as
@@ -507,13 +513,7 @@ fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why:
 /// was cut is gone without a trace, so the log is kept as it is and the cut
 /// named; the next sync rebuilds what those records held from the files.
 fn report_cut(paths: &Paths, inner: &mut Inner, noted: u64) {
-    let copy = paths.dir.join(format!(
-        "{DAMAGED_PREFIX}{}-{}.log",
-        inner.generation, inner.wal_end
-    ));
-    if !copy.exists() {
-        let _ = std::fs::copy(paths.wal(), &copy);
-    }
+    let copy = keep_log_aside(paths, inner.generation, inner.wal_end);
     let message = format!(
         "the index log {} is cut short at byte {}: {} bytes of acknowledged records after it are gone; \
          the log is kept as {}, and the next sync rebuilds what they held from the files",

@@ -203,18 +203,16 @@ fn inspect(index: &dyn Index, opened: &str) -> Vec<Check> {
                 ),
                 (stale > 0).then_some("run `minirag-mcp sync` to rebuild or embed them"),
             ));
+            for message in s.damage {
+                out.push(check(
+                    "damage",
+                    Level::Warn,
+                    message,
+                    Some("run `minirag-mcp sync` to rebuild what was lost from the files; delete the .damage.txt beside the kept file once you have read this"),
+                ));
+            }
         }
         Err(e) => out.push(check("index", Level::Fail, e.to_string(), None)),
-    }
-    if let Ok(damage) = index.read().and_then(|v| v.stats()).map(|s| s.damage) {
-        for message in damage {
-            out.push(check(
-                "damage",
-                Level::Warn,
-                message,
-                Some("run `minirag-mcp sync` to rebuild what was lost from the files; delete the .txt beside the kept log once you have read this"),
-            ));
-        }
     }
     out.push(match index.lock_sync() {
         Ok(lease) => match lease.warning {
