@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use minirag_core::ports::{Embeddings, Index};
+use minirag_core::ports::Index;
 use minirag_core::search::Scope;
 use minirag_index_mem::disk::faults;
 use minirag_index_mem::MemIndex;
@@ -77,7 +77,6 @@ fn held(index: &MemIndex) -> BTreeMap<String, String> {
 
 #[test]
 fn every_failing_step_leaves_every_acknowledged_write() {
-    let _ = Embeddings::new(0);
     let mut failures = BTreeMap::<&str, usize>::new();
     for n in 1.. {
         let dir = tempfile::tempdir().unwrap();
