@@ -152,3 +152,5 @@ impl crate::ports::Ocr for NoOcr {
         self.image(name, bytes)
     }
 }
+
+pub mod fakes;

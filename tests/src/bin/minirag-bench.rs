@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use minirag_blackbox::{binary, model_dir};
 use minirag_core::config::{CliOverrides, Config, ConfigContext};
 use minirag_core::engine::{Engine, Ports, QueryRequest, Settings};
-use minirag_core::ports::{Clock, FetchError, Fetched, Fetcher, Ocr, OcrError};
+// The bench corpus has no scans and fetches nothing: the core fakes stand in.
+use minirag_core::testing::fakes::{FakeClock, FakeFetcher};
+use minirag_core::testing::NoOcr;
 use serde_json::{json, Value};
 
 struct Args {
@@ -229,44 +231,6 @@ impl Drop for Server {
     }
 }
 
-struct NoFetch;
-impl Fetcher for NoFetch {
-    fn fetch(&self, _url: &str) -> Result<Fetched, FetchError> {
-        Err(FetchError::Refused {
-            reason: "the bench fetches nothing".into(),
-        })
-    }
-}
-/// The bench corpus has no scans: OCR is off, as on a machine without it.
-struct NoOcr;
-impl Ocr for NoOcr {
-    fn engine(&self) -> Result<String, String> {
-        Err("the bench reads no scans".into())
-    }
-    fn image(&self, name: &str, _bytes: &[u8]) -> Result<Vec<String>, OcrError> {
-        Err(OcrError {
-            name: name.into(),
-            reason: "the bench reads no scans".into(),
-            cause: None,
-        })
-    }
-    fn pdf_pages(
-        &self,
-        name: &str,
-        bytes: &[u8],
-        _pages: &[u32],
-        _go_on: &dyn Fn(u32, u32) -> bool,
-    ) -> Result<Vec<String>, OcrError> {
-        self.image(name, bytes)
-    }
-}
-struct Epoch;
-impl Clock for Epoch {
-    fn now_unix_seconds(&self) -> i64 {
-        0
-    }
-}
-
 /// The engine in this process, on the index the sync built.
 fn engine(env: &[(String, String)]) -> Engine {
     let env: BTreeMap<String, String> = env.iter().cloned().collect();
@@ -289,9 +253,9 @@ fn engine(env: &[(String, String)]) -> Engine {
             embedder: embedder.clone(),
             tokens: embedder,
             index,
-            fetcher: Arc::new(NoFetch),
+            fetcher: Arc::new(FakeFetcher(Default::default())),
             files: Arc::new(minirag_fs::LocalFiles),
-            clock: Arc::new(Epoch),
+            clock: Arc::new(FakeClock),
             ocr: Arc::new(NoOcr),
         },
     )

@@ -1,0 +1,492 @@
+//! Ingest: convert → title → chunk → embed → replace, for files, text
+//! passed in and fetched URLs, and the re-embedding of stored chunks.
+
+use std::borrow::Cow;
+
+pub use crate::progress::{SyncControl, EMBED_BATCH};
+
+use super::Engine;
+use crate::chunk::{pack_sections, section_markdown, Chunk, ChunkOptions};
+use crate::datauri::strip_data_uri_images;
+use crate::error::EngineError;
+use crate::formats::{self, FormatKind};
+use crate::ports::{
+    ConvertRequest, Converted, EmbedError, Embeddings, FileError, SourceRecord, SourceType,
+};
+use crate::time::iso_utc;
+use crate::title::{content_title, file_title, image_title};
+use crate::CHUNK_SCHEME;
+
+/// What an ingest stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngestOutcome {
+    pub source: String,
+    pub chunk_count: usize,
+    pub title: String,
+    /// Set when the chunks were stored without vectors (model unavailable).
+    pub notice: Option<String>,
+}
+
+/// A converted and chunked document waiting to be embedded and written.
+#[derive(Debug, Clone)]
+pub struct PreparedIngest {
+    source: String,
+    source_type: SourceType,
+    title: String,
+    title_seeded: bool,
+    chunks: Vec<Chunk>,
+    file_hash: String,
+    mtime: f64,
+    ocr_engine: String,
+}
+
+impl PreparedIngest {
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+/// Title decision for one ingest.
+struct Titled {
+    title: String,
+    seed: bool,
+}
+
+impl Engine {
+    /// Ingests a file already read by the caller. `path` is the resolved
+    /// absolute path (the source id); `file_hash` the sha256 hex of `bytes`.
+    pub fn ingest_file(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<IngestOutcome, EngineError> {
+        self.commit(self.prepare_file(path, bytes, file_hash, mtime)?)
+    }
+
+    /// Reads a file through the [`Files`] port and ingests it.
+    pub fn ingest_path(&self, path: &str) -> Result<IngestOutcome, EngineError> {
+        self.commit(self.prepare_path(path)?)
+    }
+
+    /// [`Engine::prepare_path`], reporting OCR pages to a sync's progress
+    /// and stopping between pages once its `cancel` is set.
+    pub fn prepare_path_controlled(
+        &self,
+        path: &str,
+        control: Option<SyncControl<'_>>,
+    ) -> Result<PreparedIngest, EngineError> {
+        let max = self.settings.max_file_size;
+        let read = self.ports.files.read(path, max).map_err(|e| match e {
+            FileError::TooLarge { path, size } => EngineError::TooLarge { path, size, max },
+            e => EngineError::File(e),
+        })?;
+        let converted = self.convert_file(path, &read.bytes, control)?;
+        // The file's bytes go before chunking: a big file's bytes, Markdown
+        // and chunks are never all in memory at once.
+        drop(read.bytes);
+        self.prepare_converted(path, converted, &read.sha256, read.mtime)
+    }
+
+    /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
+    /// converts and chunks a file: what a sync runs ahead of the embedder.
+    pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
+        self.prepare_path_controlled(path, None)
+    }
+
+    /// The CPU-light first half of a file ingest (checks, convert, title,
+    /// chunk), so a sync can prepare the next files while this one embeds.
+    pub fn prepare_file(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<PreparedIngest, EngineError> {
+        self.prepare_file_controlled(path, bytes, file_hash, mtime, None)
+    }
+
+    /// Checks a file's format and size, converts it (OCR where needed) and
+    /// finds its title: (converted, title, OCR engine).
+    fn convert_file(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        control: Option<SyncControl<'_>>,
+    ) -> Result<(Converted, String, String), EngineError> {
+        let extension = file_extension(path);
+        let format = match formats::by_extension(&extension) {
+            Some(f) => f,
+            None => {
+                return Err(EngineError::UnsupportedExtension {
+                    path: path.into(),
+                    extension,
+                })
+            }
+        };
+        let size = bytes.len() as u64;
+        if size > self.settings.max_file_size {
+            return Err(EngineError::TooLarge {
+                path: path.into(),
+                size,
+                max: self.settings.max_file_size,
+            });
+        }
+        Ok(match format.kind {
+            FormatKind::Image => {
+                let (markdown, engine) = self.recognise_image(path, bytes)?;
+                let converted = Converted {
+                    markdown,
+                    ..Default::default()
+                };
+                (converted, image_title(path), engine)
+            }
+            FormatKind::Document => {
+                let (converted, engine) =
+                    self.convert_with_ocr(path, format.key, bytes, control)?;
+                let title = file_title(
+                    path,
+                    converted.metadata_title.as_deref(),
+                    &converted.markdown,
+                );
+                (converted, title, engine)
+            }
+        })
+    }
+
+    fn prepare_file_controlled(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        file_hash: &str,
+        mtime: f64,
+        control: Option<SyncControl<'_>>,
+    ) -> Result<PreparedIngest, EngineError> {
+        let converted = self.convert_file(path, bytes, control)?;
+        self.prepare_converted(path, converted, file_hash, mtime)
+    }
+
+    /// A converted file (Markdown, title, OCR engine) → its chunks.
+    fn prepare_converted(
+        &self,
+        path: &str,
+        (converted, title, ocr_engine): (Converted, String, String),
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<PreparedIngest, EngineError> {
+        let titled = Titled { title, seed: true };
+        let prepared = self.prepare(
+            path,
+            SourceType::File,
+            converted.markdown,
+            titled,
+            file_hash,
+            mtime,
+        )?;
+        Ok(PreparedIngest {
+            ocr_engine,
+            ..prepared
+        })
+    }
+
+    /// Ingests caller-supplied content under an arbitrary id.
+    pub fn ingest_data(
+        &self,
+        source: &str,
+        data: &str,
+        format: &str,
+        title: Option<&str>,
+    ) -> Result<IngestOutcome, EngineError> {
+        let (markdown, metadata_title) = match format {
+            "text" | "markdown" => (data.to_string(), None),
+            "html" => {
+                let c = self.ports.converter.convert(ConvertRequest {
+                    name: source,
+                    format: "html",
+                    bytes: data.as_bytes(),
+                })?;
+                (c.markdown, c.metadata_title)
+            }
+            other => {
+                return Err(EngineError::BadFormat {
+                    format: other.into(),
+                })
+            }
+        };
+        let titled = titled_or_id(
+            content_title(title, metadata_title.as_deref(), &markdown),
+            source,
+        );
+        self.commit(self.prepare(source, SourceType::Data, markdown, titled, "", 0.0)?)
+    }
+
+    /// Fetches a URL through the [`Fetcher`] (which enforces the URL rules)
+    /// and ingests it under `source` (default: the URL).
+    pub fn ingest_url(
+        &self,
+        url: &str,
+        source: Option<&str>,
+        title: Option<&str>,
+    ) -> Result<IngestOutcome, EngineError> {
+        let fetched = self.ports.fetcher.fetch(url)?;
+        let format = format_for_content_type(fetched.content_type.as_deref(), &fetched.final_url);
+        let converted = self.ports.converter.convert(ConvertRequest {
+            name: url,
+            format,
+            bytes: &fetched.bytes,
+        })?;
+        let source = source
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(url);
+        let titled = titled_or_id(
+            content_title(
+                title,
+                converted.metadata_title.as_deref(),
+                &converted.markdown,
+            ),
+            source,
+        );
+        self.commit(self.prepare(source, SourceType::Url, converted.markdown, titled, "", 0.0)?)
+    }
+
+    fn prepare(
+        &self,
+        source: &str,
+        source_type: SourceType,
+        markdown: String,
+        titled: Titled,
+        file_hash: &str,
+        mtime: f64,
+    ) -> Result<PreparedIngest, EngineError> {
+        let stripped = match strip_data_uri_images(&markdown) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
+        let markdown = stripped.unwrap_or(markdown);
+        if markdown.trim().is_empty() {
+            return Err(EngineError::Empty {
+                source: source.into(),
+            });
+        }
+        let options = ChunkOptions {
+            budget: self.settings.budget,
+            title: titled.seed.then_some(titled.title.as_str()),
+            counter: self.ports.tokens.as_ref(),
+        };
+        let sectioned = section_markdown(&markdown, options);
+        // The sections own their text: the Markdown goes before packing.
+        drop(markdown);
+        let chunked = pack_sections(sectioned, options);
+        if chunked.chunks.is_empty() {
+            return Err(EngineError::Empty {
+                source: source.into(),
+            });
+        }
+        Ok(PreparedIngest {
+            source: source.into(),
+            source_type,
+            title: titled.title,
+            title_seeded: chunked.title_seeded,
+            chunks: chunked.chunks,
+            file_hash: file_hash.into(),
+            mtime,
+            ocr_engine: String::new(),
+        })
+    }
+
+    /// The second half of an ingest without embedding: the chunks are
+    /// stored keyword-searchable and vector-less, for a later
+    /// [`Engine::reembed`] (a sync's second phase).
+    pub fn commit_keyword_only(
+        &self,
+        prepared: PreparedIngest,
+    ) -> Result<IngestOutcome, EngineError> {
+        self.store(prepared, None, None)
+    }
+
+    /// The second half of an ingest: embed (reusing unchanged chunks'
+    /// vectors) and replace the source's chunks in one index write.
+    pub fn commit(&self, prepared: PreparedIngest) -> Result<IngestOutcome, EngineError> {
+        let texts: Vec<&str> = prepared.chunks.iter().map(|c| c.text.as_str()).collect();
+        let embedded = self.embed_chunks(&texts);
+        // Freed before the write: a Vec is dropped at the end of its scope,
+        // and a big file's list of texts would outlive the index write
+        // (and a compaction inside it) otherwise.
+        drop(texts);
+        let (vectors, notice) = match embedded {
+            Ok(v) => (Some(v), None),
+            Err(EmbedError::Unavailable { reason, .. }) => (
+                None,
+                Some(format!(
+                    "stored without vectors because the embedding model could not be loaded ({reason}); \
+                     keyword search finds it now, and the next sync with a working model adds the vectors"
+                )),
+            ),
+            Err(e) => return Err(EngineError::Embed(e)),
+        };
+        self.store(prepared, vectors, notice)
+    }
+
+    /// Replaces the source's chunks (and vectors, when given) in one write.
+    fn store(
+        &self,
+        prepared: PreparedIngest,
+        vectors: Option<Embeddings>,
+        notice: Option<String>,
+    ) -> Result<IngestOutcome, EngineError> {
+        let PreparedIngest {
+            source,
+            source_type,
+            title,
+            title_seeded,
+            chunks,
+            file_hash,
+            mtime,
+            ocr_engine,
+        } = prepared;
+        let chunk_count = chunks.len();
+        let record = SourceRecord {
+            source: source.clone(),
+            source_type,
+            title: title.clone(),
+            title_seeded,
+            file_hash,
+            mtime,
+            ingested_at: iso_utc(self.ports.clock.now_unix_seconds()),
+            chunk_count: chunk_count as u32,
+            scheme_version: CHUNK_SCHEME,
+            embedded_with: vectors
+                .as_ref()
+                .map(|_| self.ports.embedder.model_id().to_string()),
+            ocr_engine,
+        };
+        self.ports.index.replace_source(record, chunks, vectors)?;
+        Ok(IngestOutcome {
+            source,
+            chunk_count,
+            title,
+            notice,
+        })
+    }
+
+    /// Embeds a source's stored chunks again with the current model (its
+    /// bytes and scheme are current; its vectors are missing or of another
+    /// model). Nothing is converted or chunked. It runs in batches of
+    /// [`EMBED_BATCH`] chunks, each stored (durable) on its own: memory stays
+    /// bounded by the batch whatever the source's size, and a killed run
+    /// keeps what it finished, which the next run reuses through the
+    /// embedding cache. After each batch `after_batch(embedded, total)` is
+    /// told the source's progress; it returns `false` to stop there (a cancel).
+    pub fn reembed(
+        &self,
+        source: &str,
+        after_batch: &mut dyn FnMut(u32, u32) -> bool,
+    ) -> Result<IngestOutcome, EngineError> {
+        let record = self
+            .ports
+            .index
+            .source(source)?
+            .ok_or_else(|| EngineError::NotFound {
+                source: source.into(),
+            })?;
+        let total = record.chunk_count;
+        let model = self.ports.embedder.model_id().to_string();
+        let mut first = 0u32;
+        while first < total {
+            let last = first.saturating_add(EMBED_BATCH).min(total) - 1;
+            let chunks = self.ports.index.chunks(source, first..=last)?;
+            if chunks.len() as u32 != last - first + 1 {
+                // Replaced or deleted meanwhile: the next sync plans it anew.
+                return Err(EngineError::NotFound {
+                    source: source.into(),
+                });
+            }
+            let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+            let vectors = self.embed_chunks(&texts)?;
+            let complete = last + 1 == total;
+            self.ports
+                .index
+                .set_vectors(source, &model, first, &texts, vectors, complete)?;
+            first = last + 1;
+            if !after_batch(first, total) && first < total {
+                return Err(EngineError::Cancelled {
+                    done: first as u64,
+                    total: total as u64,
+                    unit: "chunks to embed",
+                });
+            }
+        }
+        Ok(IngestOutcome {
+            source: source.into(),
+            chunk_count: total as usize,
+            title: record.title,
+            notice: None,
+        })
+    }
+
+    /// Embeds chunk texts in one batch, reusing stored vectors of unchanged texts.
+    fn embed_chunks(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
+        let embedder = &self.ports.embedder;
+        let cached = self.ports.index.cached_vectors(embedder.model_id(), texts);
+        let missing: Vec<&str> = texts
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(t, _)| *t)
+            .collect();
+        let fresh = if missing.is_empty() {
+            Embeddings::new(embedder.dimension())
+        } else {
+            embedder.embed_documents(&missing)?
+        };
+        let mut out = Embeddings::new(embedder.dimension());
+        let mut next = 0;
+        for c in &cached {
+            match c {
+                Some(v) if v.len() == out.dim => out.push(v),
+                _ => {
+                    out.push(fresh.row(next));
+                    next += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Explicit or derived title; without one the id is stored and nothing seeded.
+fn titled_or_id(title: Option<String>, source: &str) -> Titled {
+    match title {
+        Some(title) => Titled { title, seed: true },
+        None => Titled {
+            title: source.into(),
+            seed: false,
+        },
+    }
+}
+
+/// Lower-case extension of the last path segment, without the dot.
+pub fn file_extension(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((base, ext)) if !base.is_empty() => ext.to_lowercase(),
+        _ => String::new(),
+    }
+}
+
+/// Converter format for a fetched body: by media type, else by the URL's
+/// extension, else HTML.
+pub(super) fn format_for_content_type(content_type: Option<&str>, url: &str) -> &'static str {
+    if let Some(f) = content_type.and_then(formats::by_content_type) {
+        return f.key;
+    }
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    path.rsplit('/')
+        .next()
+        .and_then(|n| n.rsplit_once('.'))
+        .and_then(|(_, e)| formats::by_extension(&e.to_ascii_lowercase()))
+        .filter(|f| f.kind == FormatKind::Document)
+        .map_or("html", |f| f.key)
+}
