@@ -35,6 +35,10 @@ impl Engine {
         let scope = Scope::new(request.scope.iter().map(|s| s.trim().to_string()));
         let window = candidate_window(top_k);
         let s = &self.settings;
+        // The model is loaded before the view is taken, so a first query's
+        // model load (seconds) holds no index generation; a model that
+        // cannot load is reported by `embed_query` below.
+        let _ = self.ports.embedder.ready();
         // One view for every read of this query: searches, chunks, titles
         // and parents all come from the same index generation.
         let view = self.ports.index.read()?;

@@ -27,6 +27,15 @@ pub struct FakeEmbedder {
     pub unavailable: bool,
     /// Stands for a changed model (same width, other id).
     pub other_model: std::sync::atomic::AtomicBool,
+    /// The [`tick`] of the last `ready` call (0: never).
+    pub ready_at: AtomicUsize,
+}
+
+/// A process-wide order of fake calls, to test which came first.
+static TICKS: AtomicUsize = AtomicUsize::new(1);
+
+pub fn tick() -> usize {
+    TICKS.fetch_add(1, Ordering::SeqCst)
 }
 
 impl Default for FakeEmbedder {
@@ -42,6 +51,7 @@ impl FakeEmbedder {
             embedded: AtomicUsize::new(0),
             unavailable: false,
             other_model: Default::default(),
+            ready_at: AtomicUsize::new(0),
         }
     }
     pub fn vector(text: &str) -> Vec<f32> {
@@ -66,6 +76,7 @@ impl Embedder for FakeEmbedder {
         }
     }
     fn ready(&self) -> Result<(), EmbedError> {
+        self.ready_at.store(tick(), Ordering::SeqCst);
         match self.unavailable {
             true => Err(EmbedError::Unavailable {
                 cause: None,
@@ -185,6 +196,8 @@ pub struct FakeIndex {
     pub settled: AtomicUsize,
     pub settle_says: Mutex<Option<String>>,
     pub settle_fails: std::sync::atomic::AtomicBool,
+    /// The [`tick`] of the last `read` call (0: never).
+    pub read_at: AtomicUsize,
 }
 
 /// Reads live: the stand-in has no generations to pin.
@@ -351,6 +364,7 @@ impl IndexView for FakeView<'_> {
 
 impl Index for FakeIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
+        self.read_at.store(tick(), Ordering::SeqCst);
         Ok(Box::new(FakeView(self)))
     }
     fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {

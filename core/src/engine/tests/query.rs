@@ -223,3 +223,19 @@ fn explain_gives_each_result_its_ranks_and_fused_score() {
         "the document that holds the best chunk leads the document list: {top:?}"
     );
 }
+
+#[test]
+fn the_model_is_loaded_before_the_read_view_is_taken() {
+    let f = fixture();
+    f.engine.ingest_data("n", GUIDE, "markdown", None).unwrap();
+    f.embedder.ready_at.store(0, Ordering::SeqCst);
+    f.engine
+        .query(query("restart the service", 3, &[]))
+        .unwrap();
+    let ready = f.embedder.ready_at.load(Ordering::SeqCst);
+    let read = f.index.read_at.load(Ordering::SeqCst);
+    assert!(
+        ready > 0 && read > ready,
+        "ready at {ready}, view at {read}"
+    );
+}
