@@ -69,6 +69,11 @@ impl Engine {
     pub fn ports(&self) -> &Ports {
         &self.ports
     }
+
+    /// Unix seconds by the clock port.
+    pub fn now(&self) -> i64 {
+        self.ports.clock.now_unix_seconds()
+    }
 }
 
 mod ingest;

@@ -1,7 +1,8 @@
 //! The minirag domain.
 //!
 //! Everything here is pure: no file system, no network, no clock; the only
-//! threads are scoped ones a use case joins before it returns.
+//! threads are scoped ones a use case joins before it returns, and a
+//! background sync job's, which [`jobs::Jobs::drain`] stops and joins.
 //! The outside world reaches the domain only through the traits in [`ports`],
 //! which the crates under `adapters/` implement and `bins/` wires together.
 //!
@@ -15,6 +16,7 @@
 //! - [`sync`]: the staleness rule, the sync plan and its runner.
 //! - [`watch`]: which file changes matter, and the live index's loop.
 //! - [`engine`]: the ingest and query use cases, generic over the ports.
+//! - [`jobs`]: sync jobs: admission, state, progress, cancel and drain.
 //! - [`progress`]: what a sync reports and how it is stopped (a leaf).
 //! - [`models`]: known embedding models and the prefixes they were trained with.
 
@@ -25,6 +27,7 @@ pub mod datauri;
 pub mod engine;
 pub mod error;
 pub mod formats;
+pub mod jobs;
 mod json_strings;
 pub mod markdown;
 pub mod models;

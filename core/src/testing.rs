@@ -154,3 +154,4 @@ impl crate::ports::Ocr for NoOcr {
 }
 
 pub mod fakes;
+pub mod fixture;

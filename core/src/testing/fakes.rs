@@ -198,6 +198,17 @@ pub struct FakeIndex {
     pub settle_fails: std::sync::atomic::AtomicBool,
     /// The [`tick`] of the last `read` call (0: never).
     pub read_at: AtomicUsize,
+    /// The sync lock, as another process would see it.
+    pub sync_lock: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Frees [`FakeIndex::sync_lock`] when the lease is dropped.
+struct FakeLease(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for FakeLease {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 /// Reads live: the stand-in has no generations to pin.
@@ -366,6 +377,12 @@ impl Index for FakeIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
         self.read_at.store(tick(), Ordering::SeqCst);
         Ok(Box::new(FakeView(self)))
+    }
+    fn lock_sync(&self) -> Result<SyncLease, IndexError> {
+        if self.sync_lock.swap(true, Ordering::SeqCst) {
+            return Err(IndexError::busy("another sync holds the fake index"));
+        }
+        Ok(SyncLease::held(Box::new(FakeLease(self.sync_lock.clone()))))
     }
     fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
         self.settled.fetch_add(1, Ordering::SeqCst);

@@ -1,0 +1,309 @@
+//! Sync jobs, the use case every front end drives: admission (one sync per
+//! index: in this process by the registry, across processes by the index's
+//! sync lock), a typed state, progress, cancel, and a drain that stops and
+//! joins the running job. The stdio and HTTP servers run jobs in the
+//! background and answer with the id; the CLI and a request that asked for
+//! progress run one to the end on their own thread.
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::progress::{Phase, Step};
+use crate::sync::run::SyncSession;
+use crate::sync::SyncReport;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// Files while indexing, chunks while embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobProgress {
+    pub phase: Phase,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// A sync job as its status shows it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: String,
+    pub state: JobState,
+    /// Unix seconds, from the engine's clock.
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub progress: JobProgress,
+    /// What a succeeded job did.
+    pub report: Option<SyncReport>,
+    /// Why a failed job failed as a whole.
+    pub error: Option<String>,
+}
+
+impl Job {
+    /// Whether the set of indexed documents changed (a client's list of
+    /// resources is then stale).
+    pub fn changed_documents(&self) -> bool {
+        self.report
+            .as_ref()
+            .is_some_and(|r| r.counts.ingested + r.counts.moved + r.counts.deleted > 0)
+    }
+}
+
+/// Why a job was not started.
+#[derive(Debug)]
+pub enum JobError {
+    /// This process runs a sync already.
+    AlreadyRunning { id: String },
+    /// The process is shutting down.
+    Draining,
+    /// The index refused the sync lock (another process syncs), or the
+    /// engine could not start.
+    Engine(EngineError),
+}
+
+impl std::fmt::Display for JobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::AlreadyRunning { id } => write!(
+                f,
+                "A sync job is already running ({id}); follow it with sync_status, or wait for it to end"
+            ),
+            Self::Draining => write!(f, "The server is shutting down; start the sync after it restarts"),
+            Self::Engine(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for JobError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Engine(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<EngineError> for JobError {
+    fn from(e: EngineError) -> Self {
+        Self::Engine(e)
+    }
+}
+
+/// The retained job of this process (the latest one), shared by every
+/// session and front end.
+#[derive(Default)]
+pub struct Jobs {
+    current: Mutex<Option<Job>>,
+    /// The running job's stop flag.
+    cancel: Mutex<Option<Arc<AtomicBool>>>,
+    /// The background job's thread, joined by [`Jobs::drain`].
+    thread: Mutex<Option<JoinHandle<()>>>,
+    draining: AtomicBool,
+}
+
+/// A job that holds the index's sync lock and is published as running, but
+/// has not run yet.
+pub struct Admitted {
+    jobs: Arc<Jobs>,
+    engine: Arc<Engine>,
+    session: SyncSession,
+    id: String,
+    cancel: Arc<AtomicBool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// 128 random bits as hex, from the standard library's hash seeds.
+fn new_id(now: i64) -> String {
+    let half = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_i64(now);
+        h.write_u64(salt);
+        h.finish()
+    };
+    format!("{:016x}{:016x}", half(1), half(2))
+}
+
+impl Jobs {
+    /// Admission as one critical section: no other job of this process
+    /// runs, the index's sync lock is taken (so no other process syncs),
+    /// and the job is published as running; or nothing happens. `cancel`
+    /// stops the job between files.
+    pub fn admit(
+        self: &Arc<Self>,
+        engine: Arc<Engine>,
+        scope: Option<&str>,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<Admitted, JobError> {
+        if self.draining.load(Ordering::SeqCst) {
+            return Err(JobError::Draining);
+        }
+        let now = engine.now();
+        let mut current = lock(&self.current);
+        if let Some(j) = current.as_ref().filter(|j| j.state == JobState::Running) {
+            return Err(JobError::AlreadyRunning { id: j.id.clone() });
+        }
+        let session = engine.begin_sync(scope)?;
+        let id = new_id(now);
+        *current = Some(Job {
+            id: id.clone(),
+            state: JobState::Running,
+            started_at: now,
+            finished_at: None,
+            progress: JobProgress {
+                phase: Phase::Indexing,
+                done: 0,
+                total: 0,
+            },
+            report: None,
+            error: None,
+        });
+        *lock(&self.cancel) = Some(cancel.clone());
+        Ok(Admitted {
+            jobs: self.clone(),
+            engine,
+            session,
+            id,
+            cancel,
+        })
+    }
+
+    /// The job `id`, when it is the retained one.
+    pub fn job(&self, id: &str) -> Option<Job> {
+        lock(&self.current).clone().filter(|j| j.id == id)
+    }
+
+    /// The retained job.
+    pub fn latest(&self) -> Option<Job> {
+        lock(&self.current).clone()
+    }
+
+    /// Refuses new jobs, stops a running one between files (each written
+    /// file is already durable) and waits until its thread has ended.
+    pub fn drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+        if let Some(cancel) = lock(&self.cancel).as_ref() {
+            cancel.store(true, Ordering::SeqCst);
+        }
+        let thread = lock(&self.thread).take();
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
+    }
+
+    fn record_step(&self, s: &Step<'_>) {
+        if s.total == 0 {
+            return;
+        }
+        if let Some(j) = lock(&self.current).as_mut() {
+            j.progress = JobProgress {
+                phase: s.phase,
+                done: s.done,
+                total: s.total,
+            };
+        }
+    }
+
+    fn finish(&self, id: &str, now: i64, result: Result<SyncReport, EngineError>) -> Job {
+        let mut current = lock(&self.current);
+        let mut job = current.clone().filter(|j| j.id == id).unwrap_or(Job {
+            id: id.into(),
+            state: JobState::Running,
+            started_at: now,
+            finished_at: None,
+            progress: JobProgress {
+                phase: Phase::Indexing,
+                done: 0,
+                total: 0,
+            },
+            report: None,
+            error: None,
+        });
+        job.finished_at = Some(now);
+        match result {
+            Ok(r) => {
+                job.state = JobState::Succeeded;
+                job.report = Some(r);
+            }
+            Err(e) => {
+                job.state = JobState::Failed;
+                job.error = Some(e.to_string());
+            }
+        }
+        *current = Some(job.clone());
+        job
+    }
+}
+
+impl Admitted {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Runs the job to its end on this thread; each step goes to the job's
+    /// progress and to `observer`. The sync lock is released before the end
+    /// is published.
+    pub fn run(self, observer: &(dyn Fn(Step<'_>) + Sync)) -> Job {
+        let Self {
+            jobs,
+            engine,
+            session,
+            id,
+            cancel,
+        } = self;
+        let progress = |s: Step<'_>| {
+            jobs.record_step(&s);
+            observer(s);
+        };
+        let result = engine.run_sync(session, &progress, &cancel);
+        jobs.finish(&id, engine.now(), result)
+    }
+
+    /// Runs the job on a thread of its own and returns its id at once;
+    /// `on_end` sees the finished job.
+    pub fn spawn(self, on_end: impl FnOnce(&Job) + Send + 'static) -> String {
+        let id = self.id.clone();
+        let jobs = self.jobs.clone();
+        let engine = self.engine.clone();
+        let thread = std::thread::Builder::new()
+            .name("minirag-sync".into())
+            .spawn(move || on_end(&self.run(&|_| {})));
+        match thread {
+            // A finished earlier thread is simply dropped (detached).
+            Ok(t) => *lock(&jobs.thread) = Some(t),
+            Err(e) => {
+                jobs.finish(
+                    &id,
+                    engine.now(),
+                    Err(EngineError::Index(crate::ports::IndexError::Storage {
+                        cause: None,
+                        reason: format!("could not start the sync thread: {e}"),
+                    })),
+                );
+            }
+        }
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+//! Jobs over an engine on the fakes: admission, state, cancel and drain.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::testing::fixture::{fixture, Fixture};
+
+fn with_files() -> (Fixture, Arc<Engine>) {
+    let f = fixture();
+    for i in 0..5 {
+        f.files.put(
+            &format!("/docs/n{i}.md"),
+            &format!("# Note {i}\n\nWords {i}."),
+            1.0,
+        );
+    }
+    let engine = Arc::new(crate::engine::Engine::new(
+        f.engine.settings().clone(),
+        f.engine.ports().clone(),
+    ));
+    (f, engine)
+}
+
+fn go() -> Arc<AtomicBool> {
+    Arc::new(AtomicBool::new(false))
+}
+
+#[test]
+fn a_job_runs_to_a_typed_end_with_its_report_and_progress() {
+    let (_f, engine) = with_files();
+    let jobs = Arc::new(Jobs::default());
+    let admitted = jobs.admit(engine, None, go()).unwrap();
+    let id = admitted.id().to_string();
+    assert_eq!(id.len(), 32);
+    assert_eq!(jobs.job(&id).unwrap().state, JobState::Running);
+    let seen = Mutex::new(0);
+    let job = admitted.run(&|_| *seen.lock().unwrap() += 1);
+    assert_eq!(job.state, JobState::Succeeded);
+    assert_eq!(job.state.as_str(), "succeeded");
+    assert_eq!(job.report.as_ref().unwrap().counts.ingested, 5);
+    assert!(job.changed_documents());
+    assert!(*seen.lock().unwrap() >= 5);
+    let stored = jobs.job(&id).unwrap();
+    assert_eq!(stored.progress.done, stored.progress.total);
+    assert!(stored.progress.total > 0);
+    assert!(stored.finished_at.is_some());
+    assert!(jobs.job("someone-else").is_none());
+}
+
+#[test]
+fn one_job_at_a_time_in_a_process_and_across_processes() {
+    let (_f, engine) = with_files();
+    let jobs = Arc::new(Jobs::default());
+    let first = jobs.admit(engine.clone(), None, go()).unwrap();
+    match jobs.admit(engine.clone(), None, go()) {
+        Err(JobError::AlreadyRunning { id }) => assert_eq!(id, first.id()),
+        other => panic!("{:?}", other.err()),
+    }
+    // Another process has a registry of its own: the index's lock refuses it.
+    let elsewhere = Arc::new(Jobs::default());
+    match elsewhere.admit(engine.clone(), None, go()) {
+        Err(e @ JobError::Engine(_)) => {
+            assert!(e.to_string().contains("another sync"), "{e}");
+            assert!(std::error::Error::source(&e).is_some());
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    assert!(elsewhere.latest().is_none());
+    let id = first.id().to_string();
+    first.run(&|_| {});
+    // Both admit again once the job has ended.
+    let again = elsewhere.admit(engine.clone(), None, go()).unwrap();
+    assert_ne!(again.id(), id);
+    assert_eq!(again.run(&|_| {}).state, JobState::Succeeded);
+    assert!(jobs.admit(engine, None, go()).is_ok());
+}
+
+#[test]
+fn a_cancelled_job_fails_and_says_so() {
+    let (_f, engine) = with_files();
+    let jobs = Arc::new(Jobs::default());
+    let stop = Arc::new(AtomicBool::new(true));
+    let job = jobs.admit(engine, None, stop).unwrap().run(&|_| {});
+    assert_eq!(job.state, JobState::Failed);
+    assert!(
+        job.error.as_deref().unwrap().contains("cancelled"),
+        "{job:?}"
+    );
+    assert!(!job.changed_documents());
+}
+
+#[test]
+fn drain_stops_and_joins_the_background_job_and_refuses_new_ones() {
+    let (_f, engine) = with_files();
+    let jobs = Arc::new(Jobs::default());
+    let ended = Arc::new(AtomicBool::new(false));
+    let seen = ended.clone();
+    let id = jobs
+        .admit(engine.clone(), None, go())
+        .unwrap()
+        .spawn(move |_| seen.store(true, Ordering::SeqCst));
+    jobs.drain();
+    assert!(
+        ended.load(Ordering::SeqCst),
+        "drain returned before the job ended"
+    );
+    assert_ne!(jobs.job(&id).unwrap().state, JobState::Running);
+    assert!(matches!(
+        jobs.admit(engine, None, go()),
+        Err(JobError::Draining)
+    ));
+}
