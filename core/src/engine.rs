@@ -66,7 +66,7 @@ impl Engine {
         &self.settings
     }
 
-    pub fn ports(&self) -> &Ports {
+    pub(crate) fn ports(&self) -> &Ports {
         &self.ports
     }
 
@@ -82,7 +82,7 @@ mod read;
 
 pub use ingest::{file_extension, IngestOutcome, PreparedIngest};
 pub use query::QueryRequest;
-pub use read::ReadDocument;
+pub use read::{IndexState, IngestTargets, ReadDocument};
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@
 //! - [`reconstruct`]: units → parent sections and whole documents.
 //! - [`title`]: document titles and [`datauri`] image stripping.
 //! - [`search`]: query validation, weighted RRF, filters, result shaping.
+//! - [`containment`]: the rule that keeps path arguments under the roots.
 //! - [`config`]: environment + flags → [`config::Config`].
 //! - [`formats`]: the one table of formats the product knows.
 //! - [`sync`]: the staleness rule, the sync plan and its runner.
@@ -23,6 +24,7 @@
 pub mod cause;
 pub mod chunk;
 pub mod config;
+pub mod containment;
 pub mod datauri;
 pub mod engine;
 pub mod error;

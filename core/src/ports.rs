@@ -364,6 +364,14 @@ pub trait Files: Send + Sync {
     fn read(&self, path: &str, max_bytes: u64) -> Result<FileRead, FileError>;
     /// sha256 hex of a file, `None` when it cannot be read.
     fn sha256(&self, path: &str) -> Option<String>;
+    /// Whether `path` is a folder (a folder argument is scanned, a file
+    /// argument is read as given).
+    fn is_folder(&self, path: &str) -> bool;
+    /// An absolute path with symlinks resolved as far as it exists, the
+    /// rest normalised lexically; containment checks the result.
+    fn resolve(&self, path: &str) -> String {
+        crate::containment::normalise(path)
+    }
 }
 
 // ---------------------------------------------------------------- Clock

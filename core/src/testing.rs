@@ -124,6 +124,13 @@ impl crate::ports::Files for MapFiles {
     fn sha256(&self, path: &str) -> Option<String> {
         self.lock().get(path).map(|(b, _)| digest(b))
     }
+
+    /// A folder is any prefix of a stored path.
+    fn is_folder(&self, path: &str) -> bool {
+        self.lock()
+            .keys()
+            .any(|p| p != path && crate::search::is_under(p, path))
+    }
 }
 
 /// An OCR port with no engine: scans stay unreadable, with this hint.

@@ -4,7 +4,7 @@
 pub mod scan;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use minirag_core::error::Cause;
 use minirag_core::ports::{FileError, FileRead, Files, Scan};
@@ -73,6 +73,44 @@ impl Files for LocalFiles {
     fn sha256(&self, path: &str) -> Option<String> {
         std::fs::read(path).ok().map(|b| sha256_hex(&b))
     }
+    fn is_folder(&self, path: &str) -> bool {
+        Path::new(path).is_dir()
+    }
+    fn resolve(&self, path: &str) -> String {
+        resolve(Path::new(path)).display().to_string()
+    }
+}
+
+/// Symlinks resolved as far as the path exists; the rest normalised lexically.
+pub fn resolve(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    while !existing.exists() {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut out = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for part in rest.iter().rev() {
+        match Path::new(part).components().next() {
+            Some(Component::ParentDir) => {
+                out.pop();
+            }
+            Some(Component::CurDir) => {}
+            _ => out.push(part),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

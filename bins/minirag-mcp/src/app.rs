@@ -1,13 +1,14 @@
 //! The wiring: configuration, the lazily built engine over the adapters,
-//! and path containment. What each tool answers is built in [`crate::payload`].
+//! and core's path containment over the local file system. What each tool answers is built in [`crate::payload`].
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use minirag_convert::Converters;
 use minirag_core::config::{CliOverrides, Config, ConfigContext, ConfigError};
+use minirag_core::containment::Containment;
 use minirag_core::engine::{Engine, Ports, Settings};
 use minirag_core::ports::Clock;
 use minirag_core::ports::Index;
@@ -140,34 +141,37 @@ impl App {
         self.embedder.as_deref()
     }
 
-    /// Resolves a path argument and checks it lies under a root.
+    /// The containment rule over this process's roots (see
+    /// [`Containment`]).
+    pub fn containment(&self) -> Containment {
+        Containment {
+            roots: self.root_strings(),
+            cwd: self.cwd.display().to_string(),
+            home: std::env::var("HOME").ok(),
+        }
+    }
+
+    /// A path argument resolved and checked to lie under a root.
     /// `require_absolute`: MCP paths must be absolute; CLI paths may be relative.
     pub fn contain(&self, raw: &str, require_absolute: bool) -> Result<PathBuf> {
         self.config()?;
-        let expanded = match (raw.strip_prefix('~'), std::env::var("HOME")) {
-            (Some(rest), Ok(home)) if rest.is_empty() || rest.starts_with('/') => {
-                format!("{home}{rest}")
-            }
-            _ => raw.to_string(),
-        };
-        let path = Path::new(&expanded);
-        if !path.is_absolute() && require_absolute {
-            bail!("Path must be absolute: {raw} (pass a result's `source`, which is an absolute path)");
-        }
-        let joined = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.cwd.join(path)
-        };
-        let resolved = resolve(&joined);
-        if self.roots.iter().any(|r| resolved.starts_with(r)) {
-            Ok(resolved)
-        } else {
-            bail!(
-                "Path outside configured document roots: {raw}. Roots: {}. To index another folder, add it to BASE_DIRS and restart.",
-                self.root_strings().join(", ")
-            )
-        }
+        let path = self
+            .containment()
+            .contain(raw, require_absolute, &LocalFiles)?;
+        Ok(PathBuf::from(path))
+    }
+
+    /// The index key of a file or source argument (files are contained).
+    pub fn key(
+        &self,
+        path: Option<&str>,
+        source: Option<&str>,
+        require_absolute: bool,
+    ) -> Result<String> {
+        self.config()?;
+        Ok(self
+            .containment()
+            .key(path, source, require_absolute, &LocalFiles)?)
     }
 }
 
@@ -201,36 +205,4 @@ pub fn index_location(config: &Config) -> String {
         Some(db) => format!("{} (schema {})", db.masked(), db.schema),
         None => config.db_path.clone(),
     }
-}
-
-/// Symlinks resolved as far as the path exists; the rest normalised lexically.
-pub fn resolve(path: &Path) -> PathBuf {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return p;
-    }
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    while !existing.exists() {
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => break,
-        }
-    }
-    let mut out = std::fs::canonicalize(&existing).unwrap_or(existing);
-    for part in rest.iter().rev() {
-        match Path::new(part).components().next() {
-            Some(Component::ParentDir) => {
-                out.pop();
-            }
-            Some(Component::CurDir) => {}
-            _ => out.push(part),
-        }
-    }
-    out
 }

@@ -337,7 +337,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Read { path, source, .. } => {
-            let key = key(&app, path, source)?;
+            let key = app.key(path.as_deref(), source.as_deref(), false)?;
             let v = app.read_file(&key)?;
             print(j, &v, |v| v["text"].as_str().unwrap_or("").to_string());
             Ok(0)
@@ -350,7 +350,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             after,
             ..
         } => {
-            let key = key(&app, file_path, source)?;
+            let key = app.key(file_path.as_deref(), source.as_deref(), false)?;
             let v = app.neighbors(&key, chunk_index, before, after)?;
             print(j, &v, |v| {
                 let chunks = v["chunks"].as_array().cloned().unwrap_or_default();
@@ -374,7 +374,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Delete { path, source, .. } => {
-            let key = key(&app, path, source)?;
+            let key = app.key(path.as_deref(), source.as_deref(), false)?;
             let v = app.delete(&key)?;
             print(j, &v, |v| {
                 format!(
@@ -441,7 +441,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 }
                 report_progress(&bar, s.done, s.total, s.line)
             };
-            let report = app.sync(scope.as_deref(), &progress, &AtomicBool::new(false))?;
+            let report = app.sync(scope.as_deref(), &progress)?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
@@ -499,14 +499,6 @@ fn report_progress(bar: &Option<indicatif::ProgressBar>, done: u64, total: u64, 
             bar.set_message(line.to_string());
         }
         None => eprintln!("{line}"),
-    }
-}
-
-fn key(app: &App, path: Option<String>, source: Option<String>) -> Result<String> {
-    match (path, source) {
-        (Some(p), _) => Ok(app.contain(&p, false)?.display().to_string()),
-        (None, Some(s)) => Ok(s),
-        (None, None) => bail!("provide a path or --source"),
     }
 }
 
@@ -581,28 +573,17 @@ fn human_explain(e: &Value) -> String {
 }
 
 fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
-    let mut files = Vec::new();
-    let mut failed: Vec<Value> = Vec::new();
+    let mut contained = Vec::new();
     for p in paths {
-        let path = app.contain(p, false)?;
-        if path.is_dir() {
-            let engine = app.engine()?;
-            let scan = engine.ports().files.scan(
-                &app.root_strings(),
-                &[path.display().to_string()],
-                engine.reads_images(),
-            );
-            for b in &scan.blind {
-                eprintln!("warn: {}: {}", b.path, b.message());
-                failed.push(json!({"source": b.path, "error": b.message()}));
-            }
-            files.extend(scan.files.into_iter().map(|f| PathBuf::from(f.path)));
-        } else {
-            files.push(path);
-        }
+        contained.push(app.contain(p, false)?.display().to_string());
     }
-    files.sort();
-    files.dedup();
+    let targets = app.engine()?.ingest_targets(&contained);
+    let mut failed: Vec<Value> = Vec::new();
+    for b in &targets.blind {
+        eprintln!("warn: {}: {}", b.path, b.message());
+        failed.push(json!({"source": b.path, "error": b.message()}));
+    }
+    let files: Vec<PathBuf> = targets.files.into_iter().map(PathBuf::from).collect();
     let mut ingested = Vec::new();
     let bar = progress_bar();
     let total = files.len() as u64;

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
-use minirag_core::engine::{IngestOutcome, QueryRequest};
+use minirag_core::engine::{IndexState, IngestOutcome, QueryRequest};
+use minirag_core::jobs::Jobs;
 use minirag_core::search::{ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
@@ -415,12 +416,11 @@ impl App {
             chunk_scheme: Some(CHUNK_SCHEME),
             ..Status::default()
         };
-        let stats = self.engine().and_then(|e| {
-            let view = e.ports().index.read()?;
-            Ok((view.stats()?, view.vector_model()))
-        });
-        match stats {
-            Ok((s, vector_model)) => {
+        match self.engine().and_then(|e| Ok(e.index_state()?)) {
+            Ok(IndexState {
+                stats: s,
+                vector_model,
+            }) => {
                 out.chunk_count = Some(s.chunk_count);
                 out.source_count = Some(s.source_count);
                 out.stale_chunk_count = Some(s.stale_chunk_count);
@@ -559,16 +559,15 @@ impl App {
         }))
     }
 
-    /// Runs one sync over the roots, or over `scope` (a folder or file under them).
-    pub fn sync(
-        &self,
-        scope: Option<&Path>,
-        progress: Progress<'_>,
-        cancel: &AtomicBool,
-    ) -> Result<SyncReport> {
+    /// Runs one sync job over the roots, or over `scope` (a folder or file
+    /// under them), to its end on this thread.
+    pub fn sync(&self, scope: Option<&Path>, progress: Progress<'_>) -> Result<SyncReport> {
         let scope = scope.map(|s| s.display().to_string());
-        self.engine()?
-            .sync(scope.as_deref(), progress, cancel)
-            .map_err(|e| anyhow!(e))
+        let jobs = Arc::new(Jobs::default());
+        let job = jobs
+            .admit(self.engine()?, scope.as_deref(), Arc::default())?
+            .run(progress);
+        job.report
+            .ok_or_else(|| anyhow!(job.error.unwrap_or_else(|| "the sync failed".into())))
     }
 }

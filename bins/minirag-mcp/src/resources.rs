@@ -4,7 +4,6 @@
 
 use anyhow::{anyhow, bail, Result};
 use minirag_core::ports::SourceType;
-use minirag_core::search::Scope;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use crate::app::App;
@@ -50,20 +49,7 @@ pub fn list(app: &App, cursor: Option<&str>) -> Result<(Vec<Listed>, Option<Stri
             anyhow!("Invalid cursor '{c}': pass the nextCursor of the previous page")
         })?,
     };
-    let roots = app.root_strings();
-    let records: Vec<_> = app
-        .engine()?
-        .ports()
-        .index
-        .sources(&Scope::all())?
-        .into_iter()
-        .filter(|r| {
-            r.source_type != SourceType::File
-                || roots
-                    .iter()
-                    .any(|root| minirag_core::search::is_under(&r.source, root))
-        })
-        .collect();
+    let records = app.engine()?.visible_documents()?;
     let page: Vec<Listed> = records
         .iter()
         .skip(start)

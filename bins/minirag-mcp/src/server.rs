@@ -3,7 +3,7 @@
 //! before the first tool call, so `initialize` is answered at once.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Result;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -22,7 +22,7 @@ use rmcp::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::app::{now_unix, App};
+use crate::app::App;
 use crate::instructions::{instructions, QUERY_DESCRIPTION};
 use crate::payload::{
     counts, notice_of, source_errors, value, Counts, Deleted, Document, FileList, Ingested,
@@ -30,7 +30,8 @@ use crate::payload::{
 };
 use crate::reqlog::{Outcome, RequestLog};
 use crate::resources;
-use minirag_core::sync::run::{Phase, Step};
+use minirag_core::jobs::{Job, Jobs};
+use minirag_core::progress::Step;
 use minirag_core::time::iso_utc;
 
 fn default_top_k() -> i64 {
@@ -157,38 +158,6 @@ pub struct ListArgs {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
-/// The one retained sync job, shared by every session of this process.
-#[derive(Default)]
-pub struct Jobs {
-    current: Mutex<Option<SyncJob>>,
-    /// The running job's stop flag, so that a shutdown can stop it between
-    /// files (each written file is already durable).
-    stop: Mutex<Option<Arc<AtomicBool>>>,
-    /// The background job's thread, joined by [`Jobs::drain`].
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// Stops the `RAG_WATCH` watcher.
-    watch_stop: Arc<AtomicBool>,
-}
-
-impl Jobs {
-    /// Stops a running sync between files and waits until it has ended.
-    pub fn drain(&self) {
-        self.watch_stop
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(stop) = lock(&self.stop).as_ref() {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        let thread = lock(&self.thread).take();
-        if let Some(t) = thread {
-            let _ = t.join();
-        }
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Files while indexing, chunks while embedding.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct JobProgress {
@@ -235,10 +204,37 @@ pub struct SyncStarted {
     pub finished: Option<JobBody>,
 }
 
+/// The protocol's view of a core job.
+fn job_payload(j: &Job) -> SyncJob {
+    let (counts, errors, notice) = match &j.report {
+        Some(r) => (counts(&r.counts), source_errors(r), notice_of(r)),
+        None => (Counts::default(), Vec::new(), None),
+    };
+    SyncJob {
+        job_id: j.id.clone(),
+        body: JobBody {
+            state: j.state.as_str().into(),
+            started_at: iso_utc(j.started_at),
+            finished_at: j.finished_at.map(iso_utc),
+            counts,
+            errors,
+            error: j.error.clone(),
+            progress: JobProgress {
+                phase: j.progress.phase.as_str().into(),
+                done: j.progress.done,
+                total: j.progress.total,
+            },
+            notice,
+        },
+    }
+}
+
 #[derive(Clone)]
 pub struct Server {
     app: Arc<App>,
     jobs: Arc<Jobs>,
+    /// Stops the `RAG_WATCH` watcher.
+    watch_stop: Arc<AtomicBool>,
     tool_router: ToolRouter<Self>,
     /// Set in HTTP mode: one line per tool call.
     log: Option<RequestLog>,
@@ -267,23 +263,13 @@ where
     }
 }
 
-impl Server {
-    /// The key of a file or source argument (files are containment-checked).
-    fn key(app: &App, file_path: Option<String>, source: Option<String>) -> Result<String> {
-        match (file_path, source) {
-            (Some(p), _) => Ok(app.contain(&p, true)?.display().to_string()),
-            (None, Some(s)) => Ok(s),
-            (None, None) => anyhow::bail!("Provide filePath or source"),
-        }
-    }
-}
-
 #[tool_router]
 impl Server {
     pub fn new(app: App) -> Self {
         Self {
             app: Arc::new(app),
             jobs: Arc::new(Jobs::default()),
+            watch_stop: Arc::default(),
             tool_router: Self::tool_router(),
             log: None,
         }
@@ -303,7 +289,7 @@ impl Server {
             return;
         }
         let app = self.app.clone();
-        let stop = self.jobs.watch_stop.clone();
+        let stop = self.watch_stop.clone();
         std::thread::spawn(move || {
             if let Err(e) = crate::watch::run(&app, &|_| {}, &stop) {
                 eprintln!("minirag-mcp: RAG_WATCH: {e:#}");
@@ -311,9 +297,12 @@ impl Server {
         });
     }
 
-    /// The sync job shared by every clone of this server.
-    pub fn jobs(&self) -> Arc<Jobs> {
-        self.jobs.clone()
+    /// Stops the watcher and drains the sync job shared by every clone of
+    /// this server (see [`Jobs::drain`]).
+    pub fn drain(&self) {
+        self.watch_stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.jobs.drain();
     }
 
     #[tool(
@@ -388,7 +377,7 @@ impl Server {
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
         blocking(move || {
-            let key = Self::key(&app, a.file_path, a.source)?;
+            let key = app.key(a.file_path.as_deref(), a.source.as_deref(), true)?;
             app.neighbors(&key, a.chunk_index, a.before, a.after)
         })
         .await
@@ -415,7 +404,7 @@ impl Server {
                     anyhow::bail!("Not a file: {}", path.display());
                 }
             }
-            let key = Self::key(&app, a.file_path, a.source)?;
+            let key = app.key(a.file_path.as_deref(), a.source.as_deref(), true)?;
             app.read_file(&key)
         })
         .await
@@ -447,7 +436,7 @@ impl Server {
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
         blocking(move || {
-            let key = Self::key(&app, a.file_path, a.source)?;
+            let key = app.key(a.file_path.as_deref(), a.source.as_deref(), true)?;
             app.delete(&key)
         })
         .await
@@ -532,15 +521,9 @@ impl Server {
         &self,
         Parameters(a): Parameters<JobArgs>,
     ) -> Result<CallToolResult, McpError> {
-        let job = self
-            .jobs
-            .current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        match job {
-            Some(j) if j.job_id == a.job_id => ok(value(&j)),
-            _ => fail(format!(
+        match self.jobs.job(&a.job_id) {
+            Some(j) => ok(value(&job_payload(&j))),
+            None => fail(format!(
                 "Unknown sync job '{}' (only the latest job is retained)",
                 a.job_id
             )),
@@ -551,12 +534,10 @@ impl Server {
 /// Progress sink of a sync: (files done, files total, line for humans).
 type Notify = Box<dyn Fn(u64, u64, &str) + Send + Sync>;
 
-/// Checks and starts a sync job. Without `notify` it runs on a background
-/// thread and the caller gets its jobId at once; with `notify` (the client
-/// asked for progress) it runs to the end on this thread, reporting each
-/// file, and stops between files once `cancel` is set. Admission is one
-/// critical section: no other job runs, the index's sync lock is taken, and
-/// the job is published as running, or nothing happens.
+/// Admits a sync job (see [`Jobs::admit`]). Without `notify` it runs on a
+/// background thread and the caller gets its jobId at once; with `notify`
+/// (the client asked for progress) it runs to the end on this thread,
+/// reporting each file, and stops between files once `cancel` is set.
 fn start_job(
     app: Arc<App>,
     jobs: Arc<Jobs>,
@@ -568,116 +549,30 @@ fn start_job(
         Some(p) => Some(app.contain(p, true)?.display().to_string()),
         None => None,
     };
-    let engine = app.engine()?;
-    let id = format!(
-        "{:032x}",
-        (now_unix() as u128) << 64 | std::process::id() as u128 ^ rand_bits()
-    );
-    let session = {
-        let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        if current.as_ref().is_some_and(|j| j.body.state == "running") {
-            anyhow::bail!("A sync job is already running");
-        }
-        let session = engine.begin_sync(scope.as_deref())?;
-        *current = Some(SyncJob {
-            job_id: id.clone(),
-            body: JobBody {
-                state: "running".into(),
-                started_at: iso_utc(now_unix()),
-                finished_at: None,
-                counts: Counts::default(),
-                errors: Vec::new(),
-                error: None,
-                progress: JobProgress {
-                    phase: Phase::Indexing.as_str().into(),
-                    done: 0,
-                    total: 0,
-                },
-                notice: None,
-            },
-        });
-        session
-    };
-    let cancel = match &notify {
-        Some((_, c)) => c.clone(),
-        None => Arc::new(AtomicBool::new(false)),
-    };
-    *lock(&jobs.stop) = Some(cancel.clone());
-    let jobs_of_run = jobs.clone();
-    let run = move |notify: Option<Notify>, cancel: Arc<AtomicBool>| {
-        let jobs = jobs_of_run;
-        let progress = |s: Step<'_>| {
-            if let Some(j) = jobs
-                .current
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_mut()
-            {
-                if s.total > 0 {
-                    j.body.progress = JobProgress {
-                        phase: s.phase.as_str().into(),
-                        done: s.done,
-                        total: s.total,
-                    };
-                }
-            }
-            if let Some(n) = &notify {
-                n(s.done, s.total, s.line);
-            }
-        };
-        // The session's lock is released inside, before the end is published.
-        let result = engine.run_sync(session, &progress, &cancel);
-        let changed = result
-            .as_ref()
-            .is_ok_and(|r| r.counts.ingested + r.counts.moved + r.counts.deleted > 0);
-        let mut current = jobs.current.lock().unwrap_or_else(|p| p.into_inner());
-        let j = current.as_mut()?;
-        j.body.finished_at = Some(iso_utc(now_unix()));
-        match result {
-            Ok(r) => {
-                j.body.counts = counts(&r.counts);
-                j.body.errors = source_errors(&r);
-                j.body.notice = notice_of(&r);
-                j.body.state = "succeeded".into();
-            }
-            Err(e) => {
-                j.body.error = Some(e.to_string());
-                j.body.state = "failed".into();
-            }
-        }
-        if changed {
+    let cancel = notify
+        .as_ref()
+        .map_or_else(Arc::default, |(_, c)| c.clone());
+    let admitted = jobs.admit(app.engine()?, scope.as_deref(), cancel)?;
+    let end = move |j: &Job| {
+        if j.changed_documents() {
             on_change();
         }
-        Some(j.clone())
     };
     match notify {
         Some((n, _)) => {
-            let job =
-                run(Some(n), cancel).ok_or_else(|| anyhow::anyhow!("the sync job vanished"))?;
+            let job = admitted.run(&|s: Step<'_>| n(s.done, s.total, s.line));
+            end(&job);
+            let job = job_payload(&job);
             Ok(value(&SyncStarted {
                 job_id: job.job_id,
                 finished: Some(job.body),
             }))
         }
-        None => {
-            let thread = std::thread::spawn(move || {
-                run(None, cancel);
-            });
-            // A finished earlier thread is simply dropped (detached).
-            *lock(&jobs.thread) = Some(thread);
-            Ok(value(&SyncStarted {
-                job_id: id,
-                finished: None,
-            }))
-        }
+        None => Ok(value(&SyncStarted {
+            job_id: admitted.spawn(end),
+            finished: None,
+        })),
     }
-}
-
-fn rand_bits() -> u128 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(now_unix() as u64);
-    h.finish() as u128
 }
 
 #[tool_handler]

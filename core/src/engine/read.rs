@@ -4,9 +4,9 @@
 use super::Engine;
 use crate::chunk::{parent_id, Chunk};
 use crate::error::EngineError;
-use crate::ports::SourceRecord;
+use crate::ports::{BlindFolder, IndexStats, SourceRecord, SourceType};
 use crate::reconstruct::document;
-use crate::search::ResultItem;
+use crate::search::{is_under, ResultItem, Scope};
 
 /// A document rebuilt from the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +15,74 @@ pub struct ReadDocument {
     pub text: String,
 }
 
+/// The index's counts, and the model its vectors were made with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexState {
+    pub stats: IndexStats,
+    pub vector_model: Option<String>,
+}
+
+/// The files a list of path arguments names: folders scanned as a sync
+/// scans them, files as given (so an unsupported file gets its error).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IngestTargets {
+    /// Sorted, without repeats.
+    pub files: Vec<String>,
+    /// Folders that could not be read.
+    pub blind: Vec<BlindFolder>,
+}
+
 impl Engine {
+    /// The indexed documents a client may see, sorted by source: every data
+    /// and URL source, and the files under this process's roots (a shared
+    /// index also holds other machines' files).
+    pub fn visible_documents(&self) -> Result<Vec<SourceRecord>, EngineError> {
+        let roots = &self.settings.roots;
+        let mut records: Vec<SourceRecord> = self
+            .ports
+            .index
+            .sources(&Scope::all())?
+            .into_iter()
+            .filter(|r| {
+                r.source_type != SourceType::File
+                    || roots.iter().any(|root| is_under(&r.source, root))
+            })
+            .collect();
+        records.sort_by(|a, b| a.source.cmp(&b.source));
+        Ok(records)
+    }
+
+    /// Counts and vector model, read from one view.
+    pub fn index_state(&self) -> Result<IndexState, EngineError> {
+        let view = self.ports.index.read()?;
+        Ok(IndexState {
+            stats: view.stats()?,
+            vector_model: view.vector_model(),
+        })
+    }
+
+    /// What `paths` (already contained) name for an ingest.
+    pub fn ingest_targets(&self, paths: &[String]) -> IngestTargets {
+        let files = &self.ports.files;
+        let mut out = IngestTargets::default();
+        for p in paths {
+            if files.is_folder(p) {
+                let scan = files.scan(
+                    &self.settings.roots,
+                    std::slice::from_ref(p),
+                    self.reads_images(),
+                );
+                out.files.extend(scan.files.into_iter().map(|f| f.path));
+                out.blind.extend(scan.blind);
+            } else {
+                out.files.push(p.clone());
+            }
+        }
+        out.files.sort();
+        out.files.dedup();
+        out
+    }
+
     /// Chunks `chunk_index - before ..= chunk_index + after` of a source, as
     /// result items with score 0 and no distance. Unknown source → empty.
     pub fn neighbors(

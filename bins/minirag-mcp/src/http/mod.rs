@@ -28,7 +28,7 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
     let gate = Arc::new(Gate::new(options.clone()));
     let server = Server::new(app).with_log(gate.log);
     server.start_watching();
-    let jobs = server.jobs();
+    let draining = server.clone();
     let stop = CancellationToken::new();
 
     let mut sessions = LocalSessionManager::default();
@@ -55,7 +55,7 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
         "{}",
         serde_json::json!({"event": "listening", "url": format!("http://{local}/mcp")})
     );
-    let drained = shutdown(gate, jobs, stop, options.drain);
+    let drained = shutdown(gate, draining, stop, options.drain);
     // Small JSON-RPC answers and SSE events must leave at once: with Nagle
     // on, each waits for the client's delayed ACK (docs/benchmarks.md).
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
@@ -81,13 +81,13 @@ async fn healthz() -> axum::Json<serde_json::Value> {
 /// closes when this returns.
 async fn shutdown(
     gate: Arc<Gate>,
-    jobs: Arc<crate::server::Jobs>,
+    server: Server,
     stop: CancellationToken,
     drain: std::time::Duration,
 ) {
     wait_for_signal().await;
     gate.start_draining();
-    let stopping = tokio::task::spawn_blocking(move || jobs.drain());
+    let stopping = tokio::task::spawn_blocking(move || server.drain());
     let finished = gate.posts.acquire_many(DRAIN_PERMITS);
     let drained = tokio::time::timeout(drain, finished).await.is_ok();
     let _ = stopping.await;

@@ -34,3 +34,59 @@ fn neighbors_read_and_delete() {
         Err(EngineError::NotFound { .. })
     ));
 }
+
+#[test]
+fn clients_see_data_urls_and_the_files_under_their_roots_only() {
+    let f = fixture();
+    f.files.put("/docs/a.md", "# A\n\nApples.", 1.0);
+    f.engine.sync(None, &|_| {}, &Default::default()).unwrap();
+    f.engine
+        .ingest_data("note", "Plain words.", "text", None)
+        .unwrap();
+    // Another machine's file in a shared index, outside this process's roots.
+    f.engine
+        .ingest_data("/elsewhere/b.md", "Bananas.", "text", None)
+        .unwrap();
+    let f_record = f.index.sources.lock().unwrap()["/elsewhere/b.md"]
+        .record
+        .clone();
+    let mut other = f_record.unwrap();
+    other.source_type = crate::ports::SourceType::File;
+    f.index
+        .sources
+        .lock()
+        .unwrap()
+        .get_mut("/elsewhere/b.md")
+        .unwrap()
+        .record = Some(other);
+    let seen: Vec<String> = f
+        .engine
+        .visible_documents()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.source)
+        .collect();
+    assert_eq!(seen, ["/docs/a.md", "note"]);
+    let state = f.engine.index_state().unwrap();
+    assert_eq!(state.stats.source_count, 3);
+    assert_eq!(state.vector_model.as_deref(), Some("hash-16"));
+}
+
+#[test]
+fn ingest_targets_scan_folders_and_keep_files_as_given() {
+    let f = fixture();
+    f.files.put("/docs/sub/a.md", "A", 1.0);
+    f.files.put("/docs/sub/deep/b.txt", "B", 1.0);
+    f.files.put("/docs/sub/c.xyz", "C", 1.0);
+    f.files.put("/docs/d.md", "D", 1.0);
+    let t = f.engine.ingest_targets(&[
+        "/docs/sub".into(),
+        "/docs/sub/c.xyz".into(),
+        "/docs/sub/a.md".into(),
+    ]);
+    assert_eq!(
+        t.files,
+        ["/docs/sub/a.md", "/docs/sub/c.xyz", "/docs/sub/deep/b.txt"]
+    );
+    assert!(t.blind.is_empty());
+}
