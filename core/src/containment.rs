@@ -105,22 +105,6 @@ impl Containment {
     }
 }
 
-/// `path` normalised lexically: `.` dropped, `..` taken back, repeated `/`
-/// folded. What [`Files::resolve`] does where nothing exists on disk.
-pub fn normalise(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,7 +163,8 @@ mod tests {
 
     #[test]
     fn normalising_folds_dots_and_slashes() {
-        assert_eq!(normalise("/a/./b//c/../d"), "/a/b/d");
-        assert_eq!(normalise("/../.."), "/");
+        use crate::ports::normalise_path;
+        assert_eq!(normalise_path("/a/./b//c/../d"), "/a/b/d");
+        assert_eq!(normalise_path("/../.."), "/");
     }
 }

@@ -353,6 +353,22 @@ impl std::error::Error for FileError {
     }
 }
 
+/// `path` normalised lexically: `.` dropped, `..` taken back, repeated `/`
+/// folded. What [`Files::resolve`] does where nothing exists on disk.
+pub fn normalise_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
 /// The document folders: walking them by the scan rules, reading files.
 /// Paths are absolute strings; roots are already resolved.
 pub trait Files: Send + Sync {
@@ -370,7 +386,7 @@ pub trait Files: Send + Sync {
     /// An absolute path with symlinks resolved as far as it exists, the
     /// rest normalised lexically; containment checks the result.
     fn resolve(&self, path: &str) -> String {
-        crate::containment::normalise(path)
+        normalise_path(path)
     }
 }
 
