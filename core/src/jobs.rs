@@ -12,59 +12,10 @@ use std::thread::JoinHandle;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
+pub use crate::progress::{Job, JobProgress, JobState};
 use crate::progress::{Phase, Step};
 use crate::sync::run::SyncSession;
 use crate::sync::SyncReport;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobState {
-    Running,
-    Succeeded,
-    Failed,
-}
-
-impl JobState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Succeeded => "succeeded",
-            Self::Failed => "failed",
-        }
-    }
-}
-
-/// Files while indexing, chunks while embedding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct JobProgress {
-    pub phase: Phase,
-    pub done: u64,
-    pub total: u64,
-}
-
-/// A sync job as its status shows it.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub id: String,
-    pub state: JobState,
-    /// Unix seconds, from the engine's clock.
-    pub started_at: i64,
-    pub finished_at: Option<i64>,
-    pub progress: JobProgress,
-    /// What a succeeded job did.
-    pub report: Option<SyncReport>,
-    /// Why a failed job failed as a whole.
-    pub error: Option<String>,
-}
-
-impl Job {
-    /// Whether the set of indexed documents changed (a client's list of
-    /// resources is then stale).
-    pub fn changed_documents(&self) -> bool {
-        self.report
-            .as_ref()
-            .is_some_and(|r| r.counts.ingested + r.counts.moved + r.counts.deleted > 0)
-    }
-}
 
 /// Why a job was not started.
 #[derive(Debug)]
@@ -143,6 +94,12 @@ fn new_id(now: i64) -> String {
     format!("{:016x}{:016x}", half(1), half(2))
 }
 
+/// Best effort: a record that cannot be published leaves this process's
+/// own answer intact, and the next step publishes again.
+fn publish(engine: &Engine, job: &Job) {
+    let _ = engine.ports().index.put_job(job);
+}
+
 impl Jobs {
     /// Admission as one critical section: no other job of this process
     /// runs, the index's sync lock is taken (so no other process syncs),
@@ -178,6 +135,10 @@ impl Jobs {
             error: None,
         });
         *lock(&self.cancel) = Some(cancel.clone());
+        if let Some(job) = current.as_ref() {
+            publish(&engine, job);
+        }
+        drop(current);
         Ok(Admitted {
             jobs: self.clone(),
             engine,
@@ -190,6 +151,43 @@ impl Jobs {
     /// The job `id`, when it is the retained one.
     pub fn job(&self, id: &str) -> Option<Job> {
         lock(&self.current).clone().filter(|j| j.id == id)
+    }
+
+    /// The job `id`: this process's, else one another process of the same
+    /// index published. A published job still `Running` while nobody holds
+    /// the sync lock lost its process: it is reported (and republished) as
+    /// failed.
+    pub fn find(&self, engine: &Engine, id: &str) -> Result<Option<Job>, EngineError> {
+        if let Some(job) = self.job(id) {
+            return Ok(Some(job));
+        }
+        let index = &engine.ports().index;
+        let Some(job) = index.job(id)? else {
+            return Ok(None);
+        };
+        if job.state != JobState::Running {
+            return Ok(Some(job));
+        }
+        let Ok(session) = engine.begin_sync(None) else {
+            return Ok(Some(job));
+        };
+        // The end is published while the lock is held, so a record still
+        // running now will never end.
+        let Some(mut job) = index.job(id)? else {
+            return Ok(None);
+        };
+        if job.state == JobState::Running && session.holds_lock() {
+            job.state = JobState::Failed;
+            job.finished_at = Some(engine.now());
+            job.error = Some(
+                "the process that ran this sync ended before it finished; what it wrote is kept, \
+                 and the next sync completes the rest"
+                    .into(),
+            );
+            publish(engine, &job);
+        }
+        drop(session);
+        Ok(Some(job))
     }
 
     /// The retained job.
@@ -210,16 +208,20 @@ impl Jobs {
         }
     }
 
-    fn record_step(&self, s: &Step<'_>) {
+    fn record_step(&self, engine: &Engine, s: &Step<'_>) {
         if s.total == 0 {
             return;
         }
-        if let Some(j) = lock(&self.current).as_mut() {
+        let job = lock(&self.current).as_mut().map(|j| {
             j.progress = JobProgress {
                 phase: s.phase,
                 done: s.done,
                 total: s.total,
             };
+            j.clone()
+        });
+        if let Some(job) = job {
+            publish(engine, &job);
         }
     }
 
@@ -271,11 +273,15 @@ impl Admitted {
             cancel,
         } = self;
         let progress = |s: Step<'_>| {
-            jobs.record_step(&s);
+            jobs.record_step(&engine, &s);
             observer(s);
         };
-        let result = engine.run_sync(session, &progress, &cancel);
-        jobs.finish(&id, engine.now(), result)
+        let (result, lease) = engine.run_sync_leased(session, &progress, &cancel);
+        let job = jobs.finish(&id, engine.now(), result);
+        // Published before the lock is let go: see [`Jobs::find`].
+        publish(&engine, &job);
+        drop(lease);
+        job
     }
 
     /// Runs the job on a thread of its own and returns its id at once;

@@ -666,6 +666,21 @@ pub trait Index: Send + Sync {
         Ok(SyncLease::unlocked(None))
     }
 
+    /// Publishes a sync job's record where every process of this index can
+    /// read it, so a job started through one server is followed through
+    /// another. The default keeps nothing: only the process running a job
+    /// then knows it.
+    fn put_job(&self, job: &crate::progress::Job) -> Result<(), IndexError> {
+        let _ = job;
+        Ok(())
+    }
+
+    /// A job record [`Index::put_job`] published, by id.
+    fn job(&self, id: &str) -> Result<Option<crate::progress::Job>, IndexError> {
+        let _ = id;
+        Ok(None)
+    }
+
     /// Work deferred to the end of a sync, once its many writes are over,
     /// while the sync lock is still held. `announce` gets one line per step
     /// that may take long. index-pg builds its vector graph here: pgvector

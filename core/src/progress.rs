@@ -48,3 +48,75 @@ pub struct SyncControl<'a> {
 /// Chunks a sync embeds and stores at a time (a second or a few of encoder
 /// work on two cores): a cancel or a kill loses at most one batch.
 pub const EMBED_BATCH: u32 = 256;
+
+/// The counts a sync reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncCounts {
+    pub scanned: u64,
+    pub ingested: u64,
+    pub reembedded: u64,
+    pub skipped: u64,
+    pub moved: u64,
+    pub deleted: u64,
+    pub unreadable: u64,
+    pub failed: u64,
+}
+
+/// A finished sync: counts, per-source errors and notices.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncReport {
+    pub counts: SyncCounts,
+    /// (source, message)
+    pub errors: Vec<(String, String)>,
+    pub notices: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// Files while indexing, chunks while embedding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobProgress {
+    pub phase: Phase,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// A sync job as its status shows it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: String,
+    pub state: JobState,
+    /// Unix seconds, from the engine's clock.
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub progress: JobProgress,
+    /// What a succeeded job did.
+    pub report: Option<SyncReport>,
+    /// Why a failed job failed as a whole.
+    pub error: Option<String>,
+}
+
+impl Job {
+    /// Whether the set of indexed documents changed (a client's list of
+    /// resources is then stale).
+    pub fn changed_documents(&self) -> bool {
+        self.report
+            .as_ref()
+            .is_some_and(|r| r.counts.ingested + r.counts.moved + r.counts.deleted > 0)
+    }
+}

@@ -520,3 +520,27 @@ fn an_older_client_gets_its_protocol_version() {
         child.wait().unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sync_job_started_through_one_process_is_read_through_another() {
+    let c = corpus();
+    let one = connect(&c, &[]).await;
+    let other = connect(&c, &[]).await;
+    let job = call_json(&one, "sync_start", json!({})).await;
+    let here = finished_job(&one, &job).await;
+    assert_eq!(here["state"], "succeeded", "{here}");
+    let there = call_json(&other, "sync_status", json!({"jobId": job["jobId"]})).await;
+    for field in [
+        "jobId",
+        "state",
+        "startedAt",
+        "finishedAt",
+        "counts",
+        "errors",
+        "progress",
+    ] {
+        assert_eq!(there[field], here[field], "{field}: {there} against {here}");
+    }
+    let (err, text) = call(&other, "sync_status", json!({"jobId": "../../etc/passwd"})).await;
+    assert!(err && text.contains("Unknown sync job"), "{text}");
+}

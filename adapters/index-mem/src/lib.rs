@@ -16,6 +16,7 @@ pub use minirag_analyzer as analyzer;
 pub mod bm25;
 pub mod disk;
 mod fresh_rows;
+mod job_records;
 mod legacy;
 mod postings;
 pub mod records;
@@ -961,6 +962,14 @@ impl Index for MemIndex {
 
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {
         sync_lock::take(&self.paths.dir)
+    }
+
+    fn put_job(&self, job: &minirag_core::jobs::Job) -> Result<(), IndexError> {
+        job_records::put(&self.paths.dir, job)
+    }
+
+    fn job(&self, id: &str) -> Result<Option<minirag_core::jobs::Job>, IndexError> {
+        job_records::get(&self.paths.dir, id)
     }
 
     fn replace_source(

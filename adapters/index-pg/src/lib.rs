@@ -12,6 +12,7 @@
 
 pub mod connect;
 mod graph;
+mod jobs;
 mod postings;
 mod rows;
 pub mod schema;
@@ -206,6 +207,14 @@ impl Index for PgIndex {
 
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {
         write::lock_sync(self)
+    }
+
+    fn put_job(&self, job: &minirag_core::jobs::Job) -> Result<(), IndexError> {
+        jobs::put(self, job)
+    }
+
+    fn job(&self, id: &str) -> Result<Option<minirag_core::jobs::Job>, IndexError> {
+        jobs::get(self, id)
     }
 
     fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {

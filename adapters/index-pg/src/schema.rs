@@ -12,12 +12,13 @@
 //!   one index-only range scan, not a heap page per posting.
 //! - `stats`: one row of collection counts (BM25's N and average lengths,
 //!   vector-less chunks), kept current by every write.
-//! - `meta`: schema version, vector model and width.
+//! - `jobs`: the newest sync job records, read by every process.
+//! - `meta`: schema version (2 added `jobs`), vector model and width.
 
 use postgres::GenericClient;
 
 /// Bump with a migration step in [`migrate`].
-pub const VERSION: i32 = 1;
+pub const VERSION: i32 = 2;
 
 fn create_sql(s: &str) -> String {
     format!(
@@ -90,6 +91,20 @@ CREATE TABLE IF NOT EXISTS {s}.stats (
     vectorless bigint NOT NULL
 );
 INSERT INTO {s}.stats VALUES (true, 0, 0, 0, 0, 0, 0) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS {s}.jobs (
+    id text PRIMARY KEY,
+    state smallint NOT NULL,
+    started_at bigint NOT NULL,
+    finished_at bigint,
+    phase smallint NOT NULL,
+    done bigint NOT NULL,
+    total bigint NOT NULL,
+    counts bigint[],
+    errors text,
+    notices text,
+    error text,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
 "#
     )
 }

@@ -521,13 +521,19 @@ impl Server {
         &self,
         Parameters(a): Parameters<JobArgs>,
     ) -> Result<CallToolResult, McpError> {
-        match self.jobs.job(&a.job_id) {
-            Some(j) => ok(value(&job_payload(&j))),
-            None => fail(format!(
-                "Unknown sync job '{}' (only the latest job is retained)",
-                a.job_id
-            )),
-        }
+        let app = self.app.clone();
+        let jobs = self.jobs.clone();
+        blocking(move || {
+            // Another process of the same index may run the job.
+            match jobs.find(&*app.engine()?, &a.job_id)? {
+                Some(j) => Ok(value(&job_payload(&j))),
+                None => anyhow::bail!(
+                    "Unknown sync job '{}' (this index keeps the latest 8 jobs)",
+                    a.job_id
+                ),
+            }
+        })
+        .await
     }
 }
 

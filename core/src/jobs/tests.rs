@@ -111,3 +111,52 @@ fn drain_stops_and_joins_the_background_job_and_refuses_new_ones() {
         Err(JobError::Draining)
     ));
 }
+
+#[test]
+fn another_process_reads_a_job_through_the_index() {
+    let (f, engine) = with_files();
+    let here = Arc::new(Jobs::default());
+    let there = Arc::new(Jobs::default());
+    let admitted = here.admit(engine.clone(), None, go()).unwrap();
+    let id = admitted.id().to_string();
+    // While it runs, the other process sees it running (the lock is held).
+    let seen = there.find(&engine, &id).unwrap().unwrap();
+    assert_eq!(seen.state, JobState::Running);
+    let steps = Mutex::new(Vec::new());
+    let done = admitted.run(&|_| {
+        let published = f.index.jobs.lock().unwrap()[&id].progress;
+        steps.lock().unwrap().push(published.done);
+    });
+    assert!(
+        steps.lock().unwrap().iter().any(|d| *d > 0),
+        "progress was not published"
+    );
+    let seen = there.find(&engine, &id).unwrap().unwrap();
+    assert_eq!(seen.state, JobState::Succeeded);
+    assert_eq!(seen.report, done.report);
+    assert_eq!(seen.finished_at, done.finished_at);
+    assert!(there.find(&engine, "nobody").unwrap().is_none());
+}
+
+#[test]
+fn a_published_job_whose_process_died_reads_as_failed() {
+    let (f, engine) = with_files();
+    let here = Arc::new(Jobs::default());
+    let admitted = here.admit(engine.clone(), None, go()).unwrap();
+    let id = admitted.id().to_string();
+    // A kill: the lock goes with the process, the record stays `running`.
+    drop(admitted);
+    let there = Arc::new(Jobs::default());
+    let seen = there.find(&engine, &id).unwrap().unwrap();
+    assert_eq!(seen.state, JobState::Failed);
+    assert!(seen
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("ended before it finished"));
+    assert_eq!(f.index.jobs.lock().unwrap()[&id].state, JobState::Failed);
+    assert!(
+        !f.index.sync_lock.load(Ordering::SeqCst),
+        "the check let the lock go"
+    );
+}

@@ -6,6 +6,8 @@
 
 pub mod run;
 
+pub use crate::progress::{SyncCounts, SyncReport};
+
 use std::collections::{HashMap, HashSet};
 
 use crate::ports::{BlindFolder, Scan, ScannedFile, SourceRecord, SourceType};
@@ -235,28 +237,6 @@ pub enum Outcome {
     /// reader is a missing extra.
     Unreadable,
     Failed,
-}
-
-/// The counts a sync reports.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SyncCounts {
-    pub scanned: u64,
-    pub ingested: u64,
-    pub reembedded: u64,
-    pub skipped: u64,
-    pub moved: u64,
-    pub deleted: u64,
-    pub unreadable: u64,
-    pub failed: u64,
-}
-
-/// A finished sync: counts, per-source errors and notices.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SyncReport {
-    pub counts: SyncCounts,
-    /// (source, message)
-    pub errors: Vec<(String, String)>,
-    pub notices: Vec<String>,
 }
 
 #[cfg(test)]

@@ -31,6 +31,13 @@ pub struct SyncSession {
     scope: Option<String>,
 }
 
+impl SyncSession {
+    /// The lock is really held (not skipped for a read-only folder).
+    pub(crate) fn holds_lock(&self) -> bool {
+        self.lease.warning.is_none()
+    }
+}
+
 /// One row of `list_files`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedFile {
@@ -107,6 +114,17 @@ impl Engine {
         progress: Progress<'_>,
         cancel: &AtomicBool,
     ) -> Result<SyncReport, EngineError> {
+        self.run_sync_leased(session, progress, cancel).0
+    }
+
+    /// [`Engine::run_sync`], handing the sync lock back to the caller, who
+    /// publishes the end before other processes may sync.
+    pub(crate) fn run_sync_leased(
+        &self,
+        session: SyncSession,
+        progress: Progress<'_>,
+        cancel: &AtomicBool,
+    ) -> (Result<SyncReport, EngineError>, SyncLease) {
         let SyncSession { lease, scope } = session;
         let scope = scope.as_deref();
         let roots = &self.settings().roots;
@@ -114,7 +132,10 @@ impl Engine {
         // Asked once: the answer decides both what is scanned and what is kept.
         let images = self.reads_images();
         let scan = self.ports().files.scan(roots, &limit, images);
-        let indexed = self.ports().index.sources(&Scope::all())?;
+        let indexed = match self.ports().index.sources(&Scope::all()) {
+            Ok(indexed) => indexed,
+            Err(e) => return (Err(e.into()), lease),
+        };
         let mut report = SyncReport::default();
         report.notices.extend(lease.warning.clone());
         let model = match self.usable_model() {
@@ -160,8 +181,7 @@ impl Engine {
                 ));
             }
         }
-        drop(lease);
-        result.map(|()| report)
+        (result.map(|()| report), lease)
     }
 
     fn execute(

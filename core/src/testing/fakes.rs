@@ -200,6 +200,8 @@ pub struct FakeIndex {
     pub read_at: AtomicUsize,
     /// The sync lock, as another process would see it.
     pub sync_lock: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Published job records, as every process of the index sees them.
+    pub jobs: Mutex<BTreeMap<String, crate::progress::Job>>,
 }
 
 /// Frees [`FakeIndex::sync_lock`] when the lease is dropped.
@@ -377,6 +379,16 @@ impl Index for FakeIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
         self.read_at.store(tick(), Ordering::SeqCst);
         Ok(Box::new(FakeView(self)))
+    }
+    fn put_job(&self, job: &crate::progress::Job) -> Result<(), IndexError> {
+        self.jobs
+            .lock()
+            .unwrap()
+            .insert(job.id.clone(), job.clone());
+        Ok(())
+    }
+    fn job(&self, id: &str) -> Result<Option<crate::progress::Job>, IndexError> {
+        Ok(self.jobs.lock().unwrap().get(id).cloned())
     }
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {
         if self.sync_lock.swap(true, Ordering::SeqCst) {
