@@ -9,6 +9,7 @@
 //! Map:
 //! - [`chunk`]: Markdown → sections → retrieval units.
 //! - [`reconstruct`]: units → parent sections and whole documents.
+//! - [`location`]: where a chunk is (page, slide, rows, lines) and its citation.
 //! - [`title`]: document titles and [`datauri`] image stripping.
 //! - [`search`]: query validation, weighted RRF, filters, result shaping.
 //! - [`containment`]: the rule that keeps path arguments under the roots.
@@ -31,6 +32,7 @@ pub mod error;
 pub mod formats;
 pub mod jobs;
 mod json_strings;
+pub mod location;
 pub mod markdown;
 pub mod models;
 pub mod ports;

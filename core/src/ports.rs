@@ -34,6 +34,9 @@ pub struct Converted {
     /// PDFs: non-whitespace characters of each page's text layer, in page
     /// order, so the engine can route thin pages to OCR. Empty otherwise.
     pub page_chars: Vec<u32>,
+    /// Where the Markdown's lines are in the file (pages, sheet rows,
+    /// cells, file lines), sorted by line; see [`crate::location`].
+    pub places: Vec<crate::location::Place>,
 }
 
 /// Why a document could not be converted. Messages name the document.

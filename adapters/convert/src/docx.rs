@@ -146,5 +146,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         markdown: blocks.join("\n\n"),
         metadata_title: title,
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }

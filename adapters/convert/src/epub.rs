@@ -187,5 +187,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         markdown: chapters.join("\n\n"),
         metadata_title: (!title.is_empty()).then_some(title),
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }

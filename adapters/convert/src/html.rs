@@ -121,6 +121,7 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
         markdown,
         metadata_title: title(html),
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }
 

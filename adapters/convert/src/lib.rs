@@ -54,6 +54,7 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
                 markdown: text::decode(r.name, r.bytes)?.into_owned(),
                 metadata_title: None,
                 page_chars: Vec::new(),
+                places: minirag_core::location::file_lines(),
             }),
             "html" | "htm" => html::convert(&text::decode(r.name, r.bytes)?),
             other => Err(ConvertError::Unsupported {

@@ -40,5 +40,6 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
         markdown: blocks.join("\n\n"),
         metadata_title: None,
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }

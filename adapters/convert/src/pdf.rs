@@ -7,6 +7,7 @@
 //! ([`crate::pdf_layout`]). A PDF without a text layer is a clear "scanned,
 //! needs OCR" error, never an empty document.
 
+use minirag_core::location::{Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::{malformed, malformed_by};
@@ -75,7 +76,7 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
         Some(pages) => pages.into_iter().for_each(&mut lay_out),
         None => ids.iter().for_each(|&id| lay_out(page_lines(id).0)),
     }
-    let Some(markdown) = out.finish() else {
+    let Some((markdown, places)) = out.finish() else {
         return Err(ConvertError::NeedsOcr {
             name: name.into(),
             pages: page_chars.len() as u32,
@@ -85,6 +86,7 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
         markdown,
         metadata_title: None,
         page_chars,
+        places,
     })
 }
 
@@ -108,6 +110,11 @@ struct Writer {
     /// The kind of the last part begun; `None` before the first.
     last: Option<Part>,
     text: Paragraphs,
+    /// Where each page starts in the Markdown.
+    places: Vec<Place>,
+    /// Lines of `markdown[..counted]`.
+    lines: u32,
+    counted: usize,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -131,6 +138,15 @@ impl Writer {
     }
 
     fn page(&mut self, blocks: Vec<Block>) {
+        self.lines += self.markdown[self.counted..].matches('\n').count() as u32;
+        self.counted = self.markdown.len();
+        // A held line of the page before is written before this page's
+        // first, on a line of its own unless a paragraph joins them.
+        let held = u32::from(self.text.holds_a_line());
+        self.places.push(Place {
+            line: self.lines + held,
+            mark: Mark::Page(self.places.len() as u32 + 1),
+        });
         let text: Vec<&Line> = blocks
             .iter()
             .flat_map(|b| match b {
@@ -154,11 +170,11 @@ impl Writer {
         }
     }
 
-    /// The Markdown; `None` when no page had text.
-    fn finish(mut self) -> Option<String> {
+    /// The Markdown and where its pages start; `None` when no page had text.
+    fn finish(mut self) -> Option<(String, Vec<Place>)> {
         self.last?;
         self.text.finish(&mut self.markdown);
-        Some(self.markdown)
+        Some((self.markdown, self.places))
     }
 }
 

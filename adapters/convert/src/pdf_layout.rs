@@ -131,6 +131,11 @@ impl Paragraphs {
     }
 
     /// Writes the last line, which ends the text.
+    /// A line is held back until the next shows whether they join.
+    pub fn holds_a_line(&self) -> bool {
+        self.waiting.is_some()
+    }
+
     pub fn finish(&mut self, out: &mut String) {
         if let Some(this) = self.waiting.take() {
             write_line(&this, None, out);

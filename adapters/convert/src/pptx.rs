@@ -154,5 +154,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         markdown: out.join("\n\n"),
         metadata_title: title,
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }

@@ -42,6 +42,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         markdown: blocks.join("\n\n"),
         metadata_title: None,
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }
 
@@ -82,5 +83,6 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
         markdown,
         metadata_title: None,
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }

@@ -176,6 +176,7 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
         markdown: format!("{}\n", render_items(&merge(cues, notes)).join("\n\n")),
         metadata_title: None,
         page_chars: Vec::new(),
+        places: Vec::new(),
     })
 }
 

@@ -82,6 +82,59 @@ pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
     assert!(near[0].value < 1e-5);
 }
 
+/// A chunk's place in its document comes back as written, through a
+/// reopen and a compaction, by range, by key and by section.
+pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
+    use minirag_core::location::Location;
+    let located = |i: u32| Location {
+        pages: Some((i + 1, i + 2)),
+        sheet: (i == 1).then(|| "Лист 1".to_string()),
+        rows: Some((10 * i, 10 * i + 4)),
+        lines: Some((i, i + 3)),
+        anchor: Some(format!("part-{i}")),
+        start: (i == 2).then(|| "01:02".to_string()),
+        ..Location::default()
+    };
+    let texts: Vec<String> = ["gamma one", "gamma two", "gamma three"]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    let mut chunks = chunks(&texts);
+    for c in chunks.iter_mut().take(2) {
+        c.layout.location = Some(located(c.index));
+    }
+    let store = subject.fresh();
+    {
+        let index = subject.open(&store);
+        index
+            .replace_source(record("/d/g.md", "G", 3), chunks, Some(vectors(&texts)))
+            .unwrap();
+        put(&index, "/d/plain.md", &["no place"]);
+    }
+    let check = |index: &S::Index, when: &str| {
+        let back = index.chunks("/d/g.md", 0..=9).unwrap();
+        let places: Vec<Option<Location>> =
+            back.iter().map(|c| c.layout.location.clone()).collect();
+        assert_eq!(places, [Some(located(0)), Some(located(1)), None], "{when}");
+        let key = ChunkKey {
+            source: "/d/g.md".into(),
+            index: 1,
+        };
+        let by_key = index.get_chunks(&[key]).unwrap();
+        assert_eq!(
+            by_key[0].as_ref().unwrap().layout.location,
+            Some(located(1)),
+            "{when}"
+        );
+        let plain = index.chunks("/d/plain.md", 0..=0).unwrap();
+        assert_eq!(plain[0].layout.location, None, "{when}");
+    };
+    let index = subject.open(&store);
+    check(&index, "after a reopen");
+    subject.compact(&index);
+    check(&subject.open(&store), "after a compaction");
+}
+
 pub fn another_handle_sees_writes<S: Subject>(subject: &S) {
     let store = subject.fresh();
     let reader = subject.open(&store);

@@ -28,6 +28,7 @@ pub trait Subject {
 /// Every check, with `cases` cases for the model-based one.
 pub fn run_all<S: Subject>(subject: &S, cases: u32) {
     writes_survive_reopen_and_replace_shrinks(subject);
+    locations_come_back_as_written(subject);
     another_handle_sees_writes(subject);
     a_read_view_is_a_snapshot(subject);
     a_width_clash_is_refused_and_another_model_switches_the_index(subject);

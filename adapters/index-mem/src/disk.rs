@@ -28,17 +28,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::bm25::Field;
 use crate::legacy::{OpV1, SourceEntryV1};
-use crate::records::{DiskChunk, Op};
+use crate::records::{DiskChunk, DiskLocation, Op};
 use crate::state::SourceEntry;
 
 pub const FORMAT_VERSION: u32 = 1;
 /// Format 1: one payload. Format 2: two payloads (everything but the
 /// postings; the postings), each with its own length and CRC, so opening
 /// decodes them on two threads. Format 3: format 2 with sources carrying
-/// `ocr_engine`. Formats 1 and 2 are read through [`crate::legacy`].
+/// `ocr_engine`. Format 4: format 3 and a third section, the chunks'
+/// locations by slot. Formats 1 and 2 are read through [`crate::legacy`].
 const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
 const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
-const SNAP_MAGIC: &[u8; 8] = b"MRSNAP03";
+const SNAP_MAGIC_V3: &[u8; 8] = b"MRSNAP03";
+const SNAP_MAGIC: &[u8; 8] = b"MRSNAP04";
 /// WAL format 1: records without `ocr_engine`; format 2: with it.
 const WAL_MAGIC_V1: &[u8; 8] = b"MRWAL001";
 const WAL_MAGIC: &[u8; 8] = b"MRWAL002";
@@ -207,17 +209,26 @@ pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexErr
     read_snapshot_parts(path, false).map(|s| s.map(|(g, snap, _)| (g, snap)))
 }
 
+/// What a salvaged snapshot came without.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lost {
+    /// To be rebuilt from the chunks' text.
+    pub postings: bool,
+    /// The chunks' locations, until a sync rebuilds them.
+    pub locations: bool,
+}
+
 /// What can still be read of a damaged snapshot: its head (sources and
-/// chunks) must be sound; damaged postings come back empty, with `true`,
-/// to be rebuilt from the chunks' text.
-pub fn salvage_snapshot(path: &Path) -> Result<Option<(u64, Snapshot, bool)>, IndexError> {
+/// chunks) must be sound; damaged postings come back empty, to be rebuilt
+/// from the chunks' text, and damaged locations as none.
+pub fn salvage_snapshot(path: &Path) -> Result<Option<(u64, Snapshot, Lost)>, IndexError> {
     read_snapshot_parts(path, true)
 }
 
 fn read_snapshot_parts(
     path: &Path,
     salvage: bool,
-) -> Result<Option<(u64, Snapshot, bool)>, IndexError> {
+) -> Result<Option<(u64, Snapshot, Lost)>, IndexError> {
     let path = path.to_path_buf();
     let file = match File::open(&path) {
         Ok(f) => f,
@@ -241,7 +252,7 @@ fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let magic: &[u8] = &header[..8];
-    let known: [&[u8]; 3] = [SNAP_MAGIC, SNAP_MAGIC_V2, SNAP_MAGIC_V1];
+    let known: [&[u8]; 4] = [SNAP_MAGIC, SNAP_MAGIC_V3, SNAP_MAGIC_V2, SNAP_MAGIC_V1];
     if !known.contains(&magic) {
         return Err(corrupt("bad header"));
     }
@@ -275,7 +286,7 @@ fn read_snapshot_parts(
     };
     let first = section(16)?;
     let next = first.0 + first.1;
-    let mut postings_lost = false;
+    let mut lost = Lost::default();
     let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
         let old: Snapshot<SourceEntryV1> =
             decode_limited(reader(first)?, first.1).map_err(undecodable)?;
@@ -315,14 +326,41 @@ fn read_snapshot_parts(
             Ok(Err(e)) => return Err(undecodable(e)),
             Err(e) => return Err(e),
         };
-        postings_lost = postings.is_none();
+        lost.postings = postings.is_none();
         let (text, title) = postings.unwrap_or_default();
+        let mut chunks = head.chunks;
+        if magic == SNAP_MAGIC {
+            // The chunks' locations; salvaging, a damaged section is none.
+            let located = match second.map(|(start, len)| section(start + len)) {
+                Some(Ok(third)) => {
+                    match decode_limited::<Vec<(u32, DiskLocation)>>(reader(third)?, third.1) {
+                        Ok(l) => l,
+                        Err(_) if salvage => {
+                            lost.locations = true;
+                            Vec::new()
+                        }
+                        Err(e) => return Err(undecodable(e)),
+                    }
+                }
+                Some(Err(_)) if salvage => {
+                    lost.locations = true;
+                    Vec::new()
+                }
+                Some(Err(e)) => return Err(e),
+                None => Vec::new(),
+            };
+            for (slot, location) in located {
+                if let Some((_, c)) = chunks.get_mut(slot as usize) {
+                    c.location = Some(Box::new(location));
+                }
+            }
+        }
         Snapshot {
             version: head.version,
             dim: head.dim,
             model_id: head.model_id,
             sources: head.sources,
-            chunks: head.chunks,
+            chunks,
             present: head.present,
             text,
             title,
@@ -338,7 +376,7 @@ fn read_snapshot_parts(
             snap.version,
         ));
     }
-    Ok(Some((generation, snap, postings_lost)))
+    Ok(Some((generation, snap, lost)))
 }
 
 /// bincode encoding behind a trait object, so one closure encodes both parts.
@@ -508,12 +546,19 @@ pub fn write_snapshot<'v>(
         vector_bytes: snap.vector_bytes,
     };
     let postings = (&snap.text, &snap.title);
+    let located: Vec<(u32, &DiskLocation)> = snap
+        .chunks
+        .iter()
+        .enumerate()
+        .filter_map(|(slot, (_, c))| Some((slot as u32, c.location.as_deref()?)))
+        .collect();
     write_atomic_with(&meta, |f, tmp| {
         f.write_all(SNAP_MAGIC)
             .and_then(|()| f.write_all(&generation.to_le_bytes()))
             .map_err(|e| io(tmp, "cannot write", e))?;
         stream_record(f, tmp, &head, true)?;
-        stream_record(f, tmp, &postings, true)
+        stream_record(f, tmp, &postings, true)?;
+        stream_record(f, tmp, &located, true)
     })?;
     sync_dir(&paths.dir);
     Ok(())
@@ -643,7 +688,9 @@ impl Op {
     /// The sources this record writes.
     fn sources(&self) -> Vec<String> {
         match self {
-            Op::Replace { source, .. } => vec![source.source.clone()],
+            Op::Replace { source, .. } | Op::ReplaceLocated { source, .. } => {
+                vec![source.source.clone()]
+            }
             Op::Delete { source } | Op::SetVectors { source, .. } => vec![source.clone()],
             Op::Move { from, to, .. } => vec![from.clone(), to.clone()],
         }
@@ -830,7 +877,7 @@ fn wal_record_at(
             decode_limited::<Op>(r, len)
         }
     };
-    Ok(op.ok().map(|op| (op, body + len)))
+    Ok(op.ok().map(|op| (op.merged(), body + len)))
 }
 
 /// The first valid record after the bad one at `bad`: where the bad

@@ -193,6 +193,7 @@ impl MemIndex {
             disk::reset_wal(&self.paths, inner.generation)?;
             inner.wal_end = WAL_HEADER;
         }
+        let op = op.into_logged();
         inner.wal_end = disk::append_wal(&self.paths, inner.wal_end, &op)?;
         disk::note_wal_end(&self.paths, inner.generation, inner.wal_end);
         let n = inner.state.apply(op);
@@ -296,6 +297,8 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
 
 const SALVAGED_POSTINGS: &str = "with no earlier generation to rebuild from, the index opened \
      with what is sound: its postings rebuilt from the chunks' text";
+const SALVAGED_LOCATIONS: &str = "with no earlier generation to rebuild from, the index opened \
+     with what is sound: its chunks without their places, until the next sync rebuilds them";
 const SALVAGED_VECTORS: &str = "with no earlier generation to rebuild from, the index opened \
      with what is sound: its chunks without vectors, until the next sync embeds them";
 
@@ -309,12 +312,14 @@ fn salvage(
     snapshot_identity: Option<(u64, u64, i64)>,
     corrupt: &IndexError,
 ) -> Option<Inner> {
-    let (generation, mut snap, postings_lost) = disk::salvage_snapshot(&paths.meta()).ok()??;
+    let (generation, mut snap, lost_parts) = disk::salvage_snapshot(&paths.meta()).ok()??;
+    let postings_lost = lost_parts.postings;
+    let locations_lost = lost_parts.locations;
     let vector_path = paths.dir.join(&snap.vector_file);
     let vectors_lost = snap.vector_bytes > 0
         && disk::file_crc(&vector_path, snap.vector_bytes)
             .map_or(true, |crc| crc != snap.vector_crc);
-    if !postings_lost && !vectors_lost {
+    if !postings_lost && !vectors_lost && !locations_lost {
         return None;
     }
     if vectors_lost {
@@ -325,6 +330,12 @@ fn salvage(
     let mut state = from_snapshot(paths, snap).ok()?;
     if postings_lost {
         state.rebuild_fields();
+    }
+    if locations_lost {
+        // The next sync rebuilds every source's chunks, locations with them
+        // (their vectors come back from the chunk-text cache).
+        let all: Vec<String> = state.ids.keys().cloned().collect();
+        state.mark_stale(&all);
     }
     let mut inner = Inner::fresh(state, generation, meta, snapshot_identity);
     catch_up(paths, &mut inner).ok()?;
@@ -337,6 +348,18 @@ fn salvage(
             generation,
             &corrupt.to_string(),
             SALVAGED_POSTINGS,
+        );
+    }
+    if locations_lost && !postings_lost {
+        lost.push(
+            "its chunks' places (pages, lines) are unknown until the next sync rebuilds them",
+        );
+        keep_replaced(
+            paths,
+            &paths.meta(),
+            generation,
+            &corrupt.to_string(),
+            SALVAGED_LOCATIONS,
         );
     }
     if vectors_lost {

@@ -2,6 +2,7 @@
 //! and the log operations.
 
 use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
+use minirag_core::location::Location;
 use minirag_core::ports::{SourceRecord, SourceType};
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,54 @@ pub struct DiskChunk {
     pub headings: Box<[(u8, String, String)]>,
     pub heading_is_body: bool,
     pub continues_section: bool,
+    /// Not in this struct's encoding, so logs and snapshots of older builds
+    /// decode unchanged: a log carries it in [`Op::ReplaceLocated`], a
+    /// snapshot in a section of its own.
+    #[serde(skip)]
+    pub location: Option<Box<DiskLocation>>,
+}
+
+/// A chunk's [`Location`] on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskLocation {
+    pub pages: Option<(u32, u32)>,
+    pub slide: Option<u32>,
+    pub sheet: Option<String>,
+    pub rows: Option<(u32, u32)>,
+    pub lines: Option<(u32, u32)>,
+    pub anchor: Option<String>,
+    pub cell: Option<u32>,
+    pub start: Option<String>,
+}
+
+impl From<Location> for DiskLocation {
+    fn from(l: Location) -> Self {
+        Self {
+            pages: l.pages,
+            slide: l.slide,
+            sheet: l.sheet,
+            rows: l.rows,
+            lines: l.lines,
+            anchor: l.anchor,
+            cell: l.cell,
+            start: l.start,
+        }
+    }
+}
+
+impl From<&DiskLocation> for Location {
+    fn from(d: &DiskLocation) -> Self {
+        Self {
+            pages: d.pages,
+            slide: d.slide,
+            sheet: d.sheet.clone(),
+            rows: d.rows,
+            lines: d.lines,
+            anchor: d.anchor.clone(),
+            cell: d.cell,
+            start: d.start.clone(),
+        }
+    }
 }
 
 /// One logged mutation.
@@ -65,6 +114,68 @@ pub enum Op {
         vectors: Vec<f32>,
         complete: bool,
     },
+    /// [`Op::Replace`] whose chunks have locations: `locations[i]` is chunk
+    /// i's (added last, so older logs decode unchanged). Only the log holds
+    /// this form: [`Op::merged`] turns it back into a replace.
+    ReplaceLocated {
+        source: DiskSource,
+        chunks: Vec<DiskChunk>,
+        dim: u32,
+        vectors: Option<Vec<f32>>,
+        locations: Vec<Option<DiskLocation>>,
+    },
+}
+
+impl Op {
+    /// The form written to the log: a replace with locations carries them
+    /// beside its chunks (moved, not copied).
+    pub fn into_logged(self) -> Op {
+        match self {
+            Op::Replace {
+                source,
+                mut chunks,
+                dim,
+                vectors,
+            } if chunks.iter().any(|c| c.location.is_some()) => {
+                let locations = chunks
+                    .iter_mut()
+                    .map(|c| c.location.take().map(|l| *l))
+                    .collect();
+                Op::ReplaceLocated {
+                    source,
+                    chunks,
+                    dim,
+                    vectors,
+                    locations,
+                }
+            }
+            op => op,
+        }
+    }
+
+    /// The form applied: locations back on their chunks.
+    pub fn merged(self) -> Op {
+        match self {
+            Op::ReplaceLocated {
+                source,
+                mut chunks,
+                dim,
+                vectors,
+                locations,
+            } => {
+                for (c, l) in chunks.iter_mut().zip(locations) {
+                    c.location = l.map(Box::new);
+                }
+                Op::Replace {
+                    source,
+                    chunks,
+                    dim,
+                    vectors,
+                }
+            }
+            op => op,
+        }
+    }
 }
 
 impl From<&SourceRecord> for DiskSource {
@@ -140,6 +251,7 @@ impl From<Chunk> for DiskChunk {
                 .collect(),
             heading_is_body: c.layout.heading_is_body,
             continues_section: c.layout.continues_section,
+            location: c.layout.location.map(|l| Box::new(l.into())),
         }
     }
 }
@@ -169,6 +281,7 @@ impl From<&DiskChunk> for Chunk {
                     .collect(),
                 heading_is_body: d.heading_is_body,
                 continues_section: d.continues_section,
+                location: d.location.as_deref().map(Location::from),
             },
         }
     }

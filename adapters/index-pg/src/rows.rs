@@ -1,16 +1,18 @@
 //! Core types to and from rows.
 
 use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
+use minirag_core::location::Location;
 use minirag_core::ports::{SourceRecord, SourceType};
 use postgres::Row;
+use serde_json::{json, Value};
 
 /// The `sources` columns [`record`] reads, in order.
 pub const SOURCE_COLUMNS: &str = "source, source_type, title, title_seeded, file_hash, mtime, \
      ingested_at, chunk_count, scheme_version, embedded_with, ocr_engine";
 
 /// The `chunks` columns [`chunk`] reads, in order.
-pub const CHUNK_COLUMNS: &str =
-    "idx, parent, text, prefix_len, kind, headings::text, heading_is_body, continues_section";
+pub const CHUNK_COLUMNS: &str = "idx, parent, text, prefix_len, kind, headings::text, \
+     heading_is_body, continues_section, location";
 
 pub fn source_type_code(t: SourceType) -> i16 {
     match t {
@@ -97,6 +99,49 @@ pub fn chunk_at(row: &Row, at: usize) -> Chunk {
             headings: headings(row.get(at + 5)),
             heading_is_body: row.get(at + 6),
             continues_section: row.get(at + 7),
+            location: row.get::<_, Option<&str>>(at + 8).and_then(location),
         },
     }
+}
+
+/// A chunk's place as a JSON object of its known fields (`None`: no place).
+pub fn location_json(location: Option<&Location>) -> Option<String> {
+    let l = location?;
+    let pair = |p: Option<(u32, u32)>| p.map(|(a, b)| json!([a, b]));
+    let mut o = serde_json::Map::new();
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            o.insert(k.into(), v);
+        }
+    };
+    put("pages", pair(l.pages));
+    put("slide", l.slide.map(Value::from));
+    put("sheet", l.sheet.clone().map(Value::from));
+    put("rows", pair(l.rows));
+    put("lines", pair(l.lines));
+    put("anchor", l.anchor.clone().map(Value::from));
+    put("cell", l.cell.map(Value::from));
+    put("start", l.start.clone().map(Value::from));
+    Some(Value::Object(o).to_string())
+}
+
+/// [`location_json`] read back; a malformed value is no place.
+fn location(json: &str) -> Option<Location> {
+    let v: Value = serde_json::from_str(json).ok()?;
+    let num = |k: &str| v.get(k).and_then(Value::as_u64).map(|n| n as u32);
+    let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let pair = |k: &str| {
+        let a = v.get(k)?.as_array()?;
+        Some((a.first()?.as_u64()? as u32, a.get(1)?.as_u64()? as u32))
+    };
+    Some(Location {
+        pages: pair("pages"),
+        slide: num("slide"),
+        sheet: text("sheet"),
+        rows: pair("rows"),
+        lines: pair("lines"),
+        anchor: text("anchor"),
+        cell: num("cell"),
+        start: text("start"),
+    })
 }

@@ -13,12 +13,13 @@
 //! - `stats`: one row of collection counts (BM25's N and average lengths,
 //!   vector-less chunks), kept current by every write.
 //! - `jobs`: the newest sync job records, read by every process.
-//! - `meta`: schema version (2 added `jobs`), vector model and width.
+//! - `meta`: schema version (2 added `jobs`, 3 the chunks' `location`),
+//!   vector model and width.
 
 use postgres::GenericClient;
 
 /// Bump with a migration step in [`migrate`].
-pub const VERSION: i32 = 2;
+pub const VERSION: i32 = 3;
 
 fn create_sql(s: &str) -> String {
     format!(
@@ -55,6 +56,7 @@ CREATE TABLE IF NOT EXISTS {s}.chunks (
     embedding vector,
     UNIQUE (source_id, idx) INCLUDE (id)
 );
+ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS location text;
 CREATE INDEX IF NOT EXISTS chunks_text_md5 ON {s}.chunks (md5(text)) WHERE embedding IS NOT NULL;
 CREATE TABLE IF NOT EXISTS {s}.chunk_terms (
     term text NOT NULL,

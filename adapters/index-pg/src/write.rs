@@ -8,7 +8,7 @@ use pgvector::Vector;
 use postgres::Transaction;
 
 use crate::postings::source_postings;
-use crate::rows::{headings_json, kind_code, source_type_code};
+use crate::rows::{headings_json, kind_code, location_json, source_type_code};
 use crate::PgIndex;
 
 /// Postings rows per INSERT: bounded statements for a source of 150,000
@@ -207,6 +207,10 @@ pub fn replace_source(
             .collect();
         let hib: Vec<bool> = part.iter().map(|c| c.layout.heading_is_body).collect();
         let cont: Vec<bool> = part.iter().map(|c| c.layout.continues_section).collect();
+        let place: Vec<Option<String>> = part
+            .iter()
+            .map(|c| location_json(c.layout.location.as_ref()))
+            .collect();
         let len: Vec<i32> = postings.chunks[range.clone()]
             .iter()
             .map(|f| f.len as i32)
@@ -220,13 +224,13 @@ pub fn replace_source(
         let rows = tx
             .query(
                 &format!(
-                    "INSERT INTO {s}.chunks (source_id, idx, parent, text, prefix_len, kind, headings, heading_is_body, continues_section, len, embedding) \
-                     SELECT $1, u.idx, u.parent, u.text, u.prefix_len, u.kind, u.headings::jsonb, u.hib, u.cont, u.len, u.v \
-                     FROM unnest($2::int4[], $3::int4[], $4::text[], $5::int4[], $6::int2[], $7::text[], $8::bool[], $9::bool[], $10::int4[], $11::vector[]) \
-                       WITH ORDINALITY AS u(idx, parent, text, prefix_len, kind, headings, hib, cont, len, v, o) \
+                    "INSERT INTO {s}.chunks (source_id, idx, parent, text, prefix_len, kind, headings, heading_is_body, continues_section, len, embedding, location) \
+                     SELECT $1, u.idx, u.parent, u.text, u.prefix_len, u.kind, u.headings::jsonb, u.hib, u.cont, u.len, u.v, u.place \
+                     FROM unnest($2::int4[], $3::int4[], $4::text[], $5::int4[], $6::int2[], $7::text[], $8::bool[], $9::bool[], $10::int4[], $11::vector[], $12::text[]) \
+                       WITH ORDINALITY AS u(idx, parent, text, prefix_len, kind, headings, hib, cont, len, v, place, o) \
                      ORDER BY u.o RETURNING id"
                 ),
-                &[&id, &idx, &parent, &text, &prefix, &kind, &heads, &hib, &cont, &len, &vecs],
+                &[&id, &idx, &parent, &text, &prefix, &kind, &heads, &hib, &cont, &len, &vecs, &place],
             )
             .map_err(e)?;
         chunk_ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));

@@ -36,6 +36,7 @@ pub fn apply(section: Section) -> Vec<Section> {
             headings: headings.clone(),
             heading_is_body,
             continues: k > 0,
+            line_map: Vec::new(),
         })
         .collect()
 }

@@ -8,9 +8,12 @@
 pub mod blocks;
 pub mod cap;
 pub mod category;
+pub mod lines;
 pub mod pack;
 pub mod sections;
 
+use crate::location::{locate, slug, Location, Place};
+use crate::markdown::timestamp_seconds;
 use crate::tokens::TokenCounter;
 
 pub use category::Category;
@@ -46,8 +49,9 @@ pub enum UnitKind {
 }
 
 /// How a unit's text is laid out, so reconstruction can undo the chunker's
-/// additions (breadcrumb prefix, split note) and restore real headings.
-/// The default is a plain text unit with no prefix and no headings.
+/// additions (breadcrumb prefix, split note) and restore real headings, and
+/// where in its document the unit is. The default is a plain text unit
+/// with no prefix, no headings and no known place.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Layout {
     /// Bytes of the `<breadcrumb>\n\n` prefix at the start of the text.
@@ -59,6 +63,8 @@ pub struct Layout {
     pub heading_is_body: bool,
     /// The section continues the previous one after the 4,000-character cap.
     pub continues_section: bool,
+    /// Page, slide, rows, lines… of the unit; `None` when nothing is known.
+    pub location: Option<Location>,
 }
 
 /// A retrieval unit: the text that is embedded and searched.
@@ -105,6 +111,9 @@ pub struct Section {
     pub headings: Vec<Heading>,
     pub heading_is_body: bool,
     pub continues: bool,
+    /// The Markdown line of each body line ([`lines::UNKNOWN`] when not
+    /// found); empty before [`lines::map_sections`].
+    pub line_map: Vec<u32>,
 }
 
 impl Section {
@@ -115,6 +124,7 @@ impl Section {
             headings: Vec::new(),
             heading_is_body: false,
             continues: false,
+            line_map: Vec::new(),
         }
     }
 }
@@ -152,6 +162,17 @@ pub struct Sectioned {
     category: Category,
     sections: Vec<Section>,
     title_seeded: bool,
+    /// The converter's place marks and the deck's slide markers.
+    places: Vec<Place>,
+}
+
+impl Sectioned {
+    /// Adds the converter's place marks (pages, rows, file lines…).
+    pub fn with_places(mut self, places: Vec<Place>) -> Self {
+        self.places.extend(places);
+        self.places.sort_by_key(|p| p.line);
+        self
+    }
 }
 
 /// Sections of a Markdown document, the title seeded into the first.
@@ -166,6 +187,8 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
     let title = options.title.map(str::trim).unwrap_or("");
     let (category, raw_sections) = sections::build(markdown, title);
     let mut sections: Vec<Section> = raw_sections.into_iter().flat_map(cap::apply).collect();
+    lines::map_sections(markdown, &mut sections);
+    let places = lines::slide_places(markdown);
 
     let mut title_seeded = false;
     if options.title.is_some() && !title.is_empty() {
@@ -175,6 +198,9 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
             let in_headings = first.headings.iter().any(|h| h.text.contains(title));
             if !first.body.contains(title) && !in_headings {
                 first.body = format!("# {title}\n\n{}", first.body);
+                let mut map = vec![lines::UNKNOWN; 2];
+                map.append(&mut first.line_map);
+                first.line_map = map;
                 title_seeded = true;
             }
         }
@@ -183,6 +209,7 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
         category,
         sections,
         title_seeded,
+        places,
     }
 }
 
@@ -191,23 +218,37 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
 pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked {
     let mut chunks = Vec::new();
     let mut parent = 0u32;
+    let transcript = sectioned.category == Category::Transcript;
     for section in sectioned.sections {
         let units = pack::pack_section(&section, options.budget, options.counter);
         if units.is_empty() {
             continue;
         }
+        let body_words = lines::words(&section.body);
+        let mut cursor = 0;
         for unit in units {
+            let body = unit.text.get(unit.prefix_len..).unwrap_or("");
+            let location = unit_location(
+                &section,
+                &body_words,
+                &mut cursor,
+                body,
+                unit.kind,
+                &sectioned.places,
+                transcript,
+            );
             chunks.push(Chunk {
                 index: chunks.len() as u32,
                 parent,
-                text: unit.text,
                 layout: Layout {
                     prefix_len: unit.prefix_len as u32,
                     kind: unit.kind,
                     headings: section.headings.clone(),
                     heading_is_body: section.heading_is_body,
                     continues_section: section.continues,
+                    location,
                 },
+                text: unit.text,
             });
         }
         parent += 1;
@@ -217,6 +258,41 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
         category: sectioned.category,
         title_seeded: sectioned.title_seeded,
     }
+}
+
+/// Where a unit is: its Markdown lines through the places, the slug of its
+/// innermost heading, and a transcript unit's first cue time.
+fn unit_location(
+    section: &Section,
+    body_words: &[(u64, u32)],
+    cursor: &mut usize,
+    body: &str,
+    kind: UnitKind,
+    places: &[Place],
+    transcript: bool,
+) -> Option<Location> {
+    // A rows unit repeats its table's header; a code piece opens with a note.
+    let skip = match kind {
+        UnitKind::Rows => 2,
+        UnitKind::CodePiece => 1,
+        _ => 0,
+    };
+    let mut location = lines::unit_lines(body_words, cursor, body, skip)
+        .and_then(|(a, b)| lines::to_markdown(&section.line_map, a, b))
+        .map(|(a, b)| locate(places, a, b))
+        .unwrap_or_default();
+    location.anchor = section
+        .headings
+        .last()
+        .map(|h| slug(&h.text))
+        .filter(|s| !s.is_empty());
+    if transcript {
+        location.start = body
+            .split('\n')
+            .find_map(timestamp_seconds)
+            .map(sections::format_timestamp);
+    }
+    (!location.is_empty()).then_some(location)
 }
 
 #[cfg(test)]

@@ -113,6 +113,7 @@ fn headings(markdown: &str) -> Vec<Section> {
                 headings: chain.clone(),
                 heading_is_body: false,
                 continues: false,
+                line_map: Vec::new(),
             });
             continue;
         }
@@ -130,6 +131,7 @@ fn headings(markdown: &str) -> Vec<Section> {
             headings: chain.clone(),
             heading_is_body: true,
             continues: false,
+            line_map: Vec::new(),
         });
     }
     out

@@ -10,6 +10,7 @@ use crate::chunk::{pack_sections, section_markdown, Chunk, ChunkOptions};
 use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
 use crate::formats::{self, FormatKind};
+use crate::location::Place;
 use crate::ports::{
     ConvertRequest, Converted, EmbedError, Embeddings, FileError, SourceRecord, SourceType,
 };
@@ -179,7 +180,7 @@ impl Engine {
         let prepared = self.prepare(
             path,
             SourceType::File,
-            converted.markdown,
+            (converted.markdown, converted.places),
             titled,
             file_hash,
             mtime,
@@ -218,7 +219,15 @@ impl Engine {
             content_title(title, metadata_title.as_deref(), &markdown),
             source,
         );
-        self.commit(self.prepare(source, SourceType::Data, markdown, titled, "", 0.0)?)
+        let places = stored_lines();
+        self.commit(self.prepare(
+            source,
+            SourceType::Data,
+            (markdown, places),
+            titled,
+            "",
+            0.0,
+        )?)
     }
 
     /// Fetches a URL through the [`Fetcher`] (which enforces the URL rules)
@@ -248,14 +257,16 @@ impl Engine {
             ),
             source,
         );
-        self.commit(self.prepare(source, SourceType::Url, converted.markdown, titled, "", 0.0)?)
+        let places = stored_lines();
+        let markdown = (converted.markdown, places);
+        self.commit(self.prepare(source, SourceType::Url, markdown, titled, "", 0.0)?)
     }
 
     fn prepare(
         &self,
         source: &str,
         source_type: SourceType,
-        markdown: String,
+        (markdown, places): (String, Vec<Place>),
         titled: Titled,
         file_hash: &str,
         mtime: f64,
@@ -275,7 +286,7 @@ impl Engine {
             title: titled.seed.then_some(titled.title.as_str()),
             counter: self.ports.tokens.as_ref(),
         };
-        let sectioned = section_markdown(&markdown, options);
+        let sectioned = section_markdown(&markdown, options).with_places(places);
         // The sections own their text: the Markdown goes before packing.
         drop(markdown);
         let chunked = pack_sections(sectioned, options);
@@ -454,6 +465,12 @@ impl Engine {
         }
         Ok(out)
     }
+}
+
+/// Text passed in and fetched pages are located by the lines of the
+/// Markdown they are stored as.
+fn stored_lines() -> Vec<Place> {
+    crate::location::file_lines()
 }
 
 /// Explicit or derived title; without one the id is stored and nothing seeded.

@@ -138,12 +138,14 @@ impl Converter for FakeConverter {
                     markdown: body.replace("<h1>", "# ").replace("</h1>", "\n\n"),
                     metadata_title: title,
                     page_chars: Vec::new(),
+                    places: Vec::new(),
                 })
             }
             "md" | "txt" | "markdown" => Ok(Converted {
                 markdown: text,
                 metadata_title: None,
                 page_chars: Vec::new(),
+                places: Vec::new(),
             }),
             other => Err(ConvertError::Unsupported {
                 format: other.into(),

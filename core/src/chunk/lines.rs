@@ -1,0 +1,182 @@
+//! Which Markdown lines each unit came from. A section's body lines are
+//! found among the document's lines (in order, a little ahead of the last
+//! one found), and a unit's words among its section's body. The chunker
+//! rearranges text (repeated table headers, sentence pieces, glued
+//! blocks), so this finds rather than counts; a line it cannot find is
+//! unknown, never guessed.
+
+use super::Section;
+use crate::location::{Mark, Place};
+use crate::markdown::{is_delimiter_row, is_word_char, slide_marker};
+
+/// A body line not found among the Markdown lines.
+pub const UNKNOWN: u32 = u32::MAX;
+/// Markdown lines searched ahead of the last one found.
+const WINDOW: usize = 256;
+/// Words a unit is recognised by at its start and at its end.
+const KEY_WORDS: usize = 4;
+
+fn worth_finding(line: &str) -> bool {
+    line.chars().filter(|c| is_word_char(*c)).take(2).count() == 2 && !is_delimiter_row(line)
+}
+
+/// Sets each section's `line_map`: the Markdown line of every body line.
+pub fn map_sections(markdown: &str, sections: &mut [Section]) {
+    let lines: Vec<&str> = markdown.split('\n').map(str::trim).collect();
+    let mut cursor = 0usize;
+    for section in sections {
+        section.line_map = section
+            .body
+            .split('\n')
+            .map(|l| find(&lines, &mut cursor, l.trim()))
+            .collect();
+    }
+}
+
+fn find(lines: &[&str], cursor: &mut usize, line: &str) -> u32 {
+    if !worth_finding(line) {
+        return UNKNOWN;
+    }
+    let end = (*cursor + WINDOW).min(lines.len());
+    let hit = (*cursor..end).find(|&i| lines[i] == line).or_else(|| {
+        // A piece of a longer line: a sentence the cap split off.
+        (line.len() >= 16)
+            .then(|| (*cursor..end).find(|&i| lines[i].contains(line)))
+            .flatten()
+    });
+    match hit {
+        Some(i) => {
+            *cursor = i;
+            i as u32
+        }
+        None => UNKNOWN,
+    }
+}
+
+/// The slides a deck's Markdown marks (`<!-- Slide n -->` lines).
+pub fn slide_places(markdown: &str) -> Vec<Place> {
+    markdown
+        .split('\n')
+        .enumerate()
+        .filter_map(|(i, l)| {
+            slide_marker(l).map(|n| Place {
+                line: i as u32,
+                mark: Mark::Slide(n as u32),
+            })
+        })
+        .collect()
+}
+
+fn hash(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// The words of `text` (runs of word characters), each with its line.
+pub fn words(text: &str) -> Vec<(u64, u32)> {
+    let mut out = Vec::new();
+    for (n, line) in text.split('\n').enumerate() {
+        for w in line
+            .split(|c: char| !is_word_char(c))
+            .filter(|w| !w.is_empty())
+        {
+            out.push((hash(w), n as u32));
+        }
+    }
+    out
+}
+
+fn matches(hay: &[(u64, u32)], at: usize, key: &[(u64, u32)]) -> bool {
+    hay.get(at..at + key.len())
+        .is_some_and(|h| h.iter().zip(key).all(|(a, b)| a.0 == b.0))
+}
+
+/// The body lines (`first, last`) a unit covers, found from `cursor` on in
+/// the section body's `body_words`; `skip` leading lines of the unit body
+/// are not looked for (a repeated table header, a split note).
+pub fn unit_lines(
+    body_words: &[(u64, u32)],
+    cursor: &mut usize,
+    unit_body: &str,
+    skip: usize,
+) -> Option<(u32, u32)> {
+    let own: String = unit_body
+        .split('\n')
+        .skip(skip)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let unit = words(&own);
+    if unit.is_empty() {
+        return None;
+    }
+    let k = unit.len().min(KEY_WORDS);
+    let start = (*cursor..body_words.len()).find(|&s| matches(body_words, s, &unit[..k]))?;
+    let tail = &unit[unit.len() - k..];
+    let expected = start + unit.len() - k;
+    let end = if matches(body_words, expected, tail) {
+        expected
+    } else {
+        (start..body_words.len()).find(|&e| matches(body_words, e, tail))?
+    };
+    *cursor = start + 1;
+    Some((body_words[start].1, body_words[end + k - 1].1))
+}
+
+/// Body lines `first..=last` as Markdown lines, through the section's map;
+/// unknown lines at either end are passed over.
+pub fn to_markdown(line_map: &[u32], first: u32, last: u32) -> Option<(u32, u32)> {
+    let known = |i: &u32| line_map.get(*i as usize).copied().filter(|l| *l != UNKNOWN);
+    let a = (first..=last).find_map(|i| known(&i))?;
+    let b = (first..=last).rev().find_map(|i| known(&i))?;
+    Some((a, b.max(a)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(body: &str) -> Section {
+        Section::plain(body.into())
+    }
+
+    #[test]
+    fn body_lines_are_found_in_order_and_pieces_inside_their_line() {
+        let md = "# T\n\nFirst paragraph here.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nA long line. With a second sentence that the cap split off.";
+        let mut s = [
+            section("First paragraph here."),
+            section("| a | b |\n|---|---|\n| 1 | 2 |"),
+            section("| a | b |\n|---|---|\n| 3 | 4 |"),
+            section("With a second sentence that the cap split off."),
+        ];
+        map_sections(md, &mut s);
+        assert_eq!(s[0].line_map, [2]);
+        assert_eq!(s[1].line_map, [4, UNKNOWN, 6]);
+        // The repeated header is not ahead of the cursor: unknown, not guessed.
+        assert_eq!(s[2].line_map, [UNKNOWN, UNKNOWN, 7]);
+        assert_eq!(s[3].line_map, [9]);
+    }
+
+    #[test]
+    fn units_are_found_by_their_first_and_last_words() {
+        let body = "alpha beta gamma delta\nepsilon zeta eta theta\niota kappa lambda mu\nnu xi";
+        let w = words(body);
+        let mut cursor = 0;
+        assert_eq!(
+            unit_lines(&w, &mut cursor, "alpha beta gamma delta\nepsilon zeta", 0),
+            Some((0, 1))
+        );
+        assert_eq!(
+            unit_lines(
+                &w,
+                &mut cursor,
+                "HEADER\neta theta iota kappa lambda mu nu xi",
+                1
+            ),
+            Some((1, 3))
+        );
+        assert_eq!(unit_lines(&w, &mut cursor, "not in the body", 0), None);
+        assert_eq!(to_markdown(&[UNKNOWN, 7, 9, UNKNOWN], 0, 3), Some((7, 9)));
+        assert_eq!(to_markdown(&[UNKNOWN], 0, 0), None);
+    }
+}
