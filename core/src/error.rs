@@ -50,6 +50,12 @@ pub enum EngineError {
     NotFound {
         source: String,
     },
+    /// No chunk of the document is at the place asked for (or the document
+    /// was indexed before places were kept).
+    NoSuchPart {
+        source: String,
+        wanted: String,
+    },
     /// Reading a file failed.
     File(FileError),
     /// A sync stopped on request between files.
@@ -116,6 +122,11 @@ impl std::fmt::Display for EngineError {
             Self::NotFound { source } => {
                 write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")
             }
+            Self::NoSuchPart { source, wanted } => write!(
+                f,
+                "No part of {source} is at {wanted}: ask for a place a result's `location` names \
+                 (a document indexed before places were kept gets them on its next sync)"
+            ),
         }
     }
 }

@@ -50,5 +50,6 @@ pub mod watch;
 pub mod testing;
 
 /// Version of the chunking rules. Stored with every source so that a change of
-/// rules can mark old chunks stale and have sync rebuild them.
-pub const CHUNK_SCHEME: u32 = 3;
+/// rules can mark old chunks stale and have sync rebuild them. 4: every
+/// chunk carries its location (vectors come back from the chunk-text cache).
+pub const CHUNK_SCHEME: u32 = 4;

@@ -137,6 +137,88 @@ impl Location {
     }
 }
 
+/// A part of a document asked for by a URI fragment (`page=12`,
+/// `lines=40-52`, `slide=3`, `rows=4-9`, `cell=2`) or a heading's anchor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wanted {
+    Pages(u32, u32),
+    Slide(u32),
+    Rows(u32, u32),
+    Cell(u32),
+    Lines(u32, u32),
+    Anchor(String),
+}
+
+impl Wanted {
+    /// Reads a fragment as [`Location::fragment`] writes it; `None` names no
+    /// part this product marks.
+    pub fn parse(fragment: &str) -> Option<Self> {
+        let span = |v: &str| -> Option<(u32, u32)> {
+            let (a, b) = v.split_once('-').unwrap_or((v, v));
+            let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+            (a <= b).then_some((a, b))
+        };
+        Some(match fragment.split_once('=') {
+            Some(("page", v)) => span(v).map(|(a, b)| Self::Pages(a, b))?,
+            Some(("slide", v)) => Self::Slide(v.trim().parse().ok()?),
+            Some(("rows", v)) => span(v).map(|(a, b)| Self::Rows(a, b))?,
+            Some(("cell", v)) => Self::Cell(v.trim().parse().ok()?),
+            Some(("lines", v)) => span(v).map(|(a, b)| Self::Lines(a, b))?,
+            Some(_) => return None,
+            None if !fragment.trim().is_empty() => Self::Anchor(fragment.trim().into()),
+            None => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Wanted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Pages(a, b) => f.write_str(&span("page", "pages", (*a, *b))),
+            Self::Slide(n) => write!(f, "slide {n}"),
+            Self::Rows(a, b) => f.write_str(&span("row", "rows", (*a, *b))),
+            Self::Cell(n) => write!(f, "cell {n}"),
+            Self::Lines(a, b) => f.write_str(&span("line", "lines", (*a, *b))),
+            Self::Anchor(a) => write!(f, "#{a}"),
+        }
+    }
+}
+
+fn overlap(have: Option<(u32, u32)>, a: u32, b: u32) -> bool {
+    have.is_some_and(|(x, y)| x <= b && a <= y)
+}
+
+impl Location {
+    /// Whether this place is in the part asked for.
+    pub fn is_in(&self, wanted: &Wanted) -> bool {
+        match wanted {
+            Wanted::Pages(a, b) => overlap(self.pages, *a, *b),
+            Wanted::Slide(n) => self.slide == Some(*n),
+            Wanted::Rows(a, b) => overlap(self.rows, *a, *b),
+            Wanted::Cell(n) => self.cell == Some(*n),
+            Wanted::Lines(a, b) => overlap(self.lines, *a, *b),
+            Wanted::Anchor(a) => self.anchor.as_deref() == Some(a.as_str()),
+        }
+    }
+
+    /// The place that spans `self` and `other` (first to last).
+    pub fn joined(mut self, other: &Location) -> Location {
+        let join = |a: Option<(u32, u32)>, b: Option<(u32, u32)>| match (a, b) {
+            (Some((x, y)), Some((p, q))) => Some((x.min(p), y.max(q))),
+            (a, b) => a.or(b),
+        };
+        self.pages = join(self.pages, other.pages);
+        self.rows = join(self.rows, other.rows);
+        self.lines = join(self.lines, other.lines);
+        self.slide = self.slide.or(other.slide);
+        self.sheet = self.sheet.or_else(|| other.sheet.clone());
+        self.cell = self.cell.or(other.cell);
+        self.anchor = self.anchor.or_else(|| other.anchor.clone());
+        self.start = self.start.or_else(|| other.start.clone());
+        self
+    }
+}
+
 /// The place of Markdown lines `first..=last` under `places` (sorted by
 /// line): pages, slide, cell, table rows and file lines.
 pub fn locate(places: &[Place], first: u32, last: u32) -> Location {

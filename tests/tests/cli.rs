@@ -41,13 +41,41 @@ fn ingest_query_read_list_delete() {
         keys(top),
         [
             "chunkIndex",
+            "citation",
             "distance",
+            "link",
+            "location",
             "parentId",
             "score",
             "source",
             "text",
             "title"
         ]
+    );
+    // The hit's lines in the file, cited and linked.
+    let lines = top["location"]["lines"].as_array().unwrap();
+    let (first, last) = (lines[0].as_u64().unwrap(), lines[1].as_u64().unwrap());
+    let file = std::fs::read_to_string(c.path("guide.md")).unwrap();
+    let span: Vec<&str> = file
+        .lines()
+        .skip(first as usize - 1)
+        .take((last - first + 1) as usize)
+        .collect();
+    assert!(span.join("\n").contains("ERR_CONN_RESET"), "{span:?}");
+    assert!(
+        top["citation"]
+            .as_str()
+            .unwrap()
+            .starts_with("guide.md, line"),
+        "{top}"
+    );
+    assert!(
+        top["link"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("#lines={first}-{last}"))
+            || first == last,
+        "{top}"
     );
     assert_eq!(
         keys(&q["sources"][0]),
@@ -175,7 +203,7 @@ fn status_and_configuration_errors() {
     let c = corpus();
     let (code, s, _) = c.json(&["status"]);
     assert_eq!(code, 0);
-    assert_eq!(s["chunkScheme"], 3);
+    assert_eq!(s["chunkScheme"], 4);
     assert_eq!(s["chunkCount"], 0);
     assert_eq!(s["roots"][0], c.root.display().to_string());
 

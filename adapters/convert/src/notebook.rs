@@ -1,6 +1,7 @@
 //! Jupyter notebooks → Markdown: markdown cells as they are, code cells as
 //! fenced code in the notebook's language; outputs are left out.
 
+use minirag_core::location::{Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 use serde_json::Value;
 
@@ -26,20 +27,30 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
         .unwrap_or("")
         .to_string();
     let mut blocks = Vec::new();
-    for cell in cells {
+    // Each cell's first Markdown line, numbered as the notebook numbers its
+    // cells (from 1, empty ones counted).
+    let mut places = Vec::new();
+    let mut line = 0u32;
+    for (n, cell) in cells.iter().enumerate() {
         let src = source(cell).trim_end().to_string();
         if src.trim().is_empty() {
             continue;
         }
-        match cell["cell_type"].as_str() {
-            Some("code") => blocks.push(format!("```{lang}\n{src}\n```")),
-            _ => blocks.push(src),
-        }
+        let block = match cell["cell_type"].as_str() {
+            Some("code") => format!("```{lang}\n{src}\n```"),
+            _ => src,
+        };
+        places.push(Place {
+            line,
+            mark: Mark::Cell(n as u32 + 1),
+        });
+        line += block.matches('\n').count() as u32 + 2;
+        blocks.push(block);
     }
     Ok(Converted {
         markdown: blocks.join("\n\n"),
         metadata_title: None,
         page_chars: Vec::new(),
-        places: Vec::new(),
+        places,
     })
 }

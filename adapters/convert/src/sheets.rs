@@ -6,6 +6,7 @@
 use std::io::Cursor;
 
 use calamine::{Reader, Xlsx};
+use minirag_core::location::{Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::{malformed_by, Archive, PipeTable};
@@ -16,25 +17,36 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut book: Xlsx<_> =
         Xlsx::new(Cursor::new(bytes)).map_err(|e| malformed_by(name, e.to_string(), e))?;
     let mut blocks = Vec::new();
+    let mut places = Vec::new();
+    // The Markdown line the next block starts on (blocks are joined by a
+    // blank line).
+    let mut line = 0u32;
     for sheet in book.sheet_names().to_vec() {
         let range = book
             .worksheet_range(&sheet)
             .map_err(|e| malformed_by(name, format!("sheet '{sheet}': {e}"), e))?;
         blocks.push(format!("## {sheet}"));
+        line += 2;
+        // The sheet's own number of its first row (1-based).
+        let top = range.start().map_or(1, |(r, _)| r + 1);
         // Straight from the sheet into the table (a sheet of a million rows
         // is never a Vec of rows of strings); empty rows are left out.
         let mut table = String::new();
         let mut writer = PipeTable::new(&mut table, range.width());
         let mut cells: Vec<String> = Vec::new();
-        for r in range.rows() {
+        let mut rows = SheetRows::new(&sheet, line);
+        for (i, r) in range.rows().enumerate() {
             cells.clear();
             cells.extend(r.iter().map(|c| c.to_string()));
             if cells.iter().any(|c| !c.trim().is_empty()) {
                 writer.row(cells.iter().map(String::as_str));
+                rows.written(top + i as u32);
             }
         }
         drop(range);
         if !table.is_empty() {
+            line += table.matches('\n').count() as u32 + 2;
+            places.extend(rows.finish());
             blocks.push(table);
         }
     }
@@ -42,7 +54,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         markdown: blocks.join("\n\n"),
         metadata_title: None,
         page_chars: Vec::new(),
-        places: Vec::new(),
+        places,
     })
 }
 
@@ -73,16 +85,83 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let mut markdown = String::with_capacity(text.len() + text.len() / 4);
     let mut table = PipeTable::new(&mut markdown, width);
     let mut second = reader();
+    let mut records = 0u32;
     while second
         .read_record(&mut record)
         .map_err(|e| malformed_by(name, e.to_string(), e))?
     {
         table.row(record.iter());
+        records += 1;
     }
+    // Record n (the header is 1) is Markdown line n, after the delimiter row.
+    let places = (records > 1 && width > 0)
+        .then(|| Place {
+            line: 2,
+            mark: Mark::Rows {
+                sheet: None,
+                first: 2,
+                count: records - 1,
+            },
+        })
+        .into_iter()
+        .collect();
     Ok(Converted {
         markdown,
         metadata_title: None,
         page_chars: Vec::new(),
-        places: Vec::new(),
+        places,
     })
+}
+
+/// The data rows of one sheet's table as runs of consecutive sheet rows,
+/// one [`Mark::Rows`] each (empty rows are left out of the table).
+struct SheetRows {
+    sheet: String,
+    /// The table's first Markdown line (its header).
+    start: u32,
+    written: u32,
+    runs: Vec<Place>,
+}
+
+impl SheetRows {
+    fn new(sheet: &str, start: u32) -> Self {
+        Self {
+            sheet: sheet.into(),
+            start,
+            written: 0,
+            runs: Vec::new(),
+        }
+    }
+
+    /// The table got sheet row `row` as its next line.
+    fn written(&mut self, row: u32) {
+        self.written += 1;
+        if self.written == 1 {
+            return; // the header
+        }
+        // Data row k (from 1) is Markdown line start + 1 + k.
+        let line = self.start + self.written;
+        if let Some(Place {
+            line: at,
+            mark: Mark::Rows { first, count, .. },
+        }) = self.runs.last_mut()
+        {
+            if *first + *count == row && *at + *count == line {
+                *count += 1;
+                return;
+            }
+        }
+        self.runs.push(Place {
+            line,
+            mark: Mark::Rows {
+                sheet: Some(self.sheet.clone()),
+                first: row,
+                count: 1,
+            },
+        });
+    }
+
+    fn finish(self) -> Vec<Place> {
+        self.runs
+    }
 }

@@ -102,6 +102,9 @@ pub enum Command {
         path: Option<String>,
         #[arg(long)]
         source: Option<String>,
+        /// Only the part at a place: page=12, lines=40-52, slide=3, rows=4-9, cell=2.
+        #[arg(long)]
+        part: Option<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -336,9 +339,11 @@ pub fn run(cli: Cli) -> Result<i32> {
             print(j, &v, human_query);
             Ok(0)
         }
-        Command::Read { path, source, .. } => {
+        Command::Read {
+            path, source, part, ..
+        } => {
             let key = app.key(path.as_deref(), source.as_deref(), false)?;
-            let v = app.read_file(&key)?;
+            let v = app.read_file(&key, part.as_deref())?;
             print(j, &v, |v| v["text"].as_str().unwrap_or("").to_string());
             Ok(0)
         }
@@ -530,8 +535,14 @@ fn human_query(v: &Value) -> String {
                 plain(&r["title"]),
                 text.replace('\n', " ")
             );
+            if let Some(c) = r.get("citation") {
+                line.push_str(&format!("\n    at: {}", plain(c)));
+            }
             if let Some(e) = r.get("explain") {
                 line.push_str(&format!("\n    why: {}", human_explain(e)));
+                if let Some(l) = r.get("location") {
+                    line.push_str(&format!("\n    place: {l}"));
+                }
             }
             line
         })

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, Result};
 use minirag_core::engine::{IndexState, IngestOutcome, QueryRequest};
 use minirag_core::jobs::Jobs;
+use minirag_core::location::{Location, Wanted};
 use minirag_core::search::{ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
@@ -41,9 +42,77 @@ pub struct Hit {
     pub distance: Option<f32>,
     /// Id of the parent section in `parents`.
     pub parent_id: Option<String>,
+    /// Where in the document the passage is (absent when not known, as for
+    /// a document indexed before places were kept: the next sync adds them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Place>,
+    /// A short citation of the place: `report.pdf, p. 12`, `notes.md, lines 40–52`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub citation: Option<String>,
+    /// The resource that opens the passage's place (`resources/read` returns
+    /// that part): `minirag://doc/{source}#page=12`.
+    pub link: String,
     /// Only with `explain`: why the hit ranked where it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Explained>,
+}
+
+/// A passage's place in its document; only the fields that apply are present.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Place {
+    /// The page (PDF, scans), when the passage is on one page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// First and last page, when the passage crosses a page break.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<[u32; 2]>,
+    /// The slide (PPTX).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slide: Option<u32>,
+    /// The sheet (XLSX).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// First and last row as the sheet numbers them (CSV: record numbers, header = 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<[u32; 2]>,
+    /// First and last line of the file (text passed in and web pages: of the stored Markdown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<[u32; 2]>,
+    /// The slug of the passage's heading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
+    /// The notebook cell (from 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
+    /// A transcript passage's cue time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+}
+
+/// A part argument or URI fragment, or an error that says what is read.
+pub fn wanted(part: &str) -> Result<Wanted> {
+    Wanted::parse(part).ok_or_else(|| {
+        anyhow!(
+            "Unknown part '{part}': use page=N, page=A-B, lines=A-B, slide=N, rows=A-B, cell=N \
+             or a heading's anchor, as a result's `location` names them"
+        )
+    })
+}
+
+pub fn place(l: &Location) -> Place {
+    let pair = |(a, b): (u32, u32)| [a, b];
+    Place {
+        page: l.pages.filter(|(a, b)| a == b).map(|(a, _)| a),
+        pages: l.pages.filter(|(a, b)| a != b).map(pair),
+        slide: l.slide,
+        sheet: l.sheet.clone(),
+        rows: l.rows.map(pair),
+        lines: l.lines.map(pair),
+        anchor: l.anchor.clone(),
+        cell: l.cell,
+        start: l.start.clone(),
+    }
 }
 
 /// A hit's rank (1-based) and score in one list.
@@ -124,8 +193,12 @@ pub struct Document {
     pub source_type: String,
     pub title: String,
     pub chunk_count: u32,
-    /// The document as Markdown, rebuilt from its chunks.
+    /// The document as Markdown, rebuilt from its chunks (with `part`: the
+    /// chunks at that place only).
     pub text: String,
+    /// With `part`: the place the text spans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Place>,
 }
 
 /// `delete_file`.
@@ -329,6 +402,9 @@ fn hit(r: &ResultItem) -> Hit {
         score: r.score,
         distance: r.distance,
         parent_id: r.parent_id.clone(),
+        location: r.location.as_ref().map(place),
+        citation: r.citation(),
+        link: crate::resources::link_of(&r.source, r.location.as_ref()),
     }
 }
 
@@ -497,14 +573,24 @@ impl App {
         Ok(ingest_json(&out))
     }
 
-    pub fn read_file(&self, source: &str) -> Result<Value> {
-        let doc = self.engine()?.read_document(source)?;
+    /// A document, or with `part` (`page=12`, `lines=40-52`, `slide=3`,
+    /// `rows=4-9`, `cell=2` or a heading's anchor) the part at that place.
+    pub fn read_file(&self, source: &str, part: Option<&str>) -> Result<Value> {
+        let engine = self.engine()?;
+        let (doc, location) = match part {
+            None => (engine.read_document(source)?, None),
+            Some(p) => {
+                let (doc, at) = engine.read_part(source, &wanted(p)?)?;
+                (doc, Some(place(&at)))
+            }
+        };
         Ok(value(&Document {
             source: doc.record.source,
             source_type: doc.record.source_type.as_str().into(),
             title: doc.record.title,
             chunk_count: doc.record.chunk_count,
             text: doc.text,
+            location,
         }))
     }
 

@@ -20,6 +20,10 @@ const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// A fragment keeps `=` and `-` (`page=3-4`); an anchor's other
+/// characters are encoded.
+const FRAGMENT: &AsciiSet = &ENCODED.remove(b'=');
+
 pub fn uri_of(source: &str) -> String {
     format!("{PREFIX}{}", utf8_percent_encode(source, ENCODED))
 }
@@ -64,14 +68,35 @@ pub fn list(app: &App, cursor: Option<&str>) -> Result<(Vec<Listed>, Option<Stri
     Ok((page, next))
 }
 
-/// The document behind a resource URI, as Markdown.
+/// The document behind a resource URI, as Markdown; a fragment
+/// (`#page=12`, `#lines=40-52`…, as a hit's resource link carries) reads
+/// only the part at that place.
 pub fn read(app: &App, uri: &str) -> Result<String> {
-    let source = source_of(uri)?;
-    let doc = app.engine()?.read_document(&source)?;
+    let (base, fragment) = match uri.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (uri, None),
+    };
+    let source = source_of(base)?;
+    let engine = app.engine()?;
+    let doc = match fragment {
+        Some(f) => {
+            let f = percent_decode_str(f).decode_utf8_lossy();
+            engine.read_part(&source, &crate::payload::wanted(&f)?)?.0
+        }
+        None => engine.read_document(&source)?,
+    };
     if doc.record.source_type == SourceType::File {
         app.contain(&source, true)?;
     }
     Ok(doc.text)
+}
+
+/// The URI of a hit's place in its document (`minirag://doc/…#page=12`).
+pub fn link_of(source: &str, location: Option<&minirag_core::location::Location>) -> String {
+    match location.and_then(|l| l.fragment()) {
+        Some(f) => format!("{}#{}", uri_of(source), utf8_percent_encode(&f, FRAGMENT)),
+        None => uri_of(source),
+    }
 }
 
 #[cfg(test)]

@@ -98,6 +98,21 @@ pub struct SourceArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadArgs {
+    /// Absolute path of a file under a configured root.
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// A source id as returned in results (path, URL or data id).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Only the part at a place, as a result's `location` names it:
+    /// `page=12`, `page=3-4`, `lines=40-52`, `slide=3`, `rows=4-9`, `cell=2`, or a heading's anchor.
+    #[serde(default)]
+    pub part: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NeighborArgs {
     pub chunk_index: u32,
     #[serde(default)]
@@ -316,7 +331,28 @@ impl Server {
         Parameters(a): Parameters<QueryArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        blocking(move || app.query(&a.query, a.top_k, &ScopeArg::list(a.scope), a.explain)).await
+        let mut answer =
+            blocking(move || app.query(&a.query, a.top_k, &ScopeArg::list(a.scope), a.explain))
+                .await?;
+        // Each hit also as a link to its place, for clients that open resources.
+        let links: Vec<ContentBlock> = answer
+            .structured_content
+            .as_ref()
+            .and_then(|v| v["results"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                let link = r["link"].as_str()?;
+                let name = r["citation"].as_str().or(r["source"].as_str())?;
+                Some(ContentBlock::resource_link(
+                    Resource::new(link, name)
+                        .with_title(r["title"].as_str().unwrap_or(name))
+                        .with_mime_type("text/markdown"),
+                ))
+            })
+            .collect();
+        answer.content.extend(links);
+        Ok(answer)
     }
 
     #[tool(
@@ -384,14 +420,14 @@ impl Server {
     }
 
     #[tool(
-        description = "Read a whole indexed document back as Markdown, rebuilt from its chunks with its headings (filePath or source).",
+        description = "Read a whole indexed document back as Markdown, rebuilt from its chunks with its headings (filePath or source); with part (page=12, lines=40-52, slide=3, rows=4-9, cell=2, as a result's location names it) only that part.",
         title = "Read a document",
         output_schema = rmcp::handler::server::common::schema_for_output::<Document>(),
         annotations(title = "Read a document", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn read_file(
         &self,
-        Parameters(a): Parameters<SourceArgs>,
+        Parameters(a): Parameters<ReadArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
         blocking(move || {
@@ -405,7 +441,7 @@ impl Server {
                 }
             }
             let key = app.key(a.file_path.as_deref(), a.source.as_deref(), true)?;
-            app.read_file(&key)
+            app.read_file(&key, a.part.as_deref())
         })
         .await
     }

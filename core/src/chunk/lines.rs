@@ -25,11 +25,32 @@ pub fn map_sections(markdown: &str, sections: &mut [Section]) {
     let lines: Vec<&str> = markdown.split('\n').map(str::trim).collect();
     let mut cursor = 0usize;
     for section in sections {
-        section.line_map = section
-            .body
-            .split('\n')
-            .map(|l| find(&lines, &mut cursor, l.trim()))
-            .collect();
+        let body: Vec<&str> = section.body.split('\n').map(str::trim).collect();
+        let mut map: Vec<u32> = body.iter().map(|l| find(&lines, &mut cursor, l)).collect();
+        fill_neighbours(&lines, &body, &mut map);
+        section.line_map = map;
+    }
+}
+
+/// Lines too bare to search for (a closing fence, a delimiter row, a blank)
+/// are placed beside a found neighbour when the Markdown has them there.
+fn fill_neighbours(lines: &[&str], body: &[&str], map: &mut [u32]) {
+    for i in 1..map.len() {
+        let next = map[i - 1].wrapping_add(1);
+        if map[i] == UNKNOWN && map[i - 1] != UNKNOWN && lines.get(next as usize) == Some(&body[i])
+        {
+            map[i] = next;
+        }
+    }
+    for i in (0..map.len().saturating_sub(1)).rev() {
+        let before = map[i + 1].wrapping_sub(1);
+        if map[i] == UNKNOWN
+            && map[i + 1] != UNKNOWN
+            && map[i + 1] > 0
+            && lines.get(before as usize) == Some(&body[i])
+        {
+            map[i] = before;
+        }
     }
 }
 
@@ -120,7 +141,14 @@ pub fn unit_lines(
         (start..body_words.len()).find(|&e| matches(body_words, e, tail))?
     };
     *cursor = start + 1;
-    Some((body_words[start].1, body_words[end + k - 1].1))
+    // Lines with no word after the last word (a closing fence) are the
+    // unit's too.
+    let bare_tail = own
+        .split('\n')
+        .rev()
+        .take_while(|l| !l.chars().any(is_word_char))
+        .count() as u32;
+    Some((body_words[start].1, body_words[end + k - 1].1 + bare_tail))
 }
 
 /// Body lines `first..=last` as Markdown lines, through the section's map;
@@ -151,7 +179,7 @@ mod tests {
         ];
         map_sections(md, &mut s);
         assert_eq!(s[0].line_map, [2]);
-        assert_eq!(s[1].line_map, [4, UNKNOWN, 6]);
+        assert_eq!(s[1].line_map, [4, 5, 6]);
         // The repeated header is not ahead of the cursor: unknown, not guessed.
         assert_eq!(s[2].line_map, [UNKNOWN, UNKNOWN, 7]);
         assert_eq!(s[3].line_map, [9]);

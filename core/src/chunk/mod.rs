@@ -13,7 +13,7 @@ pub mod pack;
 pub mod sections;
 
 use crate::location::{locate, slug, Location, Place};
-use crate::markdown::timestamp_seconds;
+use crate::markdown::{is_delimiter_row, timestamp_seconds};
 use crate::tokens::TokenCounter;
 
 pub use category::Category;
@@ -218,7 +218,8 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
 pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked {
     let mut chunks = Vec::new();
     let mut parent = 0u32;
-    let transcript = sectioned.category == Category::Transcript;
+    // The cue time a transcript's text is under, carried across units.
+    let mut cue: Option<String> = None;
     for section in sectioned.sections {
         let units = pack::pack_section(&section, options.budget, options.counter);
         if units.is_empty() {
@@ -235,7 +236,7 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
                 body,
                 unit.kind,
                 &sectioned.places,
-                transcript,
+                &mut cue,
             );
             chunks.push(Chunk {
                 index: chunks.len() as u32,
@@ -261,7 +262,7 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
 }
 
 /// Where a unit is: its Markdown lines through the places, the slug of its
-/// innermost heading, and a transcript unit's first cue time.
+/// innermost heading, and in a transcript the cue time it starts under.
 fn unit_location(
     section: &Section,
     body_words: &[(u64, u32)],
@@ -269,11 +270,13 @@ fn unit_location(
     body: &str,
     kind: UnitKind,
     places: &[Place],
-    transcript: bool,
+    cue: &mut Option<String>,
 ) -> Option<Location> {
-    // A rows unit repeats its table's header; a code piece opens with a note.
+    // A rows unit may repeat its table's header; a code piece opens with a
+    // note. Neither is where the unit is.
+    let mut lines_of_body = body.split('\n');
     let skip = match kind {
-        UnitKind::Rows => 2,
+        UnitKind::Rows if lines_of_body.nth(1).is_some_and(is_delimiter_row) => 2,
         UnitKind::CodePiece => 1,
         _ => 0,
     };
@@ -286,11 +289,12 @@ fn unit_location(
         .last()
         .map(|h| slug(&h.text))
         .filter(|s| !s.is_empty());
-    if transcript {
-        location.start = body
-            .split('\n')
-            .find_map(timestamp_seconds)
-            .map(sections::format_timestamp);
+    let mut times = body.split('\n').filter_map(timestamp_seconds);
+    if let Some(first) = times.next() {
+        location.start = Some(sections::format_timestamp(first));
+        *cue = times.last().or(Some(first)).map(sections::format_timestamp);
+    } else {
+        location.start = cue.clone();
     }
     (!location.is_empty()).then_some(location)
 }

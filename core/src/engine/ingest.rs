@@ -136,11 +136,7 @@ impl Engine {
         }
         Ok(match format.kind {
             FormatKind::Image => {
-                let (markdown, engine) = self.recognise_image(path, bytes)?;
-                let converted = Converted {
-                    markdown,
-                    ..Default::default()
-                };
+                let (converted, engine) = self.recognise_image(path, bytes)?;
                 (converted, image_title(path), engine)
             }
             FormatKind::Document => {

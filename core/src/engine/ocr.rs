@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::Engine;
 use crate::error::EngineError;
+use crate::location::{Mark, Place};
 use crate::ports::{ConvertError, ConvertRequest, Converted};
 use crate::progress::SyncControl;
 use crate::progress::{Phase, Step};
@@ -25,19 +26,35 @@ pub fn pages_needing_ocr(page_chars: &[u32], threshold: u32) -> Vec<u32> {
 }
 
 /// Recognised page texts appended after the converted text, blank pages
-/// skipped, in page order.
-pub fn append_recognised(markdown: &str, recognised: &[String]) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    if !markdown.trim().is_empty() {
-        parts.push(markdown.trim_end());
+/// skipped, in page order; `pages[i]` is the number of `recognised[i]`.
+/// Also where each appended page starts.
+pub fn append_recognised(
+    markdown: &str,
+    pages: &[u32],
+    recognised: &[String],
+) -> (String, Vec<Place>) {
+    let mut out = markdown.trim_end().to_string();
+    let mut places = Vec::new();
+    for (page, text) in pages.iter().zip(recognised) {
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if !out.trim().is_empty() {
+            out.push_str("\n\n");
+        } else {
+            out.clear();
+        }
+        places.push(Place {
+            line: out.matches('\n').count() as u32,
+            mark: Mark::Page(*page),
+        });
+        out.push_str(text);
     }
-    parts.extend(
-        recognised
-            .iter()
-            .map(|t| t.trim())
-            .filter(|t| !t.is_empty()),
-    );
-    parts.join("\n\n")
+    if out.trim().is_empty() {
+        out.clear();
+    }
+    (out, places)
 }
 
 impl Engine {
@@ -57,7 +74,7 @@ impl Engine {
         &self,
         path: &str,
         bytes: &[u8],
-    ) -> Result<(String, String), EngineError> {
+    ) -> Result<(Converted, String), EngineError> {
         let engine = self.ports.ocr.engine().map_err(|hint| EngineError::Image {
             path: path.into(),
             hint,
@@ -67,11 +84,23 @@ impl Engine {
             .ocr
             .image(path, bytes)
             .map_err(EngineError::Ocr)?;
-        let text = append_recognised("", &frames);
+        let numbers: Vec<u32> = (1..=frames.len() as u32).collect();
+        let (text, mut places) = append_recognised("", &numbers, &frames);
         if text.is_empty() {
             return Err(EngineError::OcrEmpty { path: path.into() });
         }
-        Ok((text, engine))
+        // Pages only where the image has several (a multi-page TIFF).
+        if frames.len() < 2 {
+            places.clear();
+        }
+        Ok((
+            Converted {
+                markdown: text,
+                places,
+                ..Converted::default()
+            },
+            engine,
+        ))
     }
 
     /// Converts a document; a PDF's pages without a usable text layer are
@@ -141,15 +170,19 @@ impl Engine {
             .ocr
             .pdf_pages(path, bytes, &needed, &go_on)
             .map_err(EngineError::Ocr)?;
-        let markdown = append_recognised(&converted.markdown, &recognised);
+        let (markdown, recognised_pages) =
+            append_recognised(&converted.markdown, &needed, &recognised);
         if markdown.is_empty() {
             return Err(EngineError::OcrEmpty { path: path.into() });
         }
         let added = recognised.iter().any(|t| !t.trim().is_empty());
         let engine = if added { engine } else { String::new() };
+        let mut places = converted.places;
+        places.extend(recognised_pages);
         Ok((
             Converted {
                 markdown,
+                places,
                 ..converted
             },
             engine,
@@ -169,11 +202,16 @@ mod tests {
 
     #[test]
     fn recognised_text_follows_the_text_layer_in_page_order() {
-        let out = append_recognised(
+        let (out, places) = append_recognised(
             "Layer text\n",
+            &[2, 3, 4],
             &["  Page two ".into(), "".into(), "Page four".into()],
         );
         assert_eq!(out, "Layer text\n\nPage two\n\nPage four");
-        assert_eq!(append_recognised("  ", &["".into()]), "");
+        let at: Vec<(u32, Mark)> = places.into_iter().map(|p| (p.line, p.mark)).collect();
+        assert_eq!(at, [(2, Mark::Page(2)), (4, Mark::Page(4))]);
+        assert_eq!(append_recognised("  ", &[1], &["".into()]).0, "");
+        let (scan, places) = append_recognised("", &[1], &["Scanned words".into()]);
+        assert_eq!((scan.as_str(), places[0].line), ("Scanned words", 0));
     }
 }

@@ -4,6 +4,7 @@
 use super::Engine;
 use crate::chunk::{parent_id, Chunk};
 use crate::error::EngineError;
+use crate::location::{Location, Wanted};
 use crate::ports::{BlindFolder, IndexStats, SourceRecord, SourceType};
 use crate::reconstruct::document;
 use crate::search::{is_under, ResultItem, Scope};
@@ -102,6 +103,7 @@ impl Engine {
             .into_iter()
             .map(|c: Chunk| ResultItem {
                 parent_id: Some(parent_id(source, c.parent)),
+                location: c.layout.location,
                 text: c.text,
                 source: source.into(),
                 title: record.title.clone(),
@@ -122,6 +124,36 @@ impl Engine {
         let seeded = record.title_seeded.then_some(record.title.as_str());
         let text = document(&chunks, seeded);
         Ok(ReadDocument { record, text })
+    }
+
+    /// The part of a document at a place (a page, lines, a slide…), rebuilt
+    /// from the chunks there, with the place they span.
+    pub fn read_part(
+        &self,
+        source: &str,
+        wanted: &Wanted,
+    ) -> Result<(ReadDocument, Location), EngineError> {
+        let view = self.ports.index.read()?;
+        let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
+            source: source.into(),
+        })?;
+        let chunks: Vec<Chunk> = view
+            .chunks(source, 0..=u32::MAX)?
+            .into_iter()
+            .filter(|c| c.layout.location.as_ref().is_some_and(|l| l.is_in(wanted)))
+            .collect();
+        let Some(place) = chunks
+            .iter()
+            .filter_map(|c| c.layout.location.clone())
+            .reduce(|a, b| a.joined(&b))
+        else {
+            return Err(EngineError::NoSuchPart {
+                source: source.into(),
+                wanted: wanted.to_string(),
+            });
+        };
+        let text = document(&chunks, None);
+        Ok((ReadDocument { record, text }, place))
     }
 
     /// Removes a source from the index; unknown sources are an error.

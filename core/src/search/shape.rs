@@ -1,6 +1,8 @@
 //! The response of `query_documents`: hits, the distinct
 //! sources in rank order, and each hit's parent section once.
 
+use crate::location::Location;
+
 use super::display::display_path;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -12,6 +14,19 @@ pub struct ResultItem {
     pub score: f64,
     pub distance: Option<f32>,
     pub parent_id: Option<String>,
+    /// Where in the document the chunk is, when known.
+    pub location: Option<Location>,
+}
+
+impl ResultItem {
+    /// `report.pdf, p. 12`: the file name (else the title) and the place.
+    pub fn citation(&self) -> Option<String> {
+        let name = match self.source.starts_with('/') {
+            true => self.source.rsplit('/').next().unwrap_or(&self.source),
+            false => self.title.as_str(),
+        };
+        Some(self.location.as_ref()?.citation(name))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +104,7 @@ mod tests {
             score: 1.0,
             distance: None,
             parent_id: None,
+            location: None,
         }
     }
 

@@ -1,0 +1,151 @@
+//! Every fact of a real file is found with its place: each fixture (saved
+//! by the software named in `fixtures/make.sh`) converted, chunked as the
+//! engine chunks it, and the chunk holding a known fact checked for its
+//! page, slide, sheet and rows, cell, lines or anchor.
+
+use std::path::Path;
+
+use minirag_convert::Converters;
+use minirag_core::chunk::{pack_sections, section_markdown, Chunk, ChunkOptions};
+use minirag_core::location::Location;
+use minirag_core::ports::{ConvertRequest, Converter};
+use minirag_core::testing::WordPunctCounter;
+
+fn chunks(name: &str) -> Vec<Chunk> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let bytes = std::fs::read(&path).unwrap();
+    let format = name.rsplit('.').next().unwrap();
+    let c = Converters
+        .convert(ConvertRequest {
+            name,
+            format,
+            bytes: &bytes,
+        })
+        .unwrap();
+    let options = ChunkOptions {
+        budget: 110,
+        title: Some(name),
+        counter: &WordPunctCounter,
+    };
+    let sectioned = section_markdown(&c.markdown, options).with_places(c.places);
+    pack_sections(sectioned, options).chunks
+}
+
+/// The place of the first chunk whose text holds `fact`.
+fn place_of(chunks: &[Chunk], fact: &str) -> Location {
+    let c = chunks
+        .iter()
+        .find(|c| c.text.contains(fact))
+        .unwrap_or_else(|| panic!("no chunk holds {fact:?}"));
+    c.layout
+        .location
+        .clone()
+        .unwrap_or_else(|| panic!("the chunk with {fact:?} has no place: {:?}", c.text))
+}
+
+fn pages(a: u32, b: u32) -> Option<(u32, u32)> {
+    Some((a, b))
+}
+
+#[test]
+fn pdf_text_layer_facts_carry_their_page() {
+    // Pages as pdftotext reads them from the file Writer laid out.
+    let c = chunks("report.pdf");
+    for (fact, page) in [
+        ("unit 0 ", 1),
+        ("unit 14 ", 1),
+        ("unit 20 ", 2),
+        ("unit 40 ", 2),
+        ("unit 41 ", 3),
+        ("unit 61 ", 3),
+        ("unit 62 ", 4),
+        ("unit 74 ", 4),
+    ] {
+        assert_eq!(place_of(&c, fact).pages, pages(page, page), "{fact}");
+    }
+    let c = chunks("newsletter.pdf");
+    assert_eq!(place_of(&c, "Note 11:").pages, pages(1, 1));
+    assert_eq!(place_of(&c, "Note 23:").pages, pages(2, 2));
+    assert_eq!(place_of(&c, "Note 31:").pages, pages(3, 3));
+    assert_eq!(
+        place_of(&c, "Note 11:").citation("newsletter.pdf"),
+        "newsletter.pdf, p. 1"
+    );
+}
+
+#[test]
+fn slides_sheets_rows_and_cells() {
+    let c = chunks("deck.pptx");
+    assert_eq!(place_of(&c, "item-02").slide, Some(2));
+    assert_eq!(place_of(&c, "| North | 1200 |").slide, Some(3));
+    assert_eq!(place_of(&c, "item-11").slide, Some(11));
+
+    let c = chunks("workbook.xlsx");
+    let stock = place_of(&c, "BOLT");
+    assert_eq!(
+        (stock.sheet.as_deref(), stock.rows),
+        (Some("Stock"), Some((2, 3)))
+    );
+    assert_eq!(
+        stock.citation("workbook.xlsx"),
+        "workbook.xlsx, Stock, rows 2–3"
+    );
+    let suppliers = place_of(&c, "Поставщики");
+    assert_eq!(suppliers.sheet.as_deref(), Some("Поставщики"));
+
+    // Calc's CSV with line breaks inside cells: record numbers, header 1.
+    let c = chunks("notes-comma.csv");
+    assert_eq!(place_of(&c, "BOLT-M8").rows, Some((2, 4)));
+
+    let c = chunks("notebook.ipynb");
+    let cells: Vec<Option<u32>> = c
+        .iter()
+        .map(|c| c.layout.location.as_ref().and_then(|l| l.cell))
+        .collect();
+    assert_eq!(cells, [Some(1), Some(2), Some(3)]);
+}
+
+#[test]
+fn headings_give_anchors_and_transcripts_their_cue() {
+    let c = chunks("policy-ru.docx");
+    assert_eq!(
+        place_of(&c, "SPEC-112").anchor.as_deref(),
+        Some("2-retention-in-english")
+    );
+    let c = chunks("page.html");
+    assert_eq!(
+        place_of(&c, "| os").anchor.as_deref(),
+        Some("supported-systems")
+    );
+    let c = chunks("meeting.vtt");
+    assert_eq!(place_of(&c, "Ага.").start.as_deref(), Some("00:04"));
+    assert_eq!(
+        place_of(&c, "по срокам оплаты").start.as_deref(),
+        Some("02:04")
+    );
+}
+
+#[test]
+fn markdown_and_text_lines_are_the_files_lines() {
+    // Lines 1-3 a heading and intro, 5-7 a list, 9-12 a table, 14-16 code.
+    let md = "# Guide\n\nIntro words for the guide.\n\n- first step\n- second step\n- third step\n\n| k | v |\n|---|---|\n| alpha | 1 |\n| beta | 2 |\n\n```sh\nrun --fast\n```\n";
+    let options = ChunkOptions {
+        budget: 16,
+        title: None,
+        counter: &WordPunctCounter,
+    };
+    let sectioned = section_markdown(md, options).with_places(minirag_core::location::file_lines());
+    let c = pack_sections(sectioned, options).chunks;
+    // The heading is glued to its paragraph: the chunk spans both.
+    assert_eq!(place_of(&c, "Intro words").lines, Some((1, 3)));
+    assert_eq!(place_of(&c, "second step").lines.map(|l| l.0), Some(5));
+    let beta = place_of(&c, "| beta | 2 |").lines.unwrap();
+    assert!(beta.0 >= 11 && beta.1 == 12, "{beta:?}");
+    assert_eq!(place_of(&c, "run --fast").lines, Some((14, 16)));
+    assert_eq!(
+        place_of(&c, "Intro words").citation("guide.md"),
+        "guide.md, lines 1–3"
+    );
+}
