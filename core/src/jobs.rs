@@ -225,21 +225,24 @@ impl Jobs {
         }
     }
 
-    fn finish(&self, id: &str, now: i64, result: Result<SyncReport, EngineError>) -> Job {
-        let mut current = lock(&self.current);
-        let mut job = current.clone().filter(|j| j.id == id).unwrap_or(Job {
-            id: id.into(),
-            state: JobState::Running,
-            started_at: now,
-            finished_at: None,
-            progress: JobProgress {
-                phase: Phase::Indexing,
-                done: 0,
-                total: 0,
-            },
-            report: None,
-            error: None,
-        });
+    /// The job `id` as it ended (not yet stored).
+    fn ended(&self, id: &str, now: i64, result: Result<SyncReport, EngineError>) -> Job {
+        let mut job = lock(&self.current)
+            .clone()
+            .filter(|j| j.id == id)
+            .unwrap_or(Job {
+                id: id.into(),
+                state: JobState::Running,
+                started_at: now,
+                finished_at: None,
+                progress: JobProgress {
+                    phase: Phase::Indexing,
+                    done: 0,
+                    total: 0,
+                },
+                report: None,
+                error: None,
+            });
         job.finished_at = Some(now);
         match result {
             Ok(r) => {
@@ -251,7 +254,17 @@ impl Jobs {
                 job.error = Some(e.to_string());
             }
         }
-        *current = Some(job.clone());
+        job
+    }
+
+    /// Keeps `job` as this process's latest.
+    fn store(&self, job: &Job) {
+        *lock(&self.current) = Some(job.clone());
+    }
+
+    fn finish(&self, id: &str, now: i64, result: Result<SyncReport, EngineError>) -> Job {
+        let job = self.ended(id, now, result);
+        self.store(&job);
         job
     }
 }
@@ -277,10 +290,13 @@ impl Admitted {
             observer(s);
         };
         let (result, lease) = engine.run_sync_leased(session, &progress, &cancel);
-        let job = jobs.finish(&id, engine.now(), result);
-        // Published before the lock is let go: see [`Jobs::find`].
+        let job = jobs.ended(&id, engine.now(), result);
+        // Other processes see the end while the lock is still held (see
+        // [`Jobs::find`]); this process admits a new job only once it is
+        // let go, so a caller that sees the end can start the next sync.
         publish(&engine, &job);
         drop(lease);
+        jobs.store(&job);
         job
     }
 
