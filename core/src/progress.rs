@@ -60,6 +60,9 @@ pub struct SyncCounts {
     pub deleted: u64,
     pub unreadable: u64,
     pub failed: u64,
+    /// Chunks the encoder embedded (the others' vectors came from the
+    /// chunk-text cache).
+    pub embedded_chunks: u64,
 }
 
 /// A finished sync: counts, per-source errors and notices.

@@ -23,8 +23,9 @@ struct DiskJob {
     phase: u8,
     done: u64,
     total: u64,
-    /// scanned, ingested, reembedded, skipped, moved, deleted, unreadable, failed
-    counts: Option<[u64; 8]>,
+    /// scanned, ingested, reembedded, skipped, moved, deleted, unreadable,
+    /// failed, embedded chunks
+    counts: Option<Vec<u64>>,
     errors: Vec<(String, String)>,
     notices: Vec<String>,
     error: Option<String>,
@@ -99,7 +100,7 @@ fn to_disk(j: &Job) -> DiskJob {
         Some(r) => {
             let c = &r.counts;
             (
-                Some([
+                Some(vec![
                     c.scanned,
                     c.ingested,
                     c.reembedded,
@@ -108,6 +109,7 @@ fn to_disk(j: &Job) -> DiskJob {
                     c.deleted,
                     c.unreadable,
                     c.failed,
+                    c.embedded_chunks,
                 ]),
                 r.errors.clone(),
                 r.notices.clone(),
@@ -139,19 +141,10 @@ fn to_disk(j: &Job) -> DiskJob {
 }
 
 fn from_disk(d: DiskJob) -> Job {
-    let report = d.counts.map(|c| SyncReport {
-        counts: SyncCounts {
-            scanned: c[0],
-            ingested: c[1],
-            reembedded: c[2],
-            skipped: c[3],
-            moved: c[4],
-            deleted: c[5],
-            unreadable: c[6],
-            failed: c[7],
-        },
-        errors: d.errors,
-        notices: d.notices,
+    let report = d.counts.map(|mut c| {
+        // A record with fewer counts (or a damaged one) reads the rest as 0.
+        c.resize(9, 0);
+        report_of(&c, d.errors, d.notices)
     });
     Job {
         id: d.id,
@@ -173,6 +166,24 @@ fn from_disk(d: DiskJob) -> Job {
         },
         report,
         error: d.error,
+    }
+}
+
+fn report_of(c: &[u64], errors: Vec<(String, String)>, notices: Vec<String>) -> SyncReport {
+    SyncReport {
+        counts: SyncCounts {
+            scanned: c[0],
+            ingested: c[1],
+            reembedded: c[2],
+            skipped: c[3],
+            moved: c[4],
+            deleted: c[5],
+            unreadable: c[6],
+            failed: c[7],
+            embedded_chunks: c[8],
+        },
+        errors,
+        notices,
     }
 }
 

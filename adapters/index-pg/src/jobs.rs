@@ -22,6 +22,7 @@ fn counts(c: &SyncCounts) -> Vec<i64> {
         c.deleted,
         c.unreadable,
         c.failed,
+        c.embedded_chunks,
     ]
     .iter()
     .map(|n| *n as i64)
@@ -96,7 +97,11 @@ pub fn get(index: &PgIndex, id: &str) -> Result<Option<Job>, IndexError> {
     let counts: Option<Vec<i64>> = row.get(6);
     let errors: Option<String> = row.get(7);
     let notices: Option<String> = row.get(8);
-    let report = counts.filter(|c| c.len() == 8).map(|c| SyncReport {
+    let report = counts.filter(|c| c.len() >= 8).map(|mut c| {
+        c.resize(9, 0);
+        c
+    });
+    let report = report.map(|c| SyncReport {
         counts: SyncCounts {
             scanned: c[0] as u64,
             ingested: c[1] as u64,
@@ -106,6 +111,7 @@ pub fn get(index: &PgIndex, id: &str) -> Result<Option<Job>, IndexError> {
             deleted: c[5] as u64,
             unreadable: c[6] as u64,
             failed: c[7] as u64,
+            embedded_chunks: c[8] as u64,
         },
         errors: errors
             .and_then(|v| serde_json::from_str(&v).ok())

@@ -460,8 +460,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             print(j, &v, |v| {
                 let c = &v["counts"];
                 format!(
-                    "scanned: {}, ingested: {}, re-embedded: {}, skipped: {}, moved: {}, deleted: {}, unreadable: {}, failed: {}",
-                    c["scanned"], c["ingested"], c["reembedded"], c["skipped"], c["moved"], c["deleted"], c["unreadable"], c["failed"]
+                    "scanned: {}, ingested: {}, re-embedded: {}, skipped: {}, moved: {}, deleted: {}, unreadable: {}, failed: {}, chunks embedded: {}",
+                    c["scanned"], c["ingested"], c["reembedded"], c["skipped"], c["moved"], c["deleted"], c["unreadable"], c["failed"], c["embeddedChunks"]
                 )
             });
             Ok(if report.counts.failed > 0 { 1 } else { 0 })

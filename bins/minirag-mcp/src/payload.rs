@@ -332,6 +332,8 @@ pub struct Counts {
     pub relabelled: u64,
     pub unreadable: u64,
     pub failed: u64,
+    /// Chunks the model embedded; unchanged chunks reuse their vectors.
+    pub embedded_chunks: u64,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -360,6 +362,7 @@ pub fn counts(c: &SyncCounts) -> Counts {
         relabelled: 0,
         unreadable: c.unreadable,
         failed: c.failed,
+        embedded_chunks: c.embedded_chunks,
     }
 }
 

@@ -26,6 +26,9 @@ pub struct IngestOutcome {
     pub title: String,
     /// Set when the chunks were stored without vectors (model unavailable).
     pub notice: Option<String>,
+    /// Chunks the encoder embedded; the others' vectors came from the
+    /// chunk-text cache (or none were made).
+    pub embedded: usize,
 }
 
 /// A converted and chunked document waiting to be embedded and written.
@@ -322,18 +325,21 @@ impl Engine {
         // and a big file's list of texts would outlive the index write
         // (and a compaction inside it) otherwise.
         drop(texts);
-        let (vectors, notice) = match embedded {
-            Ok(v) => (Some(v), None),
+        let (vectors, notice, fresh) = match embedded {
+            Ok((v, fresh)) => (Some(v), None, fresh),
             Err(EmbedError::Unavailable { reason, .. }) => (
                 None,
                 Some(format!(
                     "stored without vectors because the embedding model could not be loaded ({reason}); \
                      keyword search finds it now, and the next sync with a working model adds the vectors"
                 )),
+                0,
             ),
             Err(e) => return Err(EngineError::Embed(e)),
         };
-        self.store(prepared, vectors, notice)
+        let mut out = self.store(prepared, vectors, notice)?;
+        out.embedded = fresh;
+        Ok(out)
     }
 
     /// Replaces the source's chunks (and vectors, when given) in one write.
@@ -375,6 +381,7 @@ impl Engine {
             chunk_count,
             title,
             notice,
+            embedded: 0,
         })
     }
 
@@ -401,6 +408,7 @@ impl Engine {
         let total = record.chunk_count;
         let model = self.ports.embedder.model_id().to_string();
         let mut first = 0u32;
+        let mut fresh = 0;
         while first < total {
             let last = first.saturating_add(EMBED_BATCH).min(total) - 1;
             let chunks = self.ports.index.chunks(source, first..=last)?;
@@ -411,7 +419,8 @@ impl Engine {
                 });
             }
             let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-            let vectors = self.embed_chunks(&texts)?;
+            let (vectors, embedded) = self.embed_chunks(&texts)?;
+            fresh += embedded;
             let complete = last + 1 == total;
             self.ports
                 .index
@@ -430,13 +439,23 @@ impl Engine {
             chunk_count: total as usize,
             title: record.title,
             notice: None,
+            embedded: fresh,
         })
     }
 
-    /// Embeds chunk texts in one batch, reusing stored vectors of unchanged texts.
-    fn embed_chunks(&self, texts: &[&str]) -> Result<Embeddings, EmbedError> {
+    /// Embeds chunk texts in one batch, reusing stored vectors of unchanged
+    /// texts; also how many the encoder embedded.
+    fn embed_chunks(&self, texts: &[&str]) -> Result<(Embeddings, usize), EmbedError> {
         let embedder = &self.ports.embedder;
-        let cached = self.ports.index.cached_vectors(embedder.model_id(), texts);
+        let dim = embedder.dimension();
+        // A cached vector of another width is no vector of this model.
+        let cached: Vec<Option<Vec<f32>>> = self
+            .ports
+            .index
+            .cached_vectors(embedder.model_id(), texts)
+            .into_iter()
+            .map(|c| c.filter(|v| v.len() == dim))
+            .collect();
         let missing: Vec<&str> = texts
             .iter()
             .zip(&cached)
@@ -452,14 +471,14 @@ impl Engine {
         let mut next = 0;
         for c in &cached {
             match c {
-                Some(v) if v.len() == out.dim => out.push(v),
-                _ => {
+                Some(v) => out.push(v),
+                None => {
                     out.push(fresh.row(next));
                     next += 1;
                 }
             }
         }
-        Ok(out)
+        Ok((out, missing.len()))
     }
 }
 

@@ -252,6 +252,7 @@ impl Engine {
         // size; each file is committed (durable) before the next is written.
         let (tx, rx) = std::sync::mpsc::sync_channel(PREPARED_AHEAD);
         let queue = &ingest;
+        let mut embedded = 0u64;
         std::thread::scope(|s| {
             s.spawn(move || {
                 for path in queue {
@@ -283,6 +284,7 @@ impl Engine {
                         }
                     })
                     .map(|out| {
+                        embedded += out.embedded as u64;
                         if keyword_only {
                             later.push((out.source, out.chunk_count as u64));
                         }
@@ -297,6 +299,7 @@ impl Engine {
                 );
             }
         });
+        report.counts.embedded_chunks += embedded;
         if cancel.load(Ordering::Relaxed) && done < total {
             return Err(EngineError::Cancelled {
                 done,
@@ -363,7 +366,8 @@ impl Engine {
                 }
                 !cancel.load(Ordering::Relaxed)
             };
-            let result = self.reembed(&source, &mut after_batch).map(|_| {
+            let result = self.reembed(&source, &mut after_batch).map(|out| {
+                report.counts.embedded_chunks += out.embedded as u64;
                 if counted {
                     Outcome::Reembedded
                 } else {
