@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, Result};
 use minirag_core::engine::{IndexState, IngestOutcome, QueryRequest};
 use minirag_core::jobs::Jobs;
-use minirag_core::location::{Location, Wanted};
+use minirag_core::location::Location;
 use minirag_core::search::{ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
@@ -88,16 +88,6 @@ pub struct Place {
     /// A transcript passage's cue time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
-}
-
-/// A part argument or URI fragment, or an error that says what is read.
-pub fn wanted(part: &str) -> Result<Wanted> {
-    Wanted::parse(part).ok_or_else(|| {
-        anyhow!(
-            "Unknown part '{part}': use page=N, page=A-B, lines=A-B, slide=N, rows=A-B, cell=N \
-             or a heading's anchor, as a result's `location` names them"
-        )
-    })
 }
 
 pub fn place(l: &Location) -> Place {
@@ -583,7 +573,7 @@ impl App {
         let (doc, location) = match part {
             None => (engine.read_document(source)?, None),
             Some(p) => {
-                let (doc, at) = engine.read_part(source, &wanted(p)?)?;
+                let (doc, at) = engine.read_part(source, &crate::resources::wanted(p)?)?;
                 (doc, Some(place(&at)))
             }
         };

@@ -81,7 +81,7 @@ pub fn read(app: &App, uri: &str) -> Result<String> {
     let doc = match fragment {
         Some(f) => {
             let f = percent_decode_str(f).decode_utf8_lossy();
-            engine.read_part(&source, &crate::payload::wanted(&f)?)?.0
+            engine.read_part(&source, &wanted(&f)?)?.0
         }
         None => engine.read_document(&source)?,
     };
@@ -89,6 +89,16 @@ pub fn read(app: &App, uri: &str) -> Result<String> {
         app.contain(&source, true)?;
     }
     Ok(doc.text)
+}
+
+/// A part argument or URI fragment, or an error that says what is read.
+pub fn wanted(part: &str) -> Result<minirag_core::location::Wanted> {
+    minirag_core::location::Wanted::parse(part).ok_or_else(|| {
+        anyhow!(
+            "Unknown part '{part}': use page=N, page=A-B, lines=A-B, slide=N, rows=A-B, cell=N \
+             or a heading's anchor, as a result's `location` names them"
+        )
+    })
 }
 
 /// The URI of a hit's place in its document (`minirag://doc/…#page=12`).

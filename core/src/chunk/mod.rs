@@ -292,7 +292,10 @@ fn unit_location(
     let mut times = body.split('\n').filter_map(timestamp_seconds);
     if let Some(first) = times.next() {
         location.start = Some(sections::format_timestamp(first));
-        *cue = times.next_back().or(Some(first)).map(sections::format_timestamp);
+        *cue = times
+            .next_back()
+            .or(Some(first))
+            .map(sections::format_timestamp);
     } else {
         location.start = cue.clone();
     }
