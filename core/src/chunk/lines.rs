@@ -17,7 +17,7 @@ const WINDOW: usize = 256;
 const KEY_WORDS: usize = 4;
 
 fn worth_finding(line: &str) -> bool {
-    line.chars().filter(|c| is_word_char(*c)).take(2).count() == 2 && !is_delimiter_row(line)
+    line.chars().any(is_word_char) && !is_delimiter_row(line)
 }
 
 /// Sets each section's `line_map`: the Markdown line of every body line.
@@ -59,12 +59,20 @@ fn find(lines: &[&str], cursor: &mut usize, line: &str) -> u32 {
         return UNKNOWN;
     }
     let end = (*cursor + WINDOW).min(lines.len());
-    let hit = (*cursor..end).find(|&i| lines[i] == line).or_else(|| {
+    let hit = (*cursor..end)
+        .find(|&i| lines[i] == line)
+        // A heading that is its section's only text, without its `#`s.
+        .or_else(|| {
+            (*cursor..end).find(|&i| {
+                lines[i].starts_with('#') && lines[i].trim_start_matches('#').trim() == line
+            })
+        })
         // A piece of a longer line: a sentence the cap split off.
-        (line.len() >= 16)
-            .then(|| (*cursor..end).find(|&i| lines[i].contains(line)))
-            .flatten()
-    });
+        .or_else(|| {
+            (line.len() >= 16)
+                .then(|| (*cursor..end).find(|&i| lines[i].contains(line)))
+                .flatten()
+        });
     match hit {
         Some(i) => {
             *cursor = i;
@@ -122,23 +130,37 @@ pub fn unit_lines(
     unit_body: &str,
     skip: usize,
 ) -> Option<(u32, u32)> {
-    let own: String = unit_body
+    let mut own: String = unit_body
         .split('\n')
         .skip(skip)
         .collect::<Vec<_>>()
         .join("\n");
-    let unit = words(&own);
+    let mut unit = words(&own);
+    if unit.is_empty() && skip > 0 {
+        // Nothing but the skipped lines (a table with no rows): find those.
+        own = unit_body.to_string();
+        unit = words(&own);
+    }
     if unit.is_empty() {
         return None;
     }
     let k = unit.len().min(KEY_WORDS);
-    let start = (*cursor..body_words.len()).find(|&s| matches(body_words, s, &unit[..k]))?;
+    // Units follow each other through the body: a unit is looked for a
+    // little past the last one only, so a unit that cannot be found (a word
+    // split by force) costs no scan of a huge section.
+    let reach = |from: usize| (from + 2 * unit.len() + 256).min(body_words.len());
+    let Some(start) = (*cursor..reach(*cursor)).find(|&s| matches(body_words, s, &unit[..k]))
+    else {
+        // Passed over by its length, so the next unit is looked for after it.
+        *cursor = (*cursor + unit.len()).min(body_words.len());
+        return None;
+    };
     let tail = &unit[unit.len() - k..];
     let expected = start + unit.len() - k;
     let end = if matches(body_words, expected, tail) {
         expected
     } else {
-        (start..body_words.len()).find(|&e| matches(body_words, e, tail))?
+        (start..reach(start)).find(|&e| matches(body_words, e, tail))?
     };
     *cursor = start + 1;
     // Lines with no word after the last word (a closing fence) are the
