@@ -4,11 +4,35 @@
 //! lines; [`locate`] turns the two into a [`Location`], which answers carry
 //! with a short citation.
 
-/// A place a converter marks: from Markdown line `line` (0-based) on.
+/// A place a converter marks: from word `word` (0-based, runs of word
+/// characters) of Markdown line `line` (0-based) on. A page can start in
+/// the middle of a line: a paragraph that runs on from the page before.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
     pub line: u32,
+    pub word: u32,
     pub mark: Mark,
+}
+
+/// A word's position in the Markdown: its line, and its index among the
+/// line's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct At {
+    pub line: u32,
+    pub word: u32,
+}
+
+impl At {
+    pub fn line(line: u32) -> Self {
+        Self { line, word: 0 }
+    }
+}
+
+/// Words in `text` as positions count them: runs of word characters.
+pub fn word_count(text: &str) -> u32 {
+    text.split(|c: char| !crate::markdown::is_word_char(c))
+        .filter(|w| !w.is_empty())
+        .count() as u32
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +61,7 @@ pub enum Mark {
 pub fn file_lines() -> Vec<Place> {
     vec![Place {
         line: 0,
+        word: 0,
         mark: Mark::Lines(1),
     }]
 }
@@ -219,14 +244,20 @@ impl Location {
     }
 }
 
-/// The place of Markdown lines `first..=last` under `places` (sorted by
-/// line): pages, slide, cell, table rows and file lines.
-pub fn locate(places: &[Place], first: u32, last: u32) -> Location {
+/// The place of the Markdown from word `first` to word `last` under
+/// `places` (sorted by position): pages, slide, cell, table rows and file
+/// lines.
+pub fn locate(places: &[Place], first: At, last: At) -> Location {
     let mut out = Location::default();
-    let at = |line: u32, pick: &dyn Fn(&Mark) -> Option<u32>| -> Option<(u32, u32)> {
+    let at = |pos: At, pick: &dyn Fn(&Mark) -> Option<u32>| -> Option<(u32, u32)> {
         places
             .iter()
-            .take_while(|p| p.line <= line)
+            .take_while(|p| {
+                At {
+                    line: p.line,
+                    word: p.word,
+                } <= pos
+            })
             .filter_map(|p| pick(&p.mark).map(|v| (p.line, v)))
             .last()
     };
@@ -247,7 +278,8 @@ pub fn locate(places: &[Place], first: u32, last: u32) -> Location {
         _ => None,
     })
     .map(|(_, n)| n);
-    if let Some((line, from)) = at(first, &|m| match m {
+    let (first, last) = (first.line, last.line.max(first.line));
+    if let Some((line, from)) = at(At::line(first), &|m| match m {
         Mark::Lines(n) => Some(*n),
         _ => None,
     }) {
@@ -298,7 +330,11 @@ mod tests {
     use super::*;
 
     fn place(line: u32, mark: Mark) -> Place {
-        Place { line, mark }
+        Place {
+            line,
+            word: 0,
+            mark,
+        }
     }
 
     #[test]
@@ -309,15 +345,35 @@ mod tests {
             place(10, Mark::Page(2)),
             place(30, Mark::Page(3)),
         ];
-        let l = locate(&places, 12, 14);
+        let l = locate(&places, At::line(12), At::line(14));
         assert_eq!(l.pages, Some((2, 2)));
         assert_eq!(l.lines, Some((13, 15)));
-        assert_eq!(locate(&places, 8, 31).pages, Some((1, 3)));
+        assert_eq!(
+            locate(&places, At::line(8), At::line(31)).pages,
+            Some((1, 3))
+        );
         let slides = [place(0, Mark::Slide(1)), place(5, Mark::Slide(2))];
-        assert_eq!(locate(&slides, 6, 9).slide, Some(2));
+        assert_eq!(locate(&slides, At::line(6), At::line(9)).slide, Some(2));
         let cells = [place(0, Mark::Cell(1)), place(4, Mark::Cell(2))];
-        assert_eq!(locate(&cells, 3, 5).cell, Some(1));
-        assert!(locate(&[], 0, 3).is_empty());
+        assert_eq!(locate(&cells, At::line(3), At::line(5)).cell, Some(1));
+        assert!(locate(&[], At::line(0), At::line(3)).is_empty());
+    }
+
+    #[test]
+    fn a_page_can_start_in_the_middle_of_a_line() {
+        let places = [
+            place(0, Mark::Page(1)),
+            Place {
+                line: 5,
+                word: 10,
+                mark: Mark::Page(2),
+            },
+        ];
+        let at = |line, word| At { line, word };
+        assert_eq!(locate(&places, at(5, 2), at(5, 8)).pages, Some((1, 1)));
+        assert_eq!(locate(&places, at(5, 8), at(5, 12)).pages, Some((1, 2)));
+        assert_eq!(locate(&places, at(5, 10), at(6, 0)).pages, Some((2, 2)));
+        assert_eq!(word_count("Harbour log, page 2: tides."), 5);
     }
 
     #[test]
@@ -340,11 +396,11 @@ mod tests {
                 },
             ),
         ];
-        let l = locate(&places, 0, 5);
+        let l = locate(&places, At::line(0), At::line(5));
         assert_eq!((l.sheet.as_deref(), l.rows), (Some("Sales"), Some((2, 5))));
-        let l = locate(&places, 20, 40);
+        let l = locate(&places, At::line(20), At::line(40));
         assert_eq!((l.sheet.as_deref(), l.rows), (Some("Stock"), Some((1, 3))));
-        assert_eq!(locate(&places, 13, 19).rows, None);
+        assert_eq!(locate(&places, At::line(13), At::line(19)).rows, None);
     }
 
     #[test]

@@ -91,6 +91,24 @@ fn scans_answer_queries_for_words_that_exist_only_in_their_pixels() {
     );
     assert_eq!(read_title(&c, "sideways.png"), "sideways");
 
+    // Recognised text keeps the page (PDF) or frame (TIFF) it was read from;
+    // a passage that runs from one page onto the next names both.
+    for name in ["scan-en-ru.pdf", "pages.tiff"] {
+        for (query, page) in [("QUARTZLINE crane", 1), ("накладная ТОРГ-12 черепица", 2)]
+        {
+            let (_, q, _) = c.json(&["query", query, "--scope", &c.path(name), "--top-k", "1"]);
+            let place = &q["results"][0]["location"];
+            let (first, last) = match (place.get("page"), place.get("pages")) {
+                (Some(p), None) => (p.as_u64().unwrap(), p.as_u64().unwrap()),
+                (None, Some(ps)) => (ps[0].as_u64().unwrap(), ps[1].as_u64().unwrap()),
+                _ => panic!("{name}: no page for {query:?}: {q}"),
+            };
+            assert!(first <= page && page <= last, "{name}, {query:?}: {place}");
+            let cite = q["results"][0]["citation"].as_str().unwrap();
+            assert!(cite.starts_with(&format!("{name}, p")), "{cite}");
+        }
+    }
+
     let found = top_source(&c, "QUARTZLINE crane");
     assert!(
         found.ends_with(".pdf") || found.ends_with(".tiff") || found.ends_with(".png"),

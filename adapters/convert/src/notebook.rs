@@ -42,6 +42,7 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
         };
         places.push(Place {
             line,
+            word: 0,
             mark: Mark::Cell(n as u32 + 1),
         });
         line += block.matches('\n').count() as u32 + 2;

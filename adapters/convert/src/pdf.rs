@@ -7,7 +7,7 @@
 //! ([`crate::pdf_layout`]). A PDF without a text layer is a clear "scanned,
 //! needs OCR" error, never an empty document.
 
-use minirag_core::location::{Mark, Place};
+use minirag_core::location::{word_count, Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::{malformed, malformed_by};
@@ -140,11 +140,14 @@ impl Writer {
     fn page(&mut self, blocks: Vec<Block>) {
         self.lines += self.markdown[self.counted..].matches('\n').count() as u32;
         self.counted = self.markdown.len();
-        // A held line of the page before is written before this page's
-        // first, on a line of its own unless a paragraph joins them.
-        let held = u32::from(self.text.holds_a_line());
+        // The page starts after the words written on the last line and the
+        // line held back from the page before: in the middle of that line
+        // when a paragraph runs on, at the start of a later one otherwise.
+        let last_line = &self.markdown[self.markdown.rfind('\n').map_or(0, |i| i + 1)..];
+        let held = self.text.waiting_text().map_or(0, word_count);
         self.places.push(Place {
-            line: self.lines + held,
+            line: self.lines,
+            word: word_count(last_line) + held,
             mark: Mark::Page(self.places.len() as u32 + 1),
         });
         let text: Vec<&Line> = blocks

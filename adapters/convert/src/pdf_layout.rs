@@ -130,12 +130,12 @@ impl Paragraphs {
         self.waiting = Some(next);
     }
 
-    /// Writes the last line, which ends the text.
-    /// A line is held back until the next shows whether they join.
-    pub fn holds_a_line(&self) -> bool {
-        self.waiting.is_some()
+    /// The line held back until the next shows whether they join.
+    pub fn waiting_text(&self) -> Option<&str> {
+        self.waiting.as_ref().map(|l| l.text.as_str())
     }
 
+    /// Writes the last line, which ends the text.
     pub fn finish(&mut self, out: &mut String) {
         if let Some(this) = self.waiting.take() {
             write_line(&this, None, out);

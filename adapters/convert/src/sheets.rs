@@ -97,6 +97,7 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let places = (records > 1 && width > 0)
         .then(|| Place {
             line: 2,
+            word: 0,
             mark: Mark::Rows {
                 sheet: None,
                 first: 2,
@@ -144,6 +145,7 @@ impl SheetRows {
         if let Some(Place {
             line: at,
             mark: Mark::Rows { first, count, .. },
+            ..
         }) = self.runs.last_mut()
         {
             if *first + *count == row && *at + *count == line {
@@ -153,6 +155,7 @@ impl SheetRows {
         }
         self.runs.push(Place {
             line,
+            word: 0,
             mark: Mark::Rows {
                 sheet: Some(self.sheet.clone()),
                 first: row,

@@ -66,13 +66,45 @@ fn pdf_text_layer_facts_carry_their_page() {
         assert_eq!(place_of(&c, fact).pages, pages(page, page), "{fact}");
     }
     let c = chunks("newsletter.pdf");
-    assert_eq!(place_of(&c, "Note 11:").pages, pages(1, 1));
+    assert_eq!(place_of(&c, "Note 10:").pages, pages(1, 1));
+    // Note 11 runs from the foot of page 1's right column onto page 2.
+    assert_eq!(place_of(&c, "Note 11:").pages, pages(1, 2));
     assert_eq!(place_of(&c, "Note 23:").pages, pages(2, 2));
     assert_eq!(place_of(&c, "Note 31:").pages, pages(3, 3));
     assert_eq!(
-        place_of(&c, "Note 11:").citation("newsletter.pdf"),
+        place_of(&c, "Note 10:").citation("newsletter.pdf"),
         "newsletter.pdf, p. 1"
     );
+    assert_eq!(
+        place_of(&c, "Note 11:").citation("newsletter.pdf"),
+        "newsletter.pdf, pp. 1–2"
+    );
+}
+
+#[test]
+fn a_paragraph_across_a_page_break_and_a_forced_break() {
+    // As pdftotext reads pages.pdf: sentences 0-29 on page 1, 30-59 on 2.
+    let c = chunks("pages.pdf");
+    assert_eq!(place_of(&c, "ALPHA-1").pages, pages(1, 1));
+    assert_eq!(place_of(&c, "Sentence 5 ").pages, pages(1, 1));
+    assert_eq!(place_of(&c, "Sentence 50 ").pages, pages(2, 2));
+    assert_eq!(place_of(&c, "GAMMA-3").pages, pages(3, 3));
+    let crossing = c
+        .iter()
+        .find(|c| c.text.contains("Sentence 29 ") && c.text.contains("Sentence 30 "))
+        .map(|c| c.layout.location.clone().unwrap().pages);
+    let (end_of_one, start_of_two) = (
+        place_of(&c, "Sentence 29 ").pages.unwrap(),
+        place_of(&c, "Sentence 30 ").pages.unwrap(),
+    );
+    match crossing {
+        Some(p) => assert_eq!(
+            p,
+            pages(1, 2),
+            "the chunk across the break names both pages"
+        ),
+        None => assert_eq!((end_of_one.1, start_of_two.0), (1, 2)),
+    }
 }
 
 #[test]

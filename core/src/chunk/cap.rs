@@ -37,6 +37,7 @@ pub fn apply(section: Section) -> Vec<Section> {
             heading_is_body,
             continues: k > 0,
             line_map: Vec::new(),
+            word_offsets: Vec::new(),
         })
         .collect()
 }

@@ -6,7 +6,7 @@
 //! unknown, never guessed.
 
 use super::Section;
-use crate::location::{Mark, Place};
+use crate::location::{word_count, At, Mark, Place};
 use crate::markdown::{is_delimiter_row, is_word_char, slide_marker};
 
 /// A body line not found among the Markdown lines.
@@ -20,14 +20,18 @@ fn worth_finding(line: &str) -> bool {
     line.chars().any(is_word_char) && !is_delimiter_row(line)
 }
 
-/// Sets each section's `line_map`: the Markdown line of every body line.
+/// Sets each section's `line_map` (the Markdown line of every body line)
+/// and `word_offsets` (the words before it on that line: a sentence piece
+/// of a longer line starts inside it).
 pub fn map_sections(markdown: &str, sections: &mut [Section]) {
     let lines: Vec<&str> = markdown.split('\n').map(str::trim).collect();
     let mut cursor = 0usize;
     for section in sections {
         let body: Vec<&str> = section.body.split('\n').map(str::trim).collect();
-        let mut map: Vec<u32> = body.iter().map(|l| find(&lines, &mut cursor, l)).collect();
+        let found: Vec<(u32, u32)> = body.iter().map(|l| find(&lines, &mut cursor, l)).collect();
+        let mut map: Vec<u32> = found.iter().map(|f| f.0).collect();
         fill_neighbours(&lines, &body, &mut map);
+        section.word_offsets = found.iter().map(|f| f.1).collect();
         section.line_map = map;
     }
 }
@@ -54,9 +58,10 @@ fn fill_neighbours(lines: &[&str], body: &[&str], map: &mut [u32]) {
     }
 }
 
-fn find(lines: &[&str], cursor: &mut usize, line: &str) -> u32 {
+/// The Markdown line `line` is, and the words before it there.
+fn find(lines: &[&str], cursor: &mut usize, line: &str) -> (u32, u32) {
     if !worth_finding(line) {
-        return UNKNOWN;
+        return (UNKNOWN, 0);
     }
     let end = (*cursor + WINDOW).min(lines.len());
     let hit = (*cursor..end)
@@ -76,9 +81,13 @@ fn find(lines: &[&str], cursor: &mut usize, line: &str) -> u32 {
     match hit {
         Some(i) => {
             *cursor = i;
-            i as u32
+            let before = match lines[i].find(line) {
+                Some(at) if at > 0 => word_count(&lines[i][..at]),
+                _ => 0,
+            };
+            (i as u32, before)
         }
-        None => UNKNOWN,
+        None => (UNKNOWN, 0),
     }
 }
 
@@ -90,6 +99,7 @@ pub fn slide_places(markdown: &str) -> Vec<Place> {
         .filter_map(|(i, l)| {
             slide_marker(l).map(|n| Place {
                 line: i as u32,
+                word: 0,
                 mark: Mark::Slide(n as u32),
             })
         })
@@ -102,34 +112,38 @@ fn hash(word: &str) -> u64 {
     })
 }
 
-/// The words of `text` (runs of word characters), each with its line.
-pub fn words(text: &str) -> Vec<(u64, u32)> {
+/// A word of a text: its hash, its line and its index on that line.
+pub type Word = (u64, u32, u32);
+
+/// The words of `text` (runs of word characters), each with its place.
+pub fn words(text: &str) -> Vec<Word> {
     let mut out = Vec::new();
     for (n, line) in text.split('\n').enumerate() {
-        for w in line
+        let on_line = line
             .split(|c: char| !is_word_char(c))
-            .filter(|w| !w.is_empty())
-        {
-            out.push((hash(w), n as u32));
+            .filter(|w| !w.is_empty());
+        for (k, w) in on_line.enumerate() {
+            out.push((hash(w), n as u32, k as u32));
         }
     }
     out
 }
 
-fn matches(hay: &[(u64, u32)], at: usize, key: &[(u64, u32)]) -> bool {
+fn matches(hay: &[Word], at: usize, key: &[Word]) -> bool {
     hay.get(at..at + key.len())
         .is_some_and(|h| h.iter().zip(key).all(|(a, b)| a.0 == b.0))
 }
 
-/// The body lines (`first, last`) a unit covers, found from `cursor` on in
-/// the section body's `body_words`; `skip` leading lines of the unit body
-/// are not looked for (a repeated table header, a split note).
+/// Where in the section body a unit starts and ends (body line, word on
+/// it), found from `cursor` on in the body's `body_words`; `skip` leading
+/// lines of the unit body are not looked for (a repeated table header, a
+/// split note).
 pub fn unit_lines(
-    body_words: &[(u64, u32)],
+    body_words: &[Word],
     cursor: &mut usize,
     unit_body: &str,
     skip: usize,
-) -> Option<(u32, u32)> {
+) -> Option<(At, At)> {
     let mut own: String = unit_body
         .split('\n')
         .skip(skip)
@@ -144,24 +158,34 @@ pub fn unit_lines(
     if unit.is_empty() {
         return None;
     }
+    // The packer may cut a long word at a unit's edge: a unit is recognised
+    // by its first words, else by those after a cut first word, and ends at
+    // its last words, else at those before a cut last word.
+    let edge = usize::from(unit.len() > KEY_WORDS + 1);
     let k = unit.len().min(KEY_WORDS);
     // Units follow each other through the body: a unit is looked for a
-    // little past the last one only, so a unit that cannot be found (a word
-    // split by force) costs no scan of a huge section.
+    // little past the last one only, so a unit that cannot be found costs
+    // no scan of a huge section.
     let reach = |from: usize| (from + 2 * unit.len() + 256).min(body_words.len());
-    let Some(start) = (*cursor..reach(*cursor)).find(|&s| matches(body_words, s, &unit[..k]))
-    else {
+    let found_start = (0..=edge).find_map(|cut| {
+        let key = &unit[cut..cut + k];
+        (*cursor..reach(*cursor))
+            .find(|&s| matches(body_words, s, key))
+            .map(|s| (s, cut))
+    });
+    let Some((start, cut)) = found_start else {
         // Passed over by its length, so the next unit is looked for after it.
         *cursor = (*cursor + unit.len()).min(body_words.len());
         return None;
     };
-    let tail = &unit[unit.len() - k..];
-    let expected = start + unit.len() - k;
-    let end = if matches(body_words, expected, tail) {
-        expected
-    } else {
-        (start..reach(start)).find(|&e| matches(body_words, e, tail))?
-    };
+    let end = (0..=edge).find_map(|cut_end| {
+        let tail = &unit[unit.len() - k - cut_end..unit.len() - cut_end];
+        let expected = start + unit.len() - k - cut_end - cut;
+        if matches(body_words, expected, tail) {
+            return Some(expected);
+        }
+        (start..reach(start)).find(|&e| matches(body_words, e, tail))
+    })?;
     *cursor = start + 1;
     // Lines with no word after the last word (a closing fence) are the
     // unit's too.
@@ -170,16 +194,61 @@ pub fn unit_lines(
         .rev()
         .take_while(|l| !l.chars().any(is_word_char))
         .count() as u32;
-    Some((body_words[start].1, body_words[end + k - 1].1 + bare_tail))
+    // A cut first word is the body's word before the key.
+    let (first, last) = (
+        &body_words[start.saturating_sub(cut)],
+        &body_words[end + k - 1],
+    );
+    let last = match bare_tail {
+        0 => At {
+            line: last.1,
+            word: last.2,
+        },
+        n => At {
+            line: last.1 + n,
+            word: u32::MAX,
+        },
+    };
+    Some((
+        At {
+            line: first.1,
+            word: first.2,
+        },
+        last,
+    ))
 }
 
-/// Body lines `first..=last` as Markdown lines, through the section's map;
-/// unknown lines at either end are passed over.
-pub fn to_markdown(line_map: &[u32], first: u32, last: u32) -> Option<(u32, u32)> {
-    let known = |i: &u32| line_map.get(*i as usize).copied().filter(|l| *l != UNKNOWN);
-    let a = (first..=last).find_map(|i| known(&i))?;
-    let b = (first..=last).rev().find_map(|i| known(&i))?;
-    Some((a, b.max(a)))
+/// A unit's body positions as Markdown positions, through the section's
+/// maps; unknown lines at either end are passed over.
+pub fn to_markdown(section: &Section, first: At, last: At) -> Option<(At, At)> {
+    let known = |i: u32| {
+        let line = section
+            .line_map
+            .get(i as usize)
+            .copied()
+            .filter(|l| *l != UNKNOWN)?;
+        Some((
+            line,
+            section.word_offsets.get(i as usize).copied().unwrap_or(0),
+        ))
+    };
+    let (a, a_line) = (first.line..=last.line).find_map(|i| known(i).map(|k| (k, i)))?;
+    let (b, b_line) = (first.line..=last.line)
+        .rev()
+        .find_map(|i| known(i).map(|k| (k, i)))?;
+    let start = At {
+        line: a.0,
+        word: a.1 + if a_line == first.line { first.word } else { 0 },
+    };
+    let end = At {
+        line: b.0,
+        word: if b_line == last.line {
+            b.1.saturating_add(last.word)
+        } else {
+            u32::MAX
+        },
+    };
+    Some((start, end.max(start)))
 }
 
 #[cfg(test)]
@@ -205,6 +274,8 @@ mod tests {
         // The repeated header is not ahead of the cursor: unknown, not guessed.
         assert_eq!(s[2].line_map, [UNKNOWN, UNKNOWN, 7]);
         assert_eq!(s[3].line_map, [9]);
+        // The piece starts after the first sentence's three words.
+        assert_eq!(s[3].word_offsets, [3]);
     }
 
     #[test]
@@ -212,9 +283,10 @@ mod tests {
         let body = "alpha beta gamma delta\nepsilon zeta eta theta\niota kappa lambda mu\nnu xi";
         let w = words(body);
         let mut cursor = 0;
+        let at = |line, word| At { line, word };
         assert_eq!(
             unit_lines(&w, &mut cursor, "alpha beta gamma delta\nepsilon zeta", 0),
-            Some((0, 1))
+            Some((at(0, 0), at(1, 1)))
         );
         assert_eq!(
             unit_lines(
@@ -223,10 +295,21 @@ mod tests {
                 "HEADER\neta theta iota kappa lambda mu nu xi",
                 1
             ),
-            Some((1, 3))
+            Some((at(1, 2), at(3, 1)))
         );
         assert_eq!(unit_lines(&w, &mut cursor, "not in the body", 0), None);
-        assert_eq!(to_markdown(&[UNKNOWN, 7, 9, UNKNOWN], 0, 3), Some((7, 9)));
-        assert_eq!(to_markdown(&[UNKNOWN], 0, 0), None);
+        let mut s = section("x\ny\nz\nw");
+        s.line_map = vec![UNKNOWN, 7, 9, UNKNOWN];
+        s.word_offsets = vec![0, 3, 0, 0];
+        assert_eq!(
+            to_markdown(&s, at(0, 2), at(3, 1)),
+            Some((at(7, 3), at(9, u32::MAX)))
+        );
+        assert_eq!(
+            to_markdown(&s, at(1, 2), at(2, 1)),
+            Some((at(7, 5), at(9, 1)))
+        );
+        s.line_map = vec![UNKNOWN; 4];
+        assert_eq!(to_markdown(&s, at(0, 0), at(0, 0)), None);
     }
 }

@@ -114,6 +114,9 @@ pub struct Section {
     /// The Markdown line of each body line ([`lines::UNKNOWN`] when not
     /// found); empty before [`lines::map_sections`].
     pub line_map: Vec<u32>,
+    /// The words before each body line on its Markdown line (a sentence
+    /// piece of a longer line starts inside it).
+    pub word_offsets: Vec<u32>,
 }
 
 impl Section {
@@ -125,6 +128,7 @@ impl Section {
             heading_is_body: false,
             continues: false,
             line_map: Vec::new(),
+            word_offsets: Vec::new(),
         }
     }
 }
@@ -201,6 +205,9 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
                 let mut map = vec![lines::UNKNOWN; 2];
                 map.append(&mut first.line_map);
                 first.line_map = map;
+                let mut offsets = vec![0; 2];
+                offsets.append(&mut first.word_offsets);
+                first.word_offsets = offsets;
                 title_seeded = true;
             }
         }
@@ -265,7 +272,7 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
 /// innermost heading, and in a transcript the cue time it starts under.
 fn unit_location(
     section: &Section,
-    body_words: &[(u64, u32)],
+    body_words: &[lines::Word],
     cursor: &mut usize,
     body: &str,
     kind: UnitKind,
@@ -281,7 +288,7 @@ fn unit_location(
         _ => 0,
     };
     let mut location = lines::unit_lines(body_words, cursor, body, skip)
-        .and_then(|(a, b)| lines::to_markdown(&section.line_map, a, b))
+        .and_then(|(a, b)| lines::to_markdown(section, a, b))
         .map(|(a, b)| locate(places, a, b))
         .unwrap_or_default();
     location.anchor = section

@@ -114,6 +114,7 @@ fn headings(markdown: &str) -> Vec<Section> {
                 heading_is_body: false,
                 continues: false,
                 line_map: Vec::new(),
+                word_offsets: Vec::new(),
             });
             continue;
         }
@@ -132,6 +133,7 @@ fn headings(markdown: &str) -> Vec<Section> {
             heading_is_body: true,
             continues: false,
             line_map: Vec::new(),
+            word_offsets: Vec::new(),
         });
     }
     out

@@ -47,6 +47,7 @@ pub fn append_recognised(
         }
         places.push(Place {
             line: out.matches('\n').count() as u32,
+            word: 0,
             mark: Mark::Page(*page),
         });
         out.push_str(text);
