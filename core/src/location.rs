@@ -162,6 +162,76 @@ impl Location {
     }
 }
 
+/// A [`Location`] as a chunk keeps it: 48 bytes inline, no allocation but
+/// the rare text (a million chunks of a big sheet each carry one). Numbers
+/// are 1-based, so 0 is "absent". The heading's anchor is not kept: a
+/// chunk derives it from its headings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Packed {
+    /// Pages, rows and lines as first/last pairs, then slide and cell.
+    pub numbers: [u32; 8],
+    /// The sheet, then U+001F, then the cue time; absent when neither.
+    pub text: Option<Box<str>>,
+}
+
+const TEXT_SEP: char = '\u{1f}';
+
+impl Packed {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    pub fn unpack(&self) -> Option<Location> {
+        if self.is_empty() {
+            return None;
+        }
+        let n = &self.numbers;
+        let span = |a: u32, b: u32| (a != 0).then_some((a, b));
+        let one = |v: u32| (v != 0).then_some(v);
+        let (sheet, start) = match self.text.as_deref().and_then(|t| t.split_once(TEXT_SEP)) {
+            Some((sheet, start)) => (
+                (!sheet.is_empty()).then(|| sheet.to_string()),
+                (!start.is_empty()).then(|| start.to_string()),
+            ),
+            None => (None, None),
+        };
+        Some(Location {
+            pages: span(n[0], n[1]),
+            rows: span(n[2], n[3]),
+            lines: span(n[4], n[5]),
+            slide: one(n[6]),
+            cell: one(n[7]),
+            sheet,
+            start,
+            anchor: None,
+        })
+    }
+}
+
+impl From<&Location> for Packed {
+    fn from(l: &Location) -> Self {
+        let pair = |p: Option<(u32, u32)>| p.map_or([0, 0], |(a, b)| [a, b]);
+        let ([p0, p1], [r0, r1], [l0, l1]) = (pair(l.pages), pair(l.rows), pair(l.lines));
+        let text = (l.sheet.is_some() || l.start.is_some()).then(|| {
+            let (sheet, start) = (l.sheet.as_deref(), l.start.as_deref());
+            format!("{}{TEXT_SEP}{}", sheet.unwrap_or(""), start.unwrap_or("")).into_boxed_str()
+        });
+        Self {
+            numbers: [
+                p0,
+                p1,
+                r0,
+                r1,
+                l0,
+                l1,
+                l.slide.unwrap_or(0),
+                l.cell.unwrap_or(0),
+            ],
+            text,
+        }
+    }
+}
+
 /// A part of a document asked for by a URI fragment (`page=12`,
 /// `lines=40-52`, `slide=3`, `rows=4-9`, `cell=2`) or a heading's anchor.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -243,7 +243,7 @@ proptest! {
         let mut placed = 0;
         let units = minirag_core::chunk::pack_sections(sectioned, options).chunks;
         for c in &units {
-            let Some((a, b)) = c.layout.location.as_ref().and_then(|l| l.lines) else { continue };
+            let Some((a, b)) = c.location().and_then(|l| l.lines) else { continue };
             placed += 1;
             prop_assert!(1 <= a && a <= b && b as usize <= file.len(), "{a}-{b} of {}", file.len());
             let span = file[a as usize - 1..b as usize].join("\n");

@@ -110,7 +110,7 @@ fn as_the_release_before(db: &std::path::Path) {
             vectors.push(v.as_ref().unwrap());
         }
         for c in &mut chunks {
-            c.layout.location = None;
+            c.layout.location = Default::default();
         }
         record.scheme_version = 3;
         index.replace_source(record, chunks, Some(vectors)).unwrap();

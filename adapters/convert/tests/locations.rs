@@ -39,9 +39,7 @@ fn place_of(chunks: &[Chunk], fact: &str) -> Location {
         .iter()
         .find(|c| c.text.contains(fact))
         .unwrap_or_else(|| panic!("no chunk holds {fact:?}"));
-    c.layout
-        .location
-        .clone()
+    c.location()
         .unwrap_or_else(|| panic!("the chunk with {fact:?} has no place: {:?}", c.text))
 }
 
@@ -92,7 +90,7 @@ fn a_paragraph_across_a_page_break_and_a_forced_break() {
     let crossing = c
         .iter()
         .find(|c| c.text.contains("Sentence 29 ") && c.text.contains("Sentence 30 "))
-        .map(|c| c.layout.location.clone().unwrap().pages);
+        .map(|c| c.location().unwrap().pages);
     let (end_of_one, start_of_two) = (
         place_of(&c, "Sentence 29 ").pages.unwrap(),
         place_of(&c, "Sentence 30 ").pages.unwrap(),
@@ -134,7 +132,7 @@ fn slides_sheets_rows_and_cells() {
     let c = chunks("notebook.ipynb");
     let cells: Vec<Option<u32>> = c
         .iter()
-        .map(|c| c.layout.location.as_ref().and_then(|l| l.cell))
+        .map(|c| c.location().and_then(|l| l.cell))
         .collect();
     assert_eq!(cells, [Some(1), Some(2), Some(3)]);
 }

@@ -89,9 +89,9 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
     let located = |i: u32| Location {
         pages: Some((i + 1, i + 2)),
         sheet: (i == 1).then(|| "Лист 1".to_string()),
-        rows: Some((10 * i, 10 * i + 4)),
-        lines: Some((i, i + 3)),
-        anchor: Some(format!("part-{i}")),
+        // Every number is 1-based: 0 is "absent" to a packed place.
+        rows: Some((10 * i + 1, 10 * i + 4)),
+        lines: Some((i + 1, i + 3)),
         start: (i == 2).then(|| "01:02".to_string()),
         ..Location::default()
     };
@@ -101,7 +101,7 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
         .collect();
     let mut chunks = chunks(&texts);
     for c in chunks.iter_mut().take(2) {
-        c.layout.location = Some(located(c.index));
+        c.layout.location = minirag_core::location::Packed::from(&located(c.index));
     }
     let store = subject.fresh();
     {
@@ -114,7 +114,7 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
     let check = |index: &S::Index, when: &str| {
         let back = index.chunks("/d/g.md", 0..=9).unwrap();
         let places: Vec<Option<Location>> =
-            back.iter().map(|c| c.layout.location.clone()).collect();
+            back.iter().map(|c| c.layout.location.unpack()).collect();
         assert_eq!(places, [Some(located(0)), Some(located(1)), None], "{when}");
         let key = ChunkKey {
             source: "/d/g.md".into(),
@@ -122,12 +122,12 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
         };
         let by_key = index.get_chunks(&[key]).unwrap();
         assert_eq!(
-            by_key[0].as_ref().unwrap().layout.location,
+            by_key[0].as_ref().unwrap().layout.location.unpack(),
             Some(located(1)),
             "{when}"
         );
         let plain = index.chunks("/d/plain.md", 0..=0).unwrap();
-        assert_eq!(plain[0].layout.location, None, "{when}");
+        assert_eq!(plain[0].layout.location.unpack(), None, "{when}");
     };
     let index = subject.open(&store);
     check(&index, "after a reopen");

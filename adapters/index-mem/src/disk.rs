@@ -351,7 +351,7 @@ fn read_snapshot_parts(
             };
             for (slot, location) in located {
                 if let Some((_, c)) = chunks.get_mut(slot as usize) {
-                    c.location = Some(Box::new(location));
+                    c.location = location;
                 }
             }
         }
@@ -550,7 +550,8 @@ pub fn write_snapshot<'v>(
         .chunks
         .iter()
         .enumerate()
-        .filter_map(|(slot, (_, c))| Some((slot as u32, c.location.as_deref()?)))
+        .filter(|(_, (_, c))| !c.location.is_empty())
+        .map(|(slot, (_, c))| (slot as u32, &c.location))
         .collect();
     write_atomic_with(&meta, |f, tmp| {
         f.write_all(SNAP_MAGIC)

@@ -127,7 +127,7 @@ mod tests {
             headings: Box::default(),
             heading_is_body: false,
             continues_section: false,
-            location: None,
+            location: Default::default(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! and the log operations.
 
 use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
-use minirag_core::location::Location;
+use minirag_core::location::Packed;
 use minirag_core::ports::{SourceRecord, SourceType};
 use serde::{Deserialize, Serialize};
 
@@ -37,51 +37,25 @@ pub struct DiskChunk {
     pub continues_section: bool,
     /// Not in this struct's encoding, so logs and snapshots of older builds
     /// decode unchanged: a log carries it in [`Op::ReplaceLocated`], a
-    /// snapshot in a section of its own.
+    /// snapshot in a section of its own. Inline and empty when unknown: a
+    /// million chunks keep no million boxes.
     #[serde(skip)]
-    pub location: Option<Box<DiskLocation>>,
+    pub location: DiskLocation,
 }
 
-/// A chunk's [`Location`] on disk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A chunk's [`Packed`] location on disk (numbers 1-based, 0 absent; the
+/// sheet and the cue time the only text).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskLocation {
-    pub pages: Option<(u32, u32)>,
-    pub slide: Option<u32>,
-    pub sheet: Option<String>,
-    pub rows: Option<(u32, u32)>,
-    pub lines: Option<(u32, u32)>,
-    pub anchor: Option<String>,
-    pub cell: Option<u32>,
-    pub start: Option<String>,
+    /// Pages, rows and lines as first/last pairs, then slide and cell.
+    pub numbers: [u32; 8],
+    /// The sheet, then `\u{1f}`, then the cue time; absent when neither.
+    pub text: Option<Box<str>>,
 }
 
-impl From<Location> for DiskLocation {
-    fn from(l: Location) -> Self {
-        Self {
-            pages: l.pages,
-            slide: l.slide,
-            sheet: l.sheet,
-            rows: l.rows,
-            lines: l.lines,
-            anchor: l.anchor,
-            cell: l.cell,
-            start: l.start,
-        }
-    }
-}
-
-impl From<&DiskLocation> for Location {
-    fn from(d: &DiskLocation) -> Self {
-        Self {
-            pages: d.pages,
-            slide: d.slide,
-            sheet: d.sheet.clone(),
-            rows: d.rows,
-            lines: d.lines,
-            anchor: d.anchor.clone(),
-            cell: d.cell,
-            start: d.start.clone(),
-        }
+impl DiskLocation {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
     }
 }
 
@@ -122,7 +96,7 @@ pub enum Op {
         chunks: Vec<DiskChunk>,
         dim: u32,
         vectors: Option<Vec<f32>>,
-        locations: Vec<Option<DiskLocation>>,
+        locations: Vec<DiskLocation>,
     },
 }
 
@@ -136,10 +110,10 @@ impl Op {
                 mut chunks,
                 dim,
                 vectors,
-            } if chunks.iter().any(|c| c.location.is_some()) => {
+            } if chunks.iter().any(|c| !c.location.is_empty()) => {
                 let locations = chunks
                     .iter_mut()
-                    .map(|c| c.location.take().map(|l| *l))
+                    .map(|c| std::mem::take(&mut c.location))
                     .collect();
                 Op::ReplaceLocated {
                     source,
@@ -164,7 +138,7 @@ impl Op {
                 locations,
             } => {
                 for (c, l) in chunks.iter_mut().zip(locations) {
-                    c.location = l.map(Box::new);
+                    c.location = l;
                 }
                 Op::Replace {
                     source,
@@ -251,7 +225,10 @@ impl From<Chunk> for DiskChunk {
                 .collect(),
             heading_is_body: c.layout.heading_is_body,
             continues_section: c.layout.continues_section,
-            location: c.layout.location.map(|l| Box::new(l.into())),
+            location: DiskLocation {
+                numbers: c.layout.location.numbers,
+                text: c.layout.location.text,
+            },
         }
     }
 }
@@ -281,7 +258,10 @@ impl From<&DiskChunk> for Chunk {
                     .collect(),
                 heading_is_body: d.heading_is_body,
                 continues_section: d.continues_section,
-                location: d.location.as_deref().map(Location::from),
+                location: Packed {
+                    numbers: d.location.numbers,
+                    text: d.location.text.clone(),
+                },
             },
         }
     }

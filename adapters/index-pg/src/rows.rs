@@ -1,7 +1,7 @@
 //! Core types to and from rows.
 
 use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
-use minirag_core::location::Location;
+use minirag_core::location::{Location, Packed};
 use minirag_core::ports::{SourceRecord, SourceType};
 use postgres::Row;
 use serde_json::{json, Value};
@@ -99,7 +99,11 @@ pub fn chunk_at(row: &Row, at: usize) -> Chunk {
             headings: headings(row.get(at + 5)),
             heading_is_body: row.get(at + 6),
             continues_section: row.get(at + 7),
-            location: row.get::<_, Option<&str>>(at + 8).and_then(location),
+            location: row
+                .get::<_, Option<&str>>(at + 8)
+                .and_then(location)
+                .map(|l| Packed::from(&l))
+                .unwrap_or_default(),
         },
     }
 }

@@ -209,7 +209,7 @@ pub fn replace_source(
         let cont: Vec<bool> = part.iter().map(|c| c.layout.continues_section).collect();
         let place: Vec<Option<String>> = part
             .iter()
-            .map(|c| location_json(c.layout.location.as_ref()))
+            .map(|c| location_json(c.layout.location.unpack().as_ref()))
             .collect();
         let len: Vec<i32> = postings.chunks[range.clone()]
             .iter()

@@ -24,7 +24,7 @@ fn worth_finding(line: &str) -> bool {
 /// and `word_offsets` (the words before it on that line: a sentence piece
 /// of a longer line starts inside it).
 pub fn map_sections(markdown: &str, sections: &mut [Section]) {
-    let lines: Vec<&str> = markdown.split('\n').map(str::trim).collect();
+    let lines = Lines::of(markdown);
     let mut cursor = 0usize;
     for section in sections {
         let body: Vec<&str> = section.body.split('\n').map(str::trim).collect();
@@ -36,13 +36,40 @@ pub fn map_sections(markdown: &str, sections: &mut [Section]) {
     }
 }
 
+/// The document's lines by their starts (4 bytes a line, not a slice's 16:
+/// a 90 MB file has millions), each read trimmed.
+struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<u32>,
+}
+
+impl<'a> Lines<'a> {
+    fn of(text: &'a str) -> Self {
+        let mut starts = vec![0u32];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+        Self { text, starts }
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&'a str> {
+        let start = *self.starts.get(i)? as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.text.len(), |e| *e as usize - 1);
+        Some(self.text[start..end].trim())
+    }
+}
+
 /// Lines too bare to search for (a closing fence, a delimiter row, a blank)
 /// are placed beside a found neighbour when the Markdown has them there.
-fn fill_neighbours(lines: &[&str], body: &[&str], map: &mut [u32]) {
+fn fill_neighbours(lines: &Lines<'_>, body: &[&str], map: &mut [u32]) {
     for i in 1..map.len() {
         let next = map[i - 1].wrapping_add(1);
-        if map[i] == UNKNOWN && map[i - 1] != UNKNOWN && lines.get(next as usize) == Some(&body[i])
-        {
+        if map[i] == UNKNOWN && map[i - 1] != UNKNOWN && lines.get(next as usize) == Some(body[i]) {
             map[i] = next;
         }
     }
@@ -51,7 +78,7 @@ fn fill_neighbours(lines: &[&str], body: &[&str], map: &mut [u32]) {
         if map[i] == UNKNOWN
             && map[i + 1] != UNKNOWN
             && map[i + 1] > 0
-            && lines.get(before as usize) == Some(&body[i])
+            && lines.get(before as usize) == Some(body[i])
         {
             map[i] = before;
         }
@@ -59,30 +86,30 @@ fn fill_neighbours(lines: &[&str], body: &[&str], map: &mut [u32]) {
 }
 
 /// The Markdown line `line` is, and the words before it there.
-fn find(lines: &[&str], cursor: &mut usize, line: &str) -> (u32, u32) {
+fn find(lines: &Lines<'_>, cursor: &mut usize, line: &str) -> (u32, u32) {
     if !worth_finding(line) {
         return (UNKNOWN, 0);
     }
     let end = (*cursor + WINDOW).min(lines.len());
+    let at = |i: usize| lines.get(i).unwrap_or("");
     let hit = (*cursor..end)
-        .find(|&i| lines[i] == line)
+        .find(|&i| at(i) == line)
         // A heading that is its section's only text, without its `#`s.
         .or_else(|| {
-            (*cursor..end).find(|&i| {
-                lines[i].starts_with('#') && lines[i].trim_start_matches('#').trim() == line
-            })
+            (*cursor..end)
+                .find(|&i| at(i).starts_with('#') && at(i).trim_start_matches('#').trim() == line)
         })
         // A piece of a longer line: a sentence the cap split off.
         .or_else(|| {
             (line.len() >= 16)
-                .then(|| (*cursor..end).find(|&i| lines[i].contains(line)))
+                .then(|| (*cursor..end).find(|&i| at(i).contains(line)))
                 .flatten()
         });
     match hit {
         Some(i) => {
             *cursor = i;
-            let before = match lines[i].find(line) {
-                Some(at) if at > 0 => word_count(&lines[i][..at]),
+            let before = match at(i).find(line) {
+                Some(p) if p > 0 => word_count(&at(i)[..p]),
                 _ => 0,
             };
             (i as u32, before)

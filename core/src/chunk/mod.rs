@@ -12,7 +12,7 @@ pub mod lines;
 pub mod pack;
 pub mod sections;
 
-use crate::location::{locate, slug, Location, Place};
+use crate::location::{locate, slug, Location, Packed, Place};
 use crate::markdown::{is_delimiter_row, timestamp_seconds};
 use crate::tokens::TokenCounter;
 
@@ -63,8 +63,9 @@ pub struct Layout {
     pub heading_is_body: bool,
     /// The section continues the previous one after the 4,000-character cap.
     pub continues_section: bool,
-    /// Page, slide, rows, lines… of the unit; `None` when nothing is known.
-    pub location: Option<Location>,
+    /// Page, slide, rows, lines… of the unit, packed; empty when nothing
+    /// is known. [`Chunk::location`] reads it.
+    pub location: Packed,
 }
 
 /// A retrieval unit: the text that is embedded and searched.
@@ -80,6 +81,20 @@ pub struct Chunk {
 }
 
 impl Chunk {
+    /// Where the unit is: its stored place, and the slug of its innermost
+    /// heading as `anchor`. `None` when nothing is known.
+    pub fn location(&self) -> Option<Location> {
+        let anchor = self
+            .layout
+            .headings
+            .last()
+            .map(|h| slug(&h.text))
+            .filter(|s| !s.is_empty());
+        let mut place = self.layout.location.unpack().unwrap_or_default();
+        place.anchor = anchor.or(place.anchor);
+        (!place.is_empty()).then_some(place)
+    }
+
     /// The unit text without its breadcrumb prefix.
     pub fn body(&self) -> &str {
         self.text
@@ -254,7 +269,7 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
                     headings: section.headings.clone(),
                     heading_is_body: section.heading_is_body,
                     continues_section: section.continues,
-                    location,
+                    location: location.as_ref().map(Packed::from).unwrap_or_default(),
                 },
                 text: unit.text,
             });
@@ -268,8 +283,9 @@ pub fn pack_sections(sectioned: Sectioned, options: ChunkOptions<'_>) -> Chunked
     }
 }
 
-/// Where a unit is: its Markdown lines through the places, the slug of its
-/// innermost heading, and in a transcript the cue time it starts under.
+/// Where a unit is: its Markdown positions through the places, and in a
+/// transcript the cue time it starts under. (Its heading's anchor is not
+/// stored: [`Chunk::location`] derives it from the heading chain.)
 fn unit_location(
     section: &Section,
     body_words: &[lines::Word],
@@ -291,11 +307,6 @@ fn unit_location(
         .and_then(|(a, b)| lines::to_markdown(section, a, b))
         .map(|(a, b)| locate(places, a, b))
         .unwrap_or_default();
-    location.anchor = section
-        .headings
-        .last()
-        .map(|h| slug(&h.text))
-        .filter(|s| !s.is_empty());
     let mut times = body.split('\n').filter_map(timestamp_seconds);
     if let Some(first) = times.next() {
         location.start = Some(sections::format_timestamp(first));

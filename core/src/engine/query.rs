@@ -168,7 +168,7 @@ impl Engine {
                 parent_keys.push((source.clone(), chunk.parent));
             }
             results.push(ResultItem {
-                location: chunk.layout.location,
+                location: chunk.location(),
                 text: chunk.text,
                 source: source.clone(),
                 title: titles[source].clone(),

@@ -103,7 +103,7 @@ impl Engine {
             .into_iter()
             .map(|c: Chunk| ResultItem {
                 parent_id: Some(parent_id(source, c.parent)),
-                location: c.layout.location,
+                location: c.location(),
                 text: c.text,
                 source: source.into(),
                 title: record.title.clone(),
@@ -140,11 +140,11 @@ impl Engine {
         let chunks: Vec<Chunk> = view
             .chunks(source, 0..=u32::MAX)?
             .into_iter()
-            .filter(|c| c.layout.location.as_ref().is_some_and(|l| l.is_in(wanted)))
+            .filter(|c| c.location().is_some_and(|l| l.is_in(wanted)))
             .collect();
         let Some(place) = chunks
             .iter()
-            .filter_map(|c| c.layout.location.clone())
+            .filter_map(Chunk::location)
             .reduce(|a, b| a.joined(&b))
         else {
             return Err(EngineError::NoSuchPart {
