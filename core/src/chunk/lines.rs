@@ -92,25 +92,37 @@ fn find(lines: &Lines<'_>, cursor: &mut usize, line: &str) -> (u32, u32) {
     }
     let end = (*cursor + WINDOW).min(lines.len());
     let at = |i: usize| lines.get(i).unwrap_or("");
+    // A table row is only ever itself: neither a heading nor a sentence
+    // piece (and a repeated header is not ahead, so not looked for twice).
+    let prose = !line.starts_with('|');
     let hit = (*cursor..end)
         .find(|&i| at(i) == line)
         // A heading that is its section's only text, without its `#`s.
         .or_else(|| {
-            (*cursor..end)
-                .find(|&i| at(i).starts_with('#') && at(i).trim_start_matches('#').trim() == line)
+            prose
+                .then(|| {
+                    (*cursor..end).find(|&i| {
+                        at(i).starts_with('#') && at(i).trim_start_matches('#').trim() == line
+                    })
+                })
+                .flatten()
         })
         // A piece of a longer line: a sentence the cap split off.
         .or_else(|| {
-            (line.len() >= 16)
+            (prose && line.len() >= 16)
                 .then(|| (*cursor..end).find(|&i| at(i).contains(line)))
                 .flatten()
         });
     match hit {
         Some(i) => {
             *cursor = i;
-            let before = match at(i).find(line) {
-                Some(p) if p > 0 => word_count(&at(i)[..p]),
-                _ => 0,
+            // Only a sentence piece starts inside its line.
+            let before = match at(i) == line {
+                true => 0,
+                false => at(i)
+                    .find(line)
+                    .filter(|p| *p > 0)
+                    .map_or(0, |p| word_count(&at(i)[..p])),
             };
             (i as u32, before)
         }
@@ -171,15 +183,19 @@ pub fn unit_lines(
     unit_body: &str,
     skip: usize,
 ) -> Option<(At, At)> {
-    let mut own: String = unit_body
-        .split('\n')
-        .skip(skip)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let mut own: std::borrow::Cow<'_, str> = match skip {
+        0 => unit_body.into(),
+        n => unit_body
+            .split('\n')
+            .skip(n)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into(),
+    };
     let mut unit = words(&own);
     if unit.is_empty() && skip > 0 {
         // Nothing but the skipped lines (a table with no rows): find those.
-        own = unit_body.to_string();
+        own = unit_body.into();
         unit = words(&own);
     }
     if unit.is_empty() {
