@@ -46,6 +46,9 @@ pub enum Mark {
     Slide(u32),
     /// A notebook cell (1-based) starts here.
     Cell(u32),
+    /// A heading starts here, with the `id` the file gives it (empty: the
+    /// file gives none, and the heading's slug is its anchor).
+    Anchor(String),
     /// A table's data rows: this line is row `first` of `sheet` (the sheet's
     /// own row numbers, or a CSV's record numbers with the header as 1), one
     /// row per Markdown line, `count` rows.
@@ -170,7 +173,8 @@ impl Location {
 pub struct Packed {
     /// Pages, rows and lines as first/last pairs, then slide and cell.
     pub numbers: [u32; 8],
-    /// The sheet, then U+001F, then the cue time; absent when neither.
+    /// The sheet, the cue time and the file's own anchor (an element's
+    /// `id`), separated by U+001F; absent when none.
     pub text: Option<Box<str>>,
 }
 
@@ -188,13 +192,9 @@ impl Packed {
         let n = &self.numbers;
         let span = |a: u32, b: u32| (a != 0).then_some((a, b));
         let one = |v: u32| (v != 0).then_some(v);
-        let (sheet, start) = match self.text.as_deref().and_then(|t| t.split_once(TEXT_SEP)) {
-            Some((sheet, start)) => (
-                (!sheet.is_empty()).then(|| sheet.to_string()),
-                (!start.is_empty()).then(|| start.to_string()),
-            ),
-            None => (None, None),
-        };
+        let mut parts = self.text.as_deref().unwrap_or("").split(TEXT_SEP);
+        let mut part = || parts.next().filter(|p| !p.is_empty()).map(str::to_string);
+        let (sheet, start, anchor) = (part(), part(), part());
         Some(Location {
             pages: span(n[0], n[1]),
             rows: span(n[2], n[3]),
@@ -203,7 +203,7 @@ impl Packed {
             cell: one(n[7]),
             sheet,
             start,
-            anchor: None,
+            anchor,
         })
     }
 }
@@ -212,9 +212,15 @@ impl From<&Location> for Packed {
     fn from(l: &Location) -> Self {
         let pair = |p: Option<(u32, u32)>| p.map_or([0, 0], |(a, b)| [a, b]);
         let ([p0, p1], [r0, r1], [l0, l1]) = (pair(l.pages), pair(l.rows), pair(l.lines));
-        let text = (l.sheet.is_some() || l.start.is_some()).then(|| {
-            let (sheet, start) = (l.sheet.as_deref(), l.start.as_deref());
-            format!("{}{TEXT_SEP}{}", sheet.unwrap_or(""), start.unwrap_or("")).into_boxed_str()
+        let text = (l.sheet.is_some() || l.start.is_some() || l.anchor.is_some()).then(|| {
+            let part = |p: &Option<String>| p.clone().unwrap_or_default();
+            format!(
+                "{}{TEXT_SEP}{}{TEXT_SEP}{}",
+                part(&l.sheet),
+                part(&l.start),
+                part(&l.anchor)
+            )
+            .into_boxed_str()
         });
         Self {
             numbers: [
@@ -348,6 +354,21 @@ pub fn locate(places: &[Place], first: At, last: At) -> Location {
         _ => None,
     })
     .map(|(_, n)| n);
+    out.anchor = places
+        .iter()
+        .take_while(|p| {
+            At {
+                line: p.line,
+                word: p.word,
+            } <= first
+        })
+        .filter_map(|p| match &p.mark {
+            Mark::Anchor(id) => Some(id),
+            _ => None,
+        })
+        .last()
+        .filter(|id| !id.is_empty())
+        .cloned();
     let (first, last) = (first.line, last.line.max(first.line));
     if let Some((line, from)) = at(At::line(first), &|m| match m {
         Mark::Lines(n) => Some(*n),

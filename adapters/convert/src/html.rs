@@ -1,6 +1,8 @@
 //! HTML → Markdown with htmd; script, style, head and navigation chrome are
 //! skipped (htmd would keep their text otherwise); `<title>` is the metadata title.
 
+use minirag_core::location::{Mark, Place};
+use minirag_core::markdown::{atx_heading, code_lines};
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::html_pieces;
@@ -117,12 +119,140 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
         }
         markdown.push_str(&md);
     }
+    let places = heading_anchors(html, &markdown);
     Ok(Converted {
         markdown,
         metadata_title: title(html),
         page_chars: Vec::new(),
-        places: Vec::new(),
+        places,
     })
+}
+
+/// Every `<h1>`…`<h6>` in document order: its text's words (see
+/// [`word_key`]) and its `id`. A scan of the bytes: a large page is not
+/// copied.
+fn heading_ids(html: &str) -> Vec<(String, Option<String>)> {
+    let bytes = html.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = bytes[from..].iter().position(|b| *b == b'<') {
+        let start = from + at;
+        from = start + 1;
+        let name = bytes.get(start + 1..start + 4).unwrap_or(&[]);
+        let level = match name {
+            [b'h' | b'H', l @ b'1'..=b'6', next] if *next == b'>' || next.is_ascii_whitespace() => {
+                *l
+            }
+            _ => continue,
+        };
+        let Some(end) = html[start..].find('>') else {
+            break;
+        };
+        let id = attribute(&html[start..start + end], "id");
+        let body = start + end + 1;
+        let close = [b'<', b'/', b'h', level];
+        let close_upper = [b'<', b'/', b'H', level];
+        let stop = bytes[body..]
+            .windows(4)
+            .position(|w| w == close || w == close_upper)
+            .map_or(bytes.len(), |p| body + p);
+        out.push((word_key(&strip_tags(&html[body..stop])), id));
+        from = stop;
+    }
+    out
+}
+
+/// Text without its tags, the common entities read.
+fn strip_tags(fragment: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in fragment.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// A heading compared by its words only (Markdown adds backticks and
+/// escapes, HTML tags and entities).
+fn word_key(text: &str) -> String {
+    text.chars()
+        .filter(|c| minirag_core::markdown::is_word_char(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// A tag's attribute value, quoted with `"` or `'`.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let lower = tag.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(name) {
+        let i = from + at;
+        from = i + name.len();
+        let before = lower[..i].chars().next_back();
+        if !before.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let rest = tag[i + name.len()..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let quote = rest.chars().next()?;
+        if quote != '"' && quote != '\'' {
+            continue;
+        }
+        let value = &rest[1..];
+        let value = &value[..value.find(quote)?];
+        return Some(value.trim().to_string()).filter(|v| !v.is_empty());
+    }
+    None
+}
+
+/// A place at every Markdown heading with the `id` its HTML heading has
+/// (empty without one): headings are paired by their words, in order, so a
+/// heading the converter leaves out (a menu's) is passed over. None when
+/// the page gives no heading an id: the headings' slugs stand.
+fn heading_anchors(html: &str, markdown: &str) -> Vec<Place> {
+    let ids = heading_ids(html);
+    if ids.iter().all(|(_, id)| id.is_none()) {
+        return Vec::new();
+    }
+    let lines: Vec<&str> = markdown.split('\n').collect();
+    let code = code_lines(&lines);
+    let mut next = 0;
+    let mut out = Vec::new();
+    for (i, (line, in_code)) in lines.iter().zip(&code).enumerate() {
+        let Some((_, text)) = atx_heading(line).filter(|_| !in_code) else {
+            continue;
+        };
+        let key = word_key(text);
+        let Some(k) = ids[next..].iter().position(|(k, _)| *k == key) else {
+            // A heading the page does not have as such: its slug stands.
+            out.push(Place {
+                line: i as u32,
+                word: 0,
+                mark: Mark::Anchor(String::new()),
+            });
+            continue;
+        };
+        let id = ids[next + k].1.clone().unwrap_or_default();
+        next += k + 1;
+        out.push(Place {
+            line: i as u32,
+            word: 0,
+            mark: Mark::Anchor(id),
+        });
+    }
+    out
 }
 
 fn converter() -> htmd::HtmlToMarkdown {
@@ -246,6 +376,30 @@ fn title(html: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use minirag_core::location::Mark;
+
+    #[test]
+    fn headings_keep_the_ids_the_page_gives_them() {
+        let html = "<html><body><h1 id=\"start-here\">Install</h1><p>Get it.</p>\
+            <H2 class=x ID='os-list'>Systems</H2><p>Linux.</p><h2>Notes</h2><p>None.</p></body></html>";
+        let c = super::convert(html).unwrap();
+        let anchors: Vec<(u32, Mark)> = c.places.into_iter().map(|p| (p.line, p.mark)).collect();
+        let lines: Vec<&str> = c.markdown.lines().collect();
+        assert_eq!(anchors.len(), 3, "{anchors:?}");
+        assert_eq!(anchors[0].1, Mark::Anchor("start-here".into()));
+        assert_eq!(anchors[1].1, Mark::Anchor("os-list".into()));
+        assert_eq!(anchors[2].1, Mark::Anchor(String::new()));
+        assert!(
+            lines[anchors[1].0 as usize].contains("Systems"),
+            "{lines:?}"
+        );
+        // Without a single id, no marks: the slugs stand.
+        assert!(super::convert("<h1>A</h1><p>b</p>")
+            .unwrap()
+            .places
+            .is_empty());
+    }
+
     use super::*;
 
     #[test]

@@ -149,6 +149,20 @@ fn headings_give_anchors_and_transcripts_their_cue() {
         place_of(&c, "| os").anchor.as_deref(),
         Some("supported-systems")
     );
+    // mdBook gives its headings ids: a hit's anchor is the file's own.
+    let c = chunks("mdbook-box.html");
+    assert_eq!(
+        place_of(&c, "Computing the Size of a Non-Recursive Type")
+            .anchor
+            .as_deref(),
+        Some("computing-the-size-of-a-non-recursive-type")
+    );
+    assert_eq!(
+        place_of(&c, "Box<T>` to Get a Recursive Type")
+            .anchor
+            .as_deref(),
+        Some("using-boxt-to-get-a-recursive-type-with-a-known-size")
+    );
     let c = chunks("meeting.vtt");
     assert_eq!(place_of(&c, "Ага.").start.as_deref(), Some("00:04"));
     assert_eq!(

@@ -81,8 +81,9 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    /// Where the unit is: its stored place, and the slug of its innermost
-    /// heading as `anchor`. `None` when nothing is known.
+    /// Where the unit is: its stored place, and as `anchor` the `id` the
+    /// file gives its heading, else the slug of its innermost heading.
+    /// `None` when nothing is known.
     pub fn location(&self) -> Option<Location> {
         let anchor = self
             .layout
@@ -91,7 +92,7 @@ impl Chunk {
             .map(|h| slug(&h.text))
             .filter(|s| !s.is_empty());
         let mut place = self.layout.location.unpack().unwrap_or_default();
-        place.anchor = anchor.or(place.anchor);
+        place.anchor = place.anchor.or(anchor);
         (!place.is_empty()).then_some(place)
     }
 
