@@ -320,79 +320,125 @@ impl Location {
     }
 }
 
-/// The place of the Markdown from word `first` to word `last` under
-/// `places` (sorted by position): pages, slide, cell, table rows and file
-/// lines.
-pub fn locate(places: &[Place], first: At, last: At) -> Location {
-    let mut out = Location::default();
-    let at = |pos: At, pick: &dyn Fn(&Mark) -> Option<u32>| -> Option<(u32, u32)> {
-        places
-            .iter()
-            .take_while(|p| {
-                At {
-                    line: p.line,
-                    word: p.word,
-                } <= pos
-            })
-            .filter_map(|p| pick(&p.mark).map(|v| (p.line, v)))
-            .last()
-    };
-    let page = |m: &Mark| match m {
-        Mark::Page(n) => Some(*n),
-        _ => None,
-    };
-    if let (Some((_, a)), Some((_, b))) = (at(first, &page), at(last, &page)) {
-        out.pages = Some((a, b.max(a)));
-    }
-    out.slide = at(first, &|m| match m {
-        Mark::Slide(n) => Some(*n),
-        _ => None,
-    })
-    .map(|(_, n)| n);
-    out.cell = at(first, &|m| match m {
-        Mark::Cell(n) => Some(*n),
-        _ => None,
-    })
-    .map(|(_, n)| n);
-    out.anchor = places
-        .iter()
-        .take_while(|p| {
-            At {
+/// A document's places by kind, each list in Markdown order, so a unit's
+/// place is a few binary searches (a page of a million lines each with
+/// its own file line would make a scan per unit quadratic).
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    pages: Vec<(At, u32)>,
+    slides: Vec<(At, u32)>,
+    cells: Vec<(At, u32)>,
+    lines: Vec<(At, u32)>,
+    anchors: Vec<(At, String)>,
+    /// (first Markdown line, sheet, first row, rows)
+    rows: Vec<(u32, Option<String>, u32, u32)>,
+}
+
+impl Places {
+    pub fn new(places: Vec<Place>) -> Self {
+        let mut out = Self::default();
+        for p in places {
+            let at = At {
                 line: p.line,
                 word: p.word,
-            } <= first
-        })
-        .filter_map(|p| match &p.mark {
-            Mark::Anchor(id) => Some(id),
-            _ => None,
-        })
-        .last()
-        .filter(|id| !id.is_empty())
-        .cloned();
+            };
+            match p.mark {
+                Mark::Page(n) => out.pages.push((at, n)),
+                Mark::Slide(n) => out.slides.push((at, n)),
+                Mark::Cell(n) => out.cells.push((at, n)),
+                Mark::Lines(n) => out.lines.push((at, n)),
+                Mark::Anchor(id) => out.anchors.push((at, id)),
+                Mark::Rows {
+                    sheet,
+                    first,
+                    count,
+                } => out.rows.push((p.line, sheet, first, count)),
+            }
+        }
+        out.pages.sort_by_key(|x| x.0);
+        out.slides.sort_by_key(|x| x.0);
+        out.cells.sort_by_key(|x| x.0);
+        out.lines.sort_by_key(|x| x.0);
+        out.anchors.sort_by_key(|x| x.0);
+        out.rows.sort_by_key(|x| x.0);
+        out
+    }
+
+    /// Adds the places of `more`.
+    pub fn extend(&mut self, more: Vec<Place>) {
+        let mut all = self.to_places();
+        all.extend(more);
+        *self = Self::new(all);
+    }
+
+    fn to_places(&self) -> Vec<Place> {
+        let place = |at: At, mark| Place {
+            line: at.line,
+            word: at.word,
+            mark,
+        };
+        let mut out = Vec::new();
+        out.extend(self.pages.iter().map(|(a, n)| place(*a, Mark::Page(*n))));
+        out.extend(self.slides.iter().map(|(a, n)| place(*a, Mark::Slide(*n))));
+        out.extend(self.cells.iter().map(|(a, n)| place(*a, Mark::Cell(*n))));
+        out.extend(self.lines.iter().map(|(a, n)| place(*a, Mark::Lines(*n))));
+        out.extend(
+            self.anchors
+                .iter()
+                .map(|(a, id)| place(*a, Mark::Anchor(id.clone()))),
+        );
+        out.extend(self.rows.iter().map(|(line, sheet, first, count)| Place {
+            line: *line,
+            word: 0,
+            mark: Mark::Rows {
+                sheet: sheet.clone(),
+                first: *first,
+                count: *count,
+            },
+        }));
+        out
+    }
+}
+
+/// The last entry at or before `pos` of a list in order.
+fn before<T>(list: &[(At, T)], pos: At) -> Option<&(At, T)> {
+    let n = list.partition_point(|(at, _)| *at <= pos);
+    n.checked_sub(1).map(|i| &list[i])
+}
+
+/// The place of the Markdown from word `first` to word `last`: pages,
+/// slide, cell, the heading's id, table rows and file lines.
+pub fn locate(places: &Places, first: At, last: At) -> Location {
+    let mut out = Location::default();
+    if let (Some((_, a)), Some((_, b))) =
+        (before(&places.pages, first), before(&places.pages, last))
+    {
+        out.pages = Some((*a, (*b).max(*a)));
+    }
+    out.slide = before(&places.slides, first).map(|(_, n)| *n);
+    out.cell = before(&places.cells, first).map(|(_, n)| *n);
+    out.anchor = before(&places.anchors, first)
+        .map(|(_, id)| id.clone())
+        .filter(|id| !id.is_empty());
     let (first, last) = (first.line, last.line.max(first.line));
-    if let Some((line, from)) = at(At::line(first), &|m| match m {
-        Mark::Lines(n) => Some(*n),
-        _ => None,
-    }) {
-        out.lines = Some((from + (first - line), from + (last - line)));
+    if let Some((at, from)) = before(&places.lines, At::line(first)) {
+        let start = from + (first - at.line);
+        // The last line by the mark it is under: a page's Markdown lines
+        // each have their own (see the converter's `source_lines`).
+        let end = before(&places.lines, At::line(last)).map_or(start, |(a, f)| f + (last - a.line));
+        out.lines = Some((start, end.max(start)));
     }
     // The table whose rows the chunk overlaps (a chunk may start on the
-    // table's header, above its first row).
-    for p in places {
-        if let Mark::Rows {
-            sheet,
-            first: row,
-            count,
-        } = &p.mark
-        {
-            let end = p.line + count.saturating_sub(1);
-            if *count > 0 && p.line <= last && end >= first {
-                let a = first.max(p.line) - p.line + row;
-                let b = last.min(end) - p.line + row;
-                out.sheet = sheet.clone();
-                out.rows = Some((a, b));
-                break;
-            }
+    // table's header, above its first row): the last one starting by its
+    // last line.
+    let n = places.rows.partition_point(|r| r.0 <= last);
+    if let Some((line, sheet, row, count)) = n.checked_sub(1).map(|i| &places.rows[i]) {
+        let end = line + count.saturating_sub(1);
+        if *count > 0 && end >= first {
+            let a = first.max(*line) - line + row;
+            let b = last.min(end) - line + row;
+            out.sheet = sheet.clone();
+            out.rows = Some((a, b));
         }
     }
     out
@@ -436,18 +482,41 @@ mod tests {
             place(10, Mark::Page(2)),
             place(30, Mark::Page(3)),
         ];
-        let l = locate(&places, At::line(12), At::line(14));
+        let l = locate(&Places::new(places.to_vec()), At::line(12), At::line(14));
         assert_eq!(l.pages, Some((2, 2)));
         assert_eq!(l.lines, Some((13, 15)));
         assert_eq!(
-            locate(&places, At::line(8), At::line(31)).pages,
+            locate(&Places::new(places.to_vec()), At::line(8), At::line(31)).pages,
             Some((1, 3))
         );
         let slides = [place(0, Mark::Slide(1)), place(5, Mark::Slide(2))];
-        assert_eq!(locate(&slides, At::line(6), At::line(9)).slide, Some(2));
+        assert_eq!(
+            locate(&Places::new(slides.to_vec()), At::line(6), At::line(9)).slide,
+            Some(2)
+        );
         let cells = [place(0, Mark::Cell(1)), place(4, Mark::Cell(2))];
-        assert_eq!(locate(&cells, At::line(3), At::line(5)).cell, Some(1));
-        assert!(locate(&[], At::line(0), At::line(3)).is_empty());
+        assert_eq!(
+            locate(&Places::new(cells.to_vec()), At::line(3), At::line(5)).cell,
+            Some(1)
+        );
+        assert!(locate(&Places::default(), At::line(0), At::line(3)).is_empty());
+    }
+
+    #[test]
+    fn each_line_of_a_converted_page_can_have_its_own_file_line() {
+        let places = [
+            place(0, Mark::Lines(4)),
+            place(2, Mark::Lines(6)),
+            place(4, Mark::Lines(9)),
+        ];
+        assert_eq!(
+            locate(&Places::new(places.to_vec()), At::line(2), At::line(4)).lines,
+            Some((6, 9))
+        );
+        assert_eq!(
+            locate(&Places::new(places.to_vec()), At::line(0), At::line(1)).lines,
+            Some((4, 5))
+        );
     }
 
     #[test]
@@ -461,9 +530,18 @@ mod tests {
             },
         ];
         let at = |line, word| At { line, word };
-        assert_eq!(locate(&places, at(5, 2), at(5, 8)).pages, Some((1, 1)));
-        assert_eq!(locate(&places, at(5, 8), at(5, 12)).pages, Some((1, 2)));
-        assert_eq!(locate(&places, at(5, 10), at(6, 0)).pages, Some((2, 2)));
+        assert_eq!(
+            locate(&Places::new(places.to_vec()), at(5, 2), at(5, 8)).pages,
+            Some((1, 1))
+        );
+        assert_eq!(
+            locate(&Places::new(places.to_vec()), at(5, 8), at(5, 12)).pages,
+            Some((1, 2))
+        );
+        assert_eq!(
+            locate(&Places::new(places.to_vec()), at(5, 10), at(6, 0)).pages,
+            Some((2, 2))
+        );
         assert_eq!(word_count("Harbour log, page 2: tides."), 5);
     }
 
@@ -487,11 +565,14 @@ mod tests {
                 },
             ),
         ];
-        let l = locate(&places, At::line(0), At::line(5));
+        let l = locate(&Places::new(places.to_vec()), At::line(0), At::line(5));
         assert_eq!((l.sheet.as_deref(), l.rows), (Some("Sales"), Some((2, 5))));
-        let l = locate(&places, At::line(20), At::line(40));
+        let l = locate(&Places::new(places.to_vec()), At::line(20), At::line(40));
         assert_eq!((l.sheet.as_deref(), l.rows), (Some("Stock"), Some((1, 3))));
-        assert_eq!(locate(&places, At::line(13), At::line(19)).rows, None);
+        assert_eq!(
+            locate(&Places::new(places.to_vec()), At::line(13), At::line(19)).rows,
+            None
+        );
     }
 
     #[test]

@@ -119,7 +119,9 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
         }
         markdown.push_str(&md);
     }
-    let places = heading_anchors(html, &markdown);
+    let mut places = heading_anchors(html, &markdown);
+    places.extend(crate::source_lines::marks(html, &markdown));
+    places.sort_by_key(|p| p.line);
     Ok(Converted {
         markdown,
         metadata_title: title(html),
@@ -383,7 +385,12 @@ mod tests {
         let html = "<html><body><h1 id=\"start-here\">Install</h1><p>Get it.</p>\
             <H2 class=x ID='os-list'>Systems</H2><p>Linux.</p><h2>Notes</h2><p>None.</p></body></html>";
         let c = super::convert(html).unwrap();
-        let anchors: Vec<(u32, Mark)> = c.places.into_iter().map(|p| (p.line, p.mark)).collect();
+        let anchors: Vec<(u32, Mark)> = c
+            .places
+            .into_iter()
+            .filter(|p| matches!(p.mark, Mark::Anchor(_)))
+            .map(|p| (p.line, p.mark))
+            .collect();
         let lines: Vec<&str> = c.markdown.lines().collect();
         assert_eq!(anchors.len(), 3, "{anchors:?}");
         assert_eq!(anchors[0].1, Mark::Anchor("start-here".into()));
@@ -393,11 +400,12 @@ mod tests {
             lines[anchors[1].0 as usize].contains("Systems"),
             "{lines:?}"
         );
-        // Without a single id, no marks: the slugs stand.
-        assert!(super::convert("<h1>A</h1><p>b</p>")
-            .unwrap()
+        // Without a single id, no anchors: the slugs stand.
+        let bare = super::convert("<h1>A</h1><p>b</p>").unwrap();
+        assert!(!bare
             .places
-            .is_empty());
+            .iter()
+            .any(|p| matches!(p.mark, Mark::Anchor(_))));
     }
 
     use super::*;

@@ -17,6 +17,7 @@ mod pdf_spans;
 mod pdf_table;
 pub mod pptx;
 pub mod sheets;
+mod source_lines;
 pub mod text;
 pub mod vtt;
 

@@ -172,11 +172,14 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
             }
         }
     }
+    let markdown = format!("{}\n", render_items(&merge(cues, notes)).join("\n\n"));
+    // The cue text's lines in the file (timings and voice tags are not).
+    let places = crate::source_lines::marks(&text, &markdown);
     Ok(Converted {
-        markdown: format!("{}\n", render_items(&merge(cues, notes)).join("\n\n")),
+        markdown,
         metadata_title: None,
         page_chars: Vec::new(),
-        places: Vec::new(),
+        places,
     })
 }
 

@@ -163,8 +163,18 @@ fn headings_give_anchors_and_transcripts_their_cue() {
             .as_deref(),
         Some("using-boxt-to-get-a-recursive-type-with-a-known-size")
     );
+    // The page's own lines, as `cat -n page.html` numbers them.
+    let c = chunks("page.html");
+    let holds = |place: Location, line: u32| {
+        let (a, b) = place.lines.unwrap_or_else(|| panic!("no lines: {place:?}"));
+        assert!(a <= line && line <= b, "line {line} not in {a}-{b}");
+    };
+    holds(place_of(&c, "download the archive"), 6);
+    holds(place_of(&c, "Debian 12"), 10);
     let c = chunks("meeting.vtt");
     assert_eq!(place_of(&c, "Ага.").start.as_deref(), Some("00:04"));
+    holds(place_of(&c, "Ага."), 9);
+    holds(place_of(&c, "по срокам оплаты"), 17);
     assert_eq!(
         place_of(&c, "по срокам оплаты").start.as_deref(),
         Some("02:04")

@@ -12,7 +12,7 @@ pub mod lines;
 pub mod pack;
 pub mod sections;
 
-use crate::location::{locate, slug, Location, Packed, Place};
+use crate::location::{locate, slug, Location, Packed, Place, Places};
 use crate::markdown::{is_delimiter_row, timestamp_seconds};
 use crate::tokens::TokenCounter;
 
@@ -183,14 +183,13 @@ pub struct Sectioned {
     sections: Vec<Section>,
     title_seeded: bool,
     /// The converter's place marks and the deck's slide markers.
-    places: Vec<Place>,
+    places: Places,
 }
 
 impl Sectioned {
     /// Adds the converter's place marks (pages, rows, file lines…).
     pub fn with_places(mut self, places: Vec<Place>) -> Self {
         self.places.extend(places);
-        self.places.sort_by_key(|p| p.line);
         self
     }
 }
@@ -208,7 +207,7 @@ pub fn section_markdown(markdown: &str, options: ChunkOptions<'_>) -> Sectioned 
     let (category, raw_sections) = sections::build(markdown, title);
     let mut sections: Vec<Section> = raw_sections.into_iter().flat_map(cap::apply).collect();
     lines::map_sections(markdown, &mut sections);
-    let places = lines::slide_places(markdown);
+    let places = Places::new(lines::slide_places(markdown));
 
     let mut title_seeded = false;
     if options.title.is_some() && !title.is_empty() {
@@ -293,7 +292,7 @@ fn unit_location(
     cursor: &mut usize,
     body: &str,
     kind: UnitKind,
-    places: &[Place],
+    places: &Places,
     cue: &mut Option<String>,
 ) -> Option<Location> {
     // A rows unit may repeat its table's header; a code piece opens with a
