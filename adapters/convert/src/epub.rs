@@ -1,6 +1,7 @@
 //! EPUB → Markdown: chapters in spine order through the HTML converter
 //! (headings kept), `dc:title` as the metadata title.
 
+use minirag_core::location::{Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::{malformed, nodes, Archive, Node};
@@ -166,20 +167,42 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     }
     let toc = table_of_contents(name, &mut archive, &opf_path, &manifest)?;
     let mut chapters = Vec::new();
+    // The headings' own ids, at their lines in the joined Markdown.
+    let mut places = Vec::new();
+    let mut line = 0u32;
     for id in spine {
         let Some((_, href, _, _)) = manifest.iter().find(|(m, ..)| *m == id) else {
             continue;
         };
         let path = join(&opf_path, href);
         if let Some(xhtml) = archive.text(&path)? {
-            let mut md = crate::html::convert(&xhtml)?.markdown;
+            let converted = crate::html::convert(&xhtml)?;
+            let mut md = converted.markdown;
+            let mut anchors: Vec<Place> = converted
+                .places
+                .into_iter()
+                .filter(|p| matches!(p.mark, Mark::Anchor(_)))
+                .collect();
             let entries: Vec<&(usize, String, String)> =
                 toc.iter().filter(|(_, p, _)| *p == path).collect();
             if !entries.is_empty() && !md.lines().any(|l| l.starts_with('#')) {
                 md = promote_toc_headings(&md, &entries);
+                anchors.clear();
             }
-            if !md.trim().is_empty() {
-                chapters.push(md.trim().to_string());
+            let kept = md.trim();
+            if !kept.is_empty() {
+                let cut = md[..md.len() - md.trim_start().len()].matches('\n').count() as u32;
+                places.extend(
+                    anchors
+                        .into_iter()
+                        .filter(|p| p.line >= cut)
+                        .map(|p| Place {
+                            line: p.line - cut + line,
+                            ..p
+                        }),
+                );
+                line += kept.matches('\n').count() as u32 + 2;
+                chapters.push(kept.to_string());
             }
         }
     }
@@ -187,6 +210,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         markdown: chapters.join("\n\n"),
         metadata_title: (!title.is_empty()).then_some(title),
         page_chars: Vec::new(),
-        places: Vec::new(),
+        places,
     })
 }

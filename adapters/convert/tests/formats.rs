@@ -278,7 +278,7 @@ fn epub_chapters_in_spine_order_with_title() {
         <manifest><item id="c2" href="text/ch2.xhtml"/><item id="c1" href="text/ch1.xhtml"/></manifest>
         <spine><itemref idref="c1"/><itemref idref="c2"/></spine></package>"#;
     let ch1 = "<html><body><h1>Chapter One</h1><p>First words.</p></body></html>";
-    let ch2 = "<html><body><h2>Chapter Two</h2><p>Second words.</p></body></html>";
+    let ch2 = "<html><body><h2 id=\"ch-two\">Chapter Two</h2><p>Second words.</p></body></html>";
     let bytes = zip(&[
         ("META-INF/container.xml", container),
         ("OEBPS/content.opf", opf),
@@ -290,6 +290,17 @@ fn epub_chapters_in_spine_order_with_title() {
     assert_eq!(
         c.markdown,
         "# Chapter One\n\nFirst words.\n\n## Chapter Two\n\nSecond words."
+    );
+    // The second chapter's heading keeps its id, at its line in the book.
+    let anchors: Vec<(u32, minirag_core::location::Mark)> = c
+        .places
+        .into_iter()
+        .filter(|p| matches!(p.mark, minirag_core::location::Mark::Anchor(_)))
+        .map(|p| (p.line, p.mark))
+        .collect();
+    assert_eq!(
+        anchors,
+        [(4, minirag_core::location::Mark::Anchor("ch-two".into()))]
     );
 }
 
