@@ -12,8 +12,8 @@ use std::thread::JoinHandle;
 
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::progress::Step;
 pub use crate::progress::{Job, JobProgress, JobState};
-use crate::progress::{Phase, Step};
 use crate::sync::run::SyncSession;
 use crate::sync::SyncReport;
 
@@ -121,19 +121,7 @@ impl Jobs {
         }
         let session = engine.begin_sync(scope)?;
         let id = new_id(now);
-        *current = Some(Job {
-            id: id.clone(),
-            state: JobState::Running,
-            started_at: now,
-            finished_at: None,
-            progress: JobProgress {
-                phase: Phase::Indexing,
-                done: 0,
-                total: 0,
-            },
-            report: None,
-            error: None,
-        });
+        *current = Some(Job::started(&id, now));
         *lock(&self.cancel) = Some(cancel.clone());
         if let Some(job) = current.as_ref() {
             publish(&engine, job);
@@ -230,19 +218,7 @@ impl Jobs {
         let mut job = lock(&self.current)
             .clone()
             .filter(|j| j.id == id)
-            .unwrap_or(Job {
-                id: id.into(),
-                state: JobState::Running,
-                started_at: now,
-                finished_at: None,
-                progress: JobProgress {
-                    phase: Phase::Indexing,
-                    done: 0,
-                    total: 0,
-                },
-                report: None,
-                error: None,
-            });
+            .unwrap_or_else(|| Job::started(id, now));
         job.finished_at = Some(now);
         match result {
             Ok(r) => {

@@ -65,6 +65,42 @@ pub struct SyncCounts {
     pub embedded_chunks: u64,
 }
 
+impl SyncCounts {
+    /// The counts in a fixed order, for a store that keeps them as a list:
+    /// scanned, ingested, reembedded, skipped, moved, deleted, unreadable,
+    /// failed, embedded chunks.
+    pub fn to_list(&self) -> [u64; 9] {
+        [
+            self.scanned,
+            self.ingested,
+            self.reembedded,
+            self.skipped,
+            self.moved,
+            self.deleted,
+            self.unreadable,
+            self.failed,
+            self.embedded_chunks,
+        ]
+    }
+
+    /// [`SyncCounts::to_list`] read back; missing counts (a shorter list
+    /// from an older record) are 0.
+    pub fn from_list(list: &[u64]) -> Self {
+        let n = |i: usize| list.get(i).copied().unwrap_or(0);
+        Self {
+            scanned: n(0),
+            ingested: n(1),
+            reembedded: n(2),
+            skipped: n(3),
+            moved: n(4),
+            deleted: n(5),
+            unreadable: n(6),
+            failed: n(7),
+            embedded_chunks: n(8),
+        }
+    }
+}
+
 /// A finished sync: counts, per-source errors and notices.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncReport {
@@ -115,6 +151,23 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job that has just started: running, nothing counted yet.
+    pub fn started(id: &str, now: i64) -> Self {
+        Self {
+            id: id.into(),
+            state: JobState::Running,
+            started_at: now,
+            finished_at: None,
+            progress: JobProgress {
+                phase: Phase::Indexing,
+                done: 0,
+                total: 0,
+            },
+            report: None,
+            error: None,
+        }
+    }
+
     /// Whether the set of indexed documents changed (a client's list of
     /// resources is then stale).
     pub fn changed_documents(&self) -> bool {

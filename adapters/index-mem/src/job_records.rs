@@ -100,17 +100,7 @@ fn to_disk(j: &Job) -> DiskJob {
         Some(r) => {
             let c = &r.counts;
             (
-                Some(vec![
-                    c.scanned,
-                    c.ingested,
-                    c.reembedded,
-                    c.skipped,
-                    c.moved,
-                    c.deleted,
-                    c.unreadable,
-                    c.failed,
-                    c.embedded_chunks,
-                ]),
+                Some(c.to_list().to_vec()),
                 r.errors.clone(),
                 r.notices.clone(),
             )
@@ -141,10 +131,11 @@ fn to_disk(j: &Job) -> DiskJob {
 }
 
 fn from_disk(d: DiskJob) -> Job {
-    let report = d.counts.map(|mut c| {
-        // A record with fewer counts (or a damaged one) reads the rest as 0.
-        c.resize(9, 0);
-        report_of(&c, d.errors, d.notices)
+    // A record with fewer counts (or a damaged one) reads the rest as 0.
+    let report = d.counts.map(|c| SyncReport {
+        counts: SyncCounts::from_list(&c),
+        errors: d.errors,
+        notices: d.notices,
     });
     Job {
         id: d.id,
@@ -166,24 +157,6 @@ fn from_disk(d: DiskJob) -> Job {
         },
         report,
         error: d.error,
-    }
-}
-
-fn report_of(c: &[u64], errors: Vec<(String, String)>, notices: Vec<String>) -> SyncReport {
-    SyncReport {
-        counts: SyncCounts {
-            scanned: c[0],
-            ingested: c[1],
-            reembedded: c[2],
-            skipped: c[3],
-            moved: c[4],
-            deleted: c[5],
-            unreadable: c[6],
-            failed: c[7],
-            embedded_chunks: c[8],
-        },
-        errors,
-        notices,
     }
 }
 

@@ -13,20 +13,7 @@ use crate::PgIndex;
 const KEPT: i64 = 8;
 
 fn counts(c: &SyncCounts) -> Vec<i64> {
-    [
-        c.scanned,
-        c.ingested,
-        c.reembedded,
-        c.skipped,
-        c.moved,
-        c.deleted,
-        c.unreadable,
-        c.failed,
-        c.embedded_chunks,
-    ]
-    .iter()
-    .map(|n| *n as i64)
-    .collect()
+    c.to_list().iter().map(|n| *n as i64).collect()
 }
 
 pub fn put(index: &PgIndex, job: &Job) -> Result<(), IndexError> {
@@ -97,22 +84,8 @@ pub fn get(index: &PgIndex, id: &str) -> Result<Option<Job>, IndexError> {
     let counts: Option<Vec<i64>> = row.get(6);
     let errors: Option<String> = row.get(7);
     let notices: Option<String> = row.get(8);
-    let report = counts.filter(|c| c.len() >= 8).map(|mut c| {
-        c.resize(9, 0);
-        c
-    });
-    let report = report.map(|c| SyncReport {
-        counts: SyncCounts {
-            scanned: c[0] as u64,
-            ingested: c[1] as u64,
-            reembedded: c[2] as u64,
-            skipped: c[3] as u64,
-            moved: c[4] as u64,
-            deleted: c[5] as u64,
-            unreadable: c[6] as u64,
-            failed: c[7] as u64,
-            embedded_chunks: c[8] as u64,
-        },
+    let report = counts.map(|c| SyncReport {
+        counts: SyncCounts::from_list(&c.iter().map(|n| *n as u64).collect::<Vec<_>>()),
         errors: errors
             .and_then(|v| serde_json::from_str(&v).ok())
             .unwrap_or_default(),
