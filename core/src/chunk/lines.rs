@@ -28,7 +28,13 @@ pub fn map_sections(markdown: &str, sections: &mut [Section]) {
     let mut cursor = 0usize;
     for section in sections {
         let body: Vec<&str> = section.body.split('\n').map(str::trim).collect();
-        let found: Vec<(u32, u32)> = body.iter().map(|l| find(&lines, &mut cursor, l)).collect();
+        // A section whose only text is its heading is that heading's line,
+        // not a later line that happens to read the same.
+        let heading = section.heading_is_body;
+        let found: Vec<(u32, u32)> = body
+            .iter()
+            .map(|l| find(&lines, &mut cursor, l, heading))
+            .collect();
         let mut map: Vec<u32> = found.iter().map(|f| f.0).collect();
         fill_neighbours(&lines, &body, &mut map);
         section.word_offsets = found.iter().map(|f| f.1).collect();
@@ -86,7 +92,7 @@ fn fill_neighbours(lines: &Lines<'_>, body: &[&str], map: &mut [u32]) {
 }
 
 /// The Markdown line `line` is, and the words before it there.
-fn find(lines: &Lines<'_>, cursor: &mut usize, line: &str) -> (u32, u32) {
+fn find(lines: &Lines<'_>, cursor: &mut usize, line: &str, heading: bool) -> (u32, u32) {
     if !worth_finding(line) {
         return (UNKNOWN, 0);
     }
@@ -95,24 +101,27 @@ fn find(lines: &Lines<'_>, cursor: &mut usize, line: &str) -> (u32, u32) {
     // A table row is only ever itself: neither a heading nor a sentence
     // piece (and a repeated header is not ahead, so not looked for twice).
     let prose = !line.starts_with('|');
-    let hit = (*cursor..end)
-        .find(|&i| at(i) == line)
-        // A heading that is its section's only text, without its `#`s.
-        .or_else(|| {
-            prose
-                .then(|| {
-                    (*cursor..end).find(|&i| {
-                        at(i).starts_with('#') && at(i).trim_start_matches('#').trim() == line
-                    })
+    let exact = || (*cursor..end).find(|&i| at(i) == line);
+    // A heading that is its section's only text, without its `#`s.
+    let as_heading = || {
+        prose
+            .then(|| {
+                (*cursor..end).find(|&i| {
+                    at(i).starts_with('#') && at(i).trim_start_matches('#').trim() == line
                 })
-                .flatten()
-        })
-        // A piece of a longer line: a sentence the cap split off.
-        .or_else(|| {
-            (prose && line.len() >= 16)
-                .then(|| (*cursor..end).find(|&i| at(i).contains(line)))
-                .flatten()
-        });
+            })
+            .flatten()
+    };
+    let hit = match heading {
+        true => as_heading().or_else(exact),
+        false => exact().or_else(as_heading),
+    }
+    // A piece of a longer line: a sentence the cap split off.
+    .or_else(|| {
+        (prose && line.len() >= 16)
+            .then(|| (*cursor..end).find(|&i| at(i).contains(line)))
+            .flatten()
+    });
     match hit {
         Some(i) => {
             *cursor = i;
@@ -354,5 +363,26 @@ mod tests {
         );
         s.line_map = vec![UNKNOWN; 4];
         assert_eq!(to_markdown(&s, at(0, 0), at(0, 0)), None);
+    }
+
+    #[test]
+    fn a_heading_only_section_is_its_headings_line_not_a_later_same_line() {
+        // Found by the property test: the section "ёё" (its heading only)
+        // once matched the code line "ёё" below.
+        let md = "# ёё\n\n# a\n\n```text\nёё";
+        let options = crate::chunk::ChunkOptions {
+            budget: 16,
+            title: Some("T"),
+            counter: &crate::testing::WordPunctCounter,
+        };
+        let s =
+            crate::chunk::section_markdown(md, options).with_places(crate::location::file_lines());
+        let starts: Vec<u32> = crate::chunk::pack_sections(s, options)
+            .chunks
+            .iter()
+            .filter_map(|c| c.location().and_then(|l| l.lines).map(|l| l.0))
+            .collect();
+        assert_eq!(starts.first(), Some(&1), "{starts:?}");
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
     }
 }
