@@ -337,66 +337,36 @@ pub struct Places {
 impl Places {
     pub fn new(places: Vec<Place>) -> Self {
         let mut out = Self::default();
-        for p in places {
+        out.extend(places);
+        out
+    }
+
+    /// Adds the places of `more`, each list kept in order.
+    pub fn extend(&mut self, more: Vec<Place>) {
+        for p in more {
             let at = At {
                 line: p.line,
                 word: p.word,
             };
             match p.mark {
-                Mark::Page(n) => out.pages.push((at, n)),
-                Mark::Slide(n) => out.slides.push((at, n)),
-                Mark::Cell(n) => out.cells.push((at, n)),
-                Mark::Lines(n) => out.lines.push((at, n)),
-                Mark::Anchor(id) => out.anchors.push((at, id)),
+                Mark::Page(n) => self.pages.push((at, n)),
+                Mark::Slide(n) => self.slides.push((at, n)),
+                Mark::Cell(n) => self.cells.push((at, n)),
+                Mark::Lines(n) => self.lines.push((at, n)),
+                Mark::Anchor(id) => self.anchors.push((at, id)),
                 Mark::Rows {
                     sheet,
                     first,
                     count,
-                } => out.rows.push((p.line, sheet, first, count)),
+                } => self.rows.push((p.line, sheet, first, count)),
             }
         }
-        out.pages.sort_by_key(|x| x.0);
-        out.slides.sort_by_key(|x| x.0);
-        out.cells.sort_by_key(|x| x.0);
-        out.lines.sort_by_key(|x| x.0);
-        out.anchors.sort_by_key(|x| x.0);
-        out.rows.sort_by_key(|x| x.0);
-        out
-    }
-
-    /// Adds the places of `more`.
-    pub fn extend(&mut self, more: Vec<Place>) {
-        let mut all = self.to_places();
-        all.extend(more);
-        *self = Self::new(all);
-    }
-
-    fn to_places(&self) -> Vec<Place> {
-        let place = |at: At, mark| Place {
-            line: at.line,
-            word: at.word,
-            mark,
-        };
-        let mut out = Vec::new();
-        out.extend(self.pages.iter().map(|(a, n)| place(*a, Mark::Page(*n))));
-        out.extend(self.slides.iter().map(|(a, n)| place(*a, Mark::Slide(*n))));
-        out.extend(self.cells.iter().map(|(a, n)| place(*a, Mark::Cell(*n))));
-        out.extend(self.lines.iter().map(|(a, n)| place(*a, Mark::Lines(*n))));
-        out.extend(
-            self.anchors
-                .iter()
-                .map(|(a, id)| place(*a, Mark::Anchor(id.clone()))),
-        );
-        out.extend(self.rows.iter().map(|(line, sheet, first, count)| Place {
-            line: *line,
-            word: 0,
-            mark: Mark::Rows {
-                sheet: sheet.clone(),
-                first: *first,
-                count: *count,
-            },
-        }));
-        out
+        self.pages.sort_by_key(|x| x.0);
+        self.slides.sort_by_key(|x| x.0);
+        self.cells.sort_by_key(|x| x.0);
+        self.lines.sort_by_key(|x| x.0);
+        self.anchors.sort_by_key(|x| x.0);
+        self.rows.sort_by_key(|x| x.0);
     }
 }
 
