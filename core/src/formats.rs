@@ -77,6 +77,15 @@ pub fn by_extension(extension: &str) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.extensions.contains(&extension))
 }
 
+/// The format of a source by its file name's extension (URLs and data ids
+/// included); `None` when the name has no known extension.
+pub fn of_source(source: &str) -> Option<&'static Format> {
+    let name = source.rsplit('/').next().unwrap_or(source);
+    let name = name.split(['?', '#']).next().unwrap_or(name);
+    let (_, ext) = name.rsplit_once('.')?;
+    by_extension(&ext.to_ascii_lowercase())
+}
+
 /// The readable format of a media type (lower-case, no parameters).
 pub fn by_content_type(content_type: &str) -> Option<&'static Format> {
     FORMATS

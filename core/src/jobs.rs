@@ -178,6 +178,20 @@ impl Jobs {
         Ok(Some(job))
     }
 
+    /// Asks the running job `id` of this process to stop between files;
+    /// false when no such job runs here.
+    pub fn cancel(&self, id: &str) -> bool {
+        let running = lock(&self.current)
+            .as_ref()
+            .is_some_and(|j| j.id == id && j.state == JobState::Running);
+        if running {
+            if let Some(cancel) = lock(&self.cancel).as_ref() {
+                cancel.store(true, Ordering::SeqCst);
+            }
+        }
+        running
+    }
+
     /// The retained job.
     pub fn latest(&self) -> Option<Job> {
         lock(&self.current).clone()

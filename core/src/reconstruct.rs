@@ -7,6 +7,8 @@
 //! headings as real ATX lines, so `read_file` returns the document's own
 //! Markdown rather than a list of breadcrumbs.
 
+use std::ops::Range;
+
 use crate::chunk::{Chunk, UnitKind, CODE_SPLIT_NOTE};
 use crate::markdown::{is_delimiter_row, is_table_row, timestamp_seconds};
 
@@ -187,4 +189,44 @@ pub fn document(chunks: &[Chunk], seeded_title: Option<&str>) -> String {
         .filter(|p| !p.trim().is_empty())
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// Where `chunk`'s own text lies in `document` (as [`document`] rebuilt
+/// it), as a byte range over whole lines: from the first of its lines found
+/// with the rest following close behind, to its last line. A breadcrumb or
+/// repeated table header that lies far above is passed over. `None` when
+/// no line of the unit can be placed.
+pub fn passage(document: &str, chunk: &Chunk) -> Option<Range<usize>> {
+    let mut at = 0;
+    let lines: Vec<(Range<usize>, &str)> = document
+        .split('\n')
+        .map(|l| {
+            let r = at..at + l.len();
+            at += l.len() + 1;
+            (r, l.trim())
+        })
+        .collect();
+    let body: Vec<&str> = without_note(chunk.body())
+        .split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let last = *body.last()?;
+    // The unit's text can sit no further than this from its first line.
+    let reach = chunk.body().len() * 3 / 2 + 200;
+    for first in &body {
+        for (i, (r, line)) in lines.iter().enumerate() {
+            if line != first {
+                continue;
+            }
+            let end = lines[i..]
+                .iter()
+                .find(|(_, l)| *l == last)
+                .map(|(e, _)| e.end);
+            if let Some(end) = end.filter(|e| e - r.start <= reach) {
+                return Some(r.start..end);
+            }
+        }
+    }
+    None
 }

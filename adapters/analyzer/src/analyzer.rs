@@ -71,6 +71,26 @@ impl Analyzer {
         out
     }
 
+    /// Byte ranges of the words of `text` that share a term with `query`:
+    /// the words the keyword side matched, for highlighting.
+    pub fn matches(&self, query: &str, text: &str) -> Vec<std::ops::Range<usize>> {
+        let wanted: std::collections::HashSet<String> = self.terms(query).into_iter().collect();
+        let mut out = Vec::new();
+        if wanted.is_empty() {
+            return out;
+        }
+        let base = text.as_ptr() as usize;
+        for raw in text.split_whitespace() {
+            let token = raw.trim_matches(|c: char| !is_word_char(c));
+            if token.is_empty() || !self.terms(token).iter().any(|t| wanted.contains(t)) {
+                continue;
+            }
+            let start = token.as_ptr() as usize - base;
+            out.push(start..start + token.len());
+        }
+        out
+    }
+
     fn part_terms(&self, part: &str, out: &mut Vec<String>) {
         if !part.chars().any(is_cjk) {
             out.push(self.stem(&fold(part)));
@@ -117,6 +137,18 @@ mod tests {
 
     fn terms(t: &str) -> Vec<String> {
         Analyzer::default().terms(t)
+    }
+
+    #[test]
+    fn matches_are_the_words_that_share_a_term_with_the_query() {
+        let text = "Документы: indexing of ERR_CONN_RESET, and other words.";
+        let found: Vec<&str> = Analyzer::default()
+            .matches("документов indexed reset", text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(found, ["Документы", "indexing", "ERR_CONN_RESET"]);
+        assert!(Analyzer::default().matches("", text).is_empty());
     }
 
     #[test]

@@ -453,6 +453,7 @@ impl App {
             query,
             top_k,
             scope,
+            formats: &[],
             explain,
         })?;
         Ok(query_json(&r))

@@ -21,6 +21,10 @@ pub struct QueryRequest<'a> {
     pub query: &'a str,
     pub top_k: i64,
     pub scope: &'a [String],
+    /// Format keys (`pdf`, `md`, …; see [`crate::formats`]) a hit's source
+    /// must have; empty means any. Applied to the fused candidates, so a
+    /// rare format may return fewer than `top_k`.
+    pub formats: &'a [String],
     /// Carry each result's rank and score in every list, and the fused score.
     pub explain: bool,
 }
@@ -124,6 +128,12 @@ impl Engine {
             if let Some(mode) = s.grouping {
                 hits = apply_grouping(hits, mode);
             }
+        }
+        if !request.formats.is_empty() {
+            hits.retain(|h| {
+                crate::formats::of_source(&h.key.source)
+                    .is_some_and(|f| request.formats.iter().any(|k| k == f.key))
+            });
         }
         if let Some(max) = s.max_files {
             hits = apply_max_files(hits, max);

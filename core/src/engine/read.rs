@@ -126,6 +126,27 @@ impl Engine {
         Ok(ReadDocument { record, text })
     }
 
+    /// The whole document, and where chunk `chunk_index`'s text lies in it
+    /// (see [`crate::reconstruct::passage`]).
+    pub fn read_passage(
+        &self,
+        source: &str,
+        chunk_index: u32,
+    ) -> Result<(ReadDocument, Option<std::ops::Range<usize>>), EngineError> {
+        let view = self.ports.index.read()?;
+        let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
+            source: source.into(),
+        })?;
+        let chunks = view.chunks(source, 0..=u32::MAX)?;
+        let seeded = record.title_seeded.then_some(record.title.as_str());
+        let text = document(&chunks, seeded);
+        let at = chunks
+            .iter()
+            .find(|c| c.index == chunk_index)
+            .and_then(|c| crate::reconstruct::passage(&text, c));
+        Ok((ReadDocument { record, text }, at))
+    }
+
     /// The part of a document at a place (a page, lines, a slide…), rebuilt
     /// from the chunks there, with the place they span.
     pub fn read_part(

@@ -91,6 +91,20 @@ fn a_cancelled_job_fails_and_says_so() {
 }
 
 #[test]
+fn cancel_by_id_stops_only_the_running_job_it_names() {
+    let (_f, engine) = with_files();
+    let jobs = Arc::new(Jobs::default());
+    let admitted = jobs.admit(engine, None, go()).unwrap();
+    let id = admitted.id().to_string();
+    assert!(!jobs.cancel("0123456789abcdef0123456789abcdef"));
+    assert!(jobs.cancel(&id));
+    let job = admitted.run(&|_| {});
+    assert_eq!(job.state, JobState::Failed);
+    assert!(job.error.as_deref().unwrap().contains("cancelled"));
+    assert!(!jobs.cancel(&id), "an ended job is not running");
+}
+
+#[test]
 fn drain_stops_and_joins_the_background_job_and_refuses_new_ones() {
     let (_f, engine) = with_files();
     let jobs = Arc::new(Jobs::default());

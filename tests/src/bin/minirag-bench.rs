@@ -395,6 +395,7 @@ fn main() {
             query: q,
             top_k: 8,
             scope: &[],
+            formats: &[],
             explain: false,
         })
         .expect("query")

@@ -239,3 +239,41 @@ fn the_model_is_loaded_before_the_read_view_is_taken() {
         "ready at {ready}, view at {read}"
     );
 }
+
+#[test]
+fn a_format_filter_keeps_only_hits_of_those_formats() {
+    let f = fixture();
+    f.engine
+        .ingest_file(
+            "/docs/a.md",
+            b"# A\n\nInvoices are archived yearly.",
+            "h",
+            1.0,
+        )
+        .unwrap();
+    f.engine
+        .ingest_file("/docs/b.txt", b"Invoices are archived monthly.", "h", 1.0)
+        .unwrap();
+    let all = f.engine.query(query("invoices archived", 8, &[])).unwrap();
+    assert_eq!(
+        crate::search::shape::sources_of(&all.results, &[""; 0]).len(),
+        2
+    );
+    let wanted = ["txt".to_string()];
+    let r = f
+        .engine
+        .query(QueryRequest {
+            formats: &wanted,
+            ..query("invoices archived", 8, &[])
+        })
+        .unwrap();
+    assert!(!r.results.is_empty());
+    assert!(r.results.iter().all(|h| h.source == "/docs/b.txt"), "{r:?}");
+    assert_eq!(
+        crate::formats::of_source("https://x.org/a/Report.PDF?x=1")
+            .unwrap()
+            .key,
+        "pdf"
+    );
+    assert!(crate::formats::of_source("data:notes").is_none());
+}

@@ -90,3 +90,37 @@ fn ingest_targets_scan_folders_and_keep_files_as_given() {
     );
     assert!(t.blind.is_empty());
 }
+
+#[test]
+fn a_passage_is_found_in_its_whole_document_even_under_a_repeated_table_header() {
+    let f = fixture_with(FakeEmbedder::new(), |s| s.budget = 40);
+    let mut doc =
+        String::from("# Prices\n\nIntro text about the table.\n\n| item | price |\n|---|---|\n");
+    for i in 0..30 {
+        doc.push_str(&format!("| widget{i} | {i}.00 |\n"));
+    }
+    doc.push_str("\n## After\n\nClosing words here.");
+    f.engine
+        .ingest_file("/docs/t.md", doc.as_bytes(), "h", 1.0)
+        .unwrap();
+    let n = f.engine.neighbors("/docs/t.md", 0, 0, 50).unwrap();
+    assert!(n.len() > 3, "the table is cut into several units");
+    for hit in &n {
+        let (read, at) = f
+            .engine
+            .read_passage("/docs/t.md", hit.chunk_index)
+            .unwrap();
+        let at = at.unwrap_or_else(|| panic!("unit {} not placed", hit.chunk_index));
+        let passage = &read.text[at];
+        // Its last line, and the first line that is the unit's own.
+        let own: Vec<&str> = hit.text.lines().filter(|l| l.contains("widget")).collect();
+        if let (Some(first), Some(last)) = (own.first(), own.last()) {
+            assert!(passage.contains(first.trim()), "{passage:?} vs {first:?}");
+            assert!(passage.ends_with(last.trim()));
+            // Not from the table's header far above.
+            assert!(passage.len() <= hit.text.len(), "{passage:?}");
+        }
+    }
+    let (_, none) = f.engine.read_passage("/docs/t.md", 999).unwrap();
+    assert!(none.is_none());
+}
