@@ -136,6 +136,18 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Open the search page: serve it on loopback, print its URL, and open a
+    /// browser when one is present. The same server also answers MCP at /mcp.
+    Ui {
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser.
+        #[arg(long)]
+        no_open: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Keep the index current as files change: a full sync to catch up, then
     /// one sync per settled batch of changes, a line each, until Ctrl-C.
     Watch {
@@ -190,6 +202,7 @@ impl Command {
             | Self::Status { common }
             | Self::Delete { common, .. }
             | Self::Serve { common, .. }
+            | Self::Ui { common, .. }
             | Self::Watch { common }
             | Self::Doctor { common, .. }
             | Self::Setup { common, .. }
@@ -253,6 +266,26 @@ pub fn run(cli: Cli) -> Result<i32> {
                 Some(o) => runtime.block_on(crate::http::serve(app, o))?,
                 None => runtime.block_on(crate::server::serve(app))?,
             }
+            Ok(0)
+        }
+        Command::Ui { port, no_open, .. } => {
+            let args = crate::http::ServeArgs {
+                session_idle_secs: 1800,
+                max_body_bytes: 8 * 1024 * 1024,
+                max_inflight_per_client: 32,
+                drain_secs: 5,
+                ..Default::default()
+            };
+            let mut options = crate::http::Options::check(
+                &args,
+                &format!("127.0.0.1:{port}"),
+                std::env::var("MINIRAG_TOKEN").ok(),
+            )?;
+            options.page_opens = Some(!no_open);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(crate::http::serve(app, options))?;
             Ok(0)
         }
         Command::Watch { .. } => {

@@ -6,6 +6,7 @@ mod cli;
 mod doctor;
 mod http;
 mod instructions;
+mod page;
 mod payload;
 mod reqlog;
 mod resources;

@@ -290,6 +290,14 @@ impl Server {
         }
     }
 
+    /// The search page's backend: this server's app and jobs.
+    pub fn page_backend(&self) -> crate::page::PageBackend {
+        crate::page::PageBackend {
+            app: self.app.clone(),
+            jobs: self.jobs.clone(),
+        }
+    }
+
     /// Logs every tool call (HTTP mode).
     pub fn with_log(mut self, log: RequestLog) -> Self {
         self.log = Some(log);

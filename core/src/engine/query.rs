@@ -179,6 +179,7 @@ impl Engine {
             }
             results.push(ResultItem {
                 location: chunk.location(),
+                prefix_len: chunk.layout.prefix_len as usize,
                 text: chunk.text,
                 source: source.clone(),
                 title: titles[source].clone(),

@@ -104,6 +104,7 @@ impl Engine {
             .map(|c: Chunk| ResultItem {
                 parent_id: Some(parent_id(source, c.parent)),
                 location: c.location(),
+                prefix_len: c.layout.prefix_len as usize,
                 text: c.text,
                 source: source.into(),
                 title: record.title.clone(),

@@ -16,6 +16,8 @@ pub struct ResultItem {
     pub parent_id: Option<String>,
     /// Where in the document the chunk is, when known.
     pub location: Option<Location>,
+    /// Bytes of `text` before the unit's own body: its breadcrumb.
+    pub prefix_len: usize,
 }
 
 impl ResultItem {
@@ -26,6 +28,19 @@ impl ResultItem {
             false => self.title.as_str(),
         };
         Some(self.location.as_ref()?.citation(name))
+    }
+
+    /// The breadcrumb the chunker put before the body (`Guide > Errors`).
+    pub fn breadcrumb(&self) -> &str {
+        self.text.get(..self.prefix_len).unwrap_or("").trim()
+    }
+
+    /// The unit's own text, after its breadcrumb.
+    pub fn body(&self) -> &str {
+        self.text
+            .get(self.prefix_len..)
+            .unwrap_or(&self.text)
+            .trim()
     }
 }
 
@@ -101,6 +116,7 @@ mod tests {
             source: source.into(),
             title: title.into(),
             chunk_index: 0,
+            prefix_len: 0,
             score: 1.0,
             distance: None,
             parent_id: None,

@@ -55,6 +55,19 @@ impl Gate {
         self.draining.store(true, Ordering::SeqCst);
     }
 
+    /// The search page's checks: the same hosts, origins and token.
+    pub fn page_guard(&self) -> minirag_web::Guard {
+        let token = self.options.token.map(|expected| {
+            Arc::new(move |presented: &str| -> bool { digest(presented).ct_eq(&expected).into() })
+                as minirag_web::TokenCheck
+        });
+        minirag_web::Guard {
+            allowed_hosts: self.options.allowed_hosts.clone(),
+            allowed_origins: self.options.allowed_origins.clone(),
+            token,
+        }
+    }
+
     fn authorized(&self, value: Option<&HeaderValue>) -> bool {
         let Some(expected) = &self.options.token else {
             return true;

@@ -28,6 +28,7 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
     let gate = Arc::new(Gate::new(options.clone()));
     let server = Server::new(app).with_log(gate.log);
     server.start_watching();
+    let page = minirag_web::router(Arc::new(server.page_backend()), gate.page_guard());
     let draining = server.clone();
     let stop = CancellationToken::new();
 
@@ -44,7 +45,8 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
     let router = Router::new()
         .route_service("/mcp", mcp)
         .route_layer(axum::middleware::from_fn_with_state(gate.clone(), admit))
-        .route("/healthz", get(healthz));
+        .route("/healthz", get(healthz))
+        .merge(page);
 
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
@@ -53,8 +55,11 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
     // The first line on stderr: where clients connect (port 0 resolved).
     eprintln!(
         "{}",
-        serde_json::json!({"event": "listening", "url": format!("http://{local}/mcp")})
+        serde_json::json!({"event": "listening", "url": format!("http://{local}/mcp"), "page": format!("http://{local}/")})
     );
+    if let Some(open) = options.page_opens {
+        announce_page(&format!("http://{local}/"), open);
+    }
     let drained = shutdown(gate, draining, stop, options.drain);
     // Small JSON-RPC answers and SSE events must leave at once: with Nagle
     // on, each waits for the client's delayed ACK (docs/benchmarks.md).
@@ -68,6 +73,28 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
     .with_graceful_shutdown(drained)
     .await?;
     Ok(())
+}
+
+/// `ui`: the page's URL for the person, and a browser when one is present
+/// (a desktop session); failing to open one is not an error.
+fn announce_page(url: &str, open: bool) {
+    println!("minirag: the search page is at {url}  (Ctrl-C stops it)");
+    let desktop = std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some()
+        || cfg!(target_os = "macos");
+    if open && desktop {
+        let opener = if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        };
+        let _ = std::process::Command::new(opener)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
 }
 
 /// Liveness only: no version, no roots, no counts.

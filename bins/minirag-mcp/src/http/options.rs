@@ -61,6 +61,9 @@ pub struct Options {
     pub max_body_bytes: usize,
     pub max_inflight_per_client: usize,
     pub drain: Duration,
+    /// Set by `ui`: print the page's URL on stdout, and open a browser when
+    /// this is `Some(true)` and one is present.
+    pub page_opens: Option<bool>,
 }
 
 impl Options {
@@ -126,6 +129,7 @@ impl Options {
             max_body_bytes: args.max_body_bytes,
             max_inflight_per_client: args.max_inflight_per_client,
             drain: Duration::from_secs(args.drain_secs),
+            page_opens: None,
         })
     }
 }

@@ -1,0 +1,224 @@
+//! The search view: the form (query, root, folder, format) and the results
+//! as documents with their best passages.
+
+use maud::{html, Markup};
+use minirag_core::formats::{FormatKind, FORMATS};
+use minirag_core::search::{QueryResponse, ResultItem};
+
+use super::{doc_link, enc, page, Nav};
+use crate::highlight;
+
+/// What the search form holds (`/?q=…&root=…&folder=…&format=…`).
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+pub struct Form {
+    #[serde(default)]
+    pub q: String,
+    #[serde(default)]
+    pub root: String,
+    #[serde(default)]
+    pub folder: String,
+    #[serde(default)]
+    pub format: String,
+}
+
+impl Form {
+    /// The query's scope: the chosen root, and the folder under it (or an
+    /// absolute folder as given).
+    pub fn scope(&self, roots: &[String]) -> Vec<String> {
+        let folder = self.folder.trim().trim_end_matches('/');
+        if folder.starts_with('/') {
+            return vec![folder.to_string()];
+        }
+        let root = roots
+            .iter()
+            .find(|r| **r == self.root)
+            .map(|r| r.trim_end_matches('/'));
+        match (root, folder.is_empty()) {
+            (Some(r), true) => vec![r.to_string()],
+            (Some(r), false) => vec![format!("{r}/{folder}")],
+            (None, false) => roots
+                .iter()
+                .map(|r| format!("{}/{folder}", r.trim_end_matches('/')))
+                .collect(),
+            (None, true) => Vec::new(),
+        }
+    }
+
+    pub fn formats(&self) -> Vec<String> {
+        match self.format.trim() {
+            "" => Vec::new(),
+            f => vec![f.to_string()],
+        }
+    }
+
+    /// This search as a URL, to share or bookmark.
+    pub fn url(&self) -> String {
+        let mut url = format!("/?q={}", enc(&self.q));
+        for (k, v) in [
+            ("root", &self.root),
+            ("folder", &self.folder),
+            ("format", &self.format),
+        ] {
+            if !v.is_empty() {
+                url.push_str(&format!("&{k}={}", enc(v)));
+            }
+        }
+        url
+    }
+}
+
+/// What a search came to.
+pub enum Outcome {
+    /// No query yet.
+    Empty,
+    Found {
+        response: QueryResponse,
+        millis: f64,
+    },
+    Failed(String),
+}
+
+pub fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
+    let title = if form.q.is_empty() {
+        "Search".to_string()
+    } else {
+        format!("{} – search", form.q)
+    };
+    page(
+        &title,
+        Nav::Search,
+        None,
+        html! {
+            h1.visually-hidden { "Search the index" }
+            form #search role="search" method="get" action="/" {
+                div.query {
+                    label.visually-hidden for="q" { "Search" }
+                    input #q type="search" name="q" value=(form.q) placeholder="Search your documents  ( / )"
+                        autocomplete="off" autofocus[form.q.is_empty()] aria-describedby="search-hint";
+                    button type="submit" { "Search" }
+                }
+                div.filters {
+                    label { "Root "
+                        select name="root" {
+                            option value="" { "all roots" }
+                            @for r in roots {
+                                option value=(r) selected[*r == form.root] { (r) }
+                            }
+                        }
+                    }
+                    label { "Folder "
+                        input type="text" name="folder" value=(form.folder) placeholder="sub/folder";
+                    }
+                    label { "Format "
+                        select name="format" {
+                            option value="" { "any" }
+                            @for f in FORMATS.iter().filter(|f| f.kind == FormatKind::Document) {
+                                option value=(f.key) selected[f.key == form.format] { (f.name) }
+                            }
+                        }
+                    }
+                }
+                p #search-hint .hint { "↑ ↓ move through the results, Enter opens one." }
+            }
+            section #results aria-live="polite" aria-label="Results" {
+                (results(form, outcome))
+            }
+        },
+    )
+}
+
+/// The results list alone (also served to the page's script as it types).
+pub fn results(form: &Form, outcome: &Outcome) -> Markup {
+    match outcome {
+        Outcome::Empty => html! {},
+        Outcome::Failed(message) => html! { p.error role="alert" { (message) } },
+        Outcome::Found { response, millis } => {
+            let groups = group(&response.results);
+            html! {
+                p.meta {
+                    (response.sources.len()) " documents, " (response.results.len()) " passages"
+                    span.time { " · " (format!("{millis:.0}")) " ms" }
+                    " · " a href=(form.url()) { "Link to this search" }
+                }
+                @if let Some(n) = &response.notice { p.notice { (n) } }
+                @if groups.is_empty() { p.none { "Nothing found. Try other words, or widen the filters." } }
+                ol.documents {
+                    @for hits in &groups {
+                        (document(form, response, hits))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Hits grouped by document, in the order documents first rank.
+fn group(results: &[ResultItem]) -> Vec<Vec<&ResultItem>> {
+    let mut out: Vec<Vec<&ResultItem>> = Vec::new();
+    for r in results {
+        match out.iter_mut().find(|g| g[0].source == r.source) {
+            Some(g) => g.push(r),
+            None => out.push(vec![r]),
+        }
+    }
+    out
+}
+
+fn document(form: &Form, response: &QueryResponse, hits: &[&ResultItem]) -> Markup {
+    let first = hits[0];
+    let path = response
+        .sources
+        .iter()
+        .find(|s| s.source == first.source)
+        .map_or(first.source.as_str(), |s| s.display_path.as_str());
+    let format = minirag_core::formats::of_source(&first.source).map(|f| f.name);
+    html! {
+        li.document {
+            h2 { a href=(doc_link(&first.source, None, &form.q)) { (first.title) } }
+            p.path {
+                (path)
+                @if let Some(f) = format { span.format { (f) } }
+            }
+            ul.passages {
+                @for hit in hits {
+                    li.hit {
+                        a.passage href=(doc_link(&hit.source, Some(hit.chunk_index), &form.q)) {
+                            span.where {
+                                @if !hit.breadcrumb().is_empty() { span.crumb { (hit.breadcrumb()) } }
+                                @if let Some(c) = hit.citation() { span.place { (c) } }
+                            }
+                            span.snippet { (highlight::marked(&form.q, &highlight::excerpt(&form.q, hit.body(), 360))) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_follows_root_and_folder() {
+        let roots = vec!["/a".to_string(), "/b/".to_string()];
+        let f = |root: &str, folder: &str| Form {
+            root: root.into(),
+            folder: folder.into(),
+            ..Form::default()
+        };
+        assert!(f("", "").scope(&roots).is_empty());
+        assert_eq!(f("/a", "").scope(&roots), ["/a"]);
+        assert_eq!(f("/a", "x/y/").scope(&roots), ["/a/x/y"]);
+        assert_eq!(f("", "x").scope(&roots), ["/a/x", "/b/x"]);
+        assert_eq!(f("/nope", "/abs/dir").scope(&roots), ["/abs/dir"]);
+        let url = Form {
+            q: "a b&c".into(),
+            format: "pdf".into(),
+            ..Form::default()
+        }
+        .url();
+        assert_eq!(url, "/?q=a%20b%26c&format=pdf");
+    }
+}

@@ -1,0 +1,50 @@
+//! The search page's view of this process: the same engine, jobs and
+//! containment as the MCP tools (see `minirag_web`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use minirag_core::engine::Engine;
+use minirag_core::jobs::Jobs;
+
+use crate::app::App;
+
+pub struct PageBackend {
+    pub app: Arc<App>,
+    pub jobs: Arc<Jobs>,
+}
+
+impl minirag_web::Backend for PageBackend {
+    fn engine(&self) -> Result<Arc<Engine>, String> {
+        self.app.engine().map_err(|e| format!("{e:#}"))
+    }
+
+    fn jobs(&self) -> Arc<Jobs> {
+        self.jobs.clone()
+    }
+
+    fn roots(&self) -> Vec<String> {
+        self.app.root_strings()
+    }
+
+    fn status(&self) -> serde_json::Value {
+        self.app.status()
+    }
+
+    fn start_sync(&self) -> Result<String, String> {
+        let engine = self.engine()?;
+        let admitted = self
+            .jobs
+            .admit(engine, None, Arc::default())
+            .map_err(|e| e.to_string())?;
+        Ok(admitted.spawn(|_| {}))
+    }
+
+    fn original(&self, source: &str) -> Option<PathBuf> {
+        if !source.starts_with('/') {
+            return None;
+        }
+        let path = self.app.contain(source, true).ok()?;
+        path.is_file().then_some(path)
+    }
+}
