@@ -1,5 +1,6 @@
 //! Helpers for black-box tests of the `minirag-mcp` binary.
 
+pub mod browser;
 pub mod http_server;
 pub mod mcp_client;
 pub mod watcher;

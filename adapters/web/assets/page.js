@@ -66,6 +66,8 @@
             panel.innerHTML = html;
             const running = state === "running";
             $("#sync-now").disabled = running;
+            $("#cancel-id").value = id;
+            $("#cancel-form").hidden = !running;
             if (running) setTimeout(poll, 250);
           });
         })
@@ -80,8 +82,7 @@
         else { panel.textContent = j.error || "The sync did not start."; $("#sync-now").disabled = false; }
       });
     });
-    panel.addEventListener("submit", (e) => {
-      if (e.target.id !== "cancel-form") return;
+    $("#cancel-form").addEventListener("submit", (e) => {
       e.preventDefault();
       post("/sync/cancel", new URLSearchParams(new FormData(e.target)));
     });

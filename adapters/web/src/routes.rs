@@ -68,6 +68,12 @@ async fn checked(State(site): State<Site>, request: Request, next: Next) -> Resp
     let path = request.uri().path();
     let open = path.starts_with("/assets/") || path == "/login";
     let post = request.method() == Method::POST;
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("none")
+        .to_string();
     let verdict = if open {
         match site.guard.check(request.headers(), post) {
             Err(Refusal::Token) => Ok(()),
@@ -85,7 +91,7 @@ async fn checked(State(site): State<Site>, request: Request, next: Next) -> Resp
             .into_response(),
         Err(Refusal::Origin) => (
             StatusCode::FORBIDDEN,
-            "Refused: a POST must come from this page (its Origin), or from an --allowed-origin.",
+            format!("Refused: a POST must come from this page or from an --allowed-origin; this one came from origin '{origin}'."),
         )
             .into_response(),
         Err(Refusal::Token) if post => {
@@ -106,9 +112,11 @@ async fn checked(State(site): State<Site>, request: Request, next: Next) -> Resp
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // Not `no-referrer`: under it a browser sends `Origin: null` with the
+    // page's own form POSTs, which the guard must refuse.
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     response
 }

@@ -135,7 +135,7 @@ pub fn results(form: &Form, outcome: &Outcome) -> Markup {
         Outcome::Found { response, millis } => {
             let groups = group(&response.results);
             html! {
-                p.meta {
+                p.meta data-q=(form.q) {
                     (response.sources.len()) " documents, " (response.results.len()) " passages"
                     span.time { " · " (format!("{millis:.0}")) " ms" }
                     " · " a href=(form.url()) { "Link to this search" }

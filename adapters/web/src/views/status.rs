@@ -47,6 +47,12 @@ pub fn view(
                 div #job aria-live="polite" data-job=[job.map(|j| j.id.as_str())] {
                     @if let Some(j) = job { (job_panel(j)) }
                 }
+                // Outside the panel the script re-renders, so a click on it
+                // never lands on a replaced button.
+                form #cancel-form method="post" action="/sync/cancel" hidden[!running] {
+                    input #cancel-id type="hidden" name="id" value=[job.map(|j| j.id.as_str())];
+                    button #cancel type="submit" { "Cancel" }
+                }
             }
             section aria-labelledby="status-h" {
                 h2 #status-h { "Index" }
@@ -72,7 +78,6 @@ pub fn view(
 /// The job's state, counts and progress; a cancel while it runs.
 pub fn job_panel(job: &Job) -> Markup {
     let p = &job.progress;
-    let running = job.state == JobState::Running;
     html! {
         p.job-state data-state=(job.state.as_str()) {
             "Sync " strong #job-state { (job.state.as_str()) }
@@ -86,12 +91,6 @@ pub fn job_panel(job: &Job) -> Markup {
             }
         }
         @if let Some(e) = &job.error { p.error role="alert" { (e) } }
-        @if running {
-            form #cancel-form method="post" action="/sync/cancel" {
-                input type="hidden" name="id" value=(job.id);
-                button #cancel type="submit" { "Cancel" }
-            }
-        }
     }
 }
 

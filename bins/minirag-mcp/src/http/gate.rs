@@ -55,7 +55,9 @@ impl Gate {
         self.draining.store(true, Ordering::SeqCst);
     }
 
-    /// The search page's checks: the same hosts, origins and token.
+    /// The search page's checks: the same hosts and token. Its POSTs take
+    /// only its own origin and `--allowed-origin`s: a page another local
+    /// server serves (any loopback port) must not start a sync.
     pub fn page_guard(&self) -> minirag_web::Guard {
         let token = self.options.token.map(|expected| {
             Arc::new(move |presented: &str| -> bool { digest(presented).ct_eq(&expected).into() })
@@ -63,7 +65,7 @@ impl Gate {
         });
         minirag_web::Guard {
             allowed_hosts: self.options.allowed_hosts.clone(),
-            allowed_origins: self.options.allowed_origins.clone(),
+            allowed_origins: self.options.extra_origins.clone(),
             token,
         }
     }

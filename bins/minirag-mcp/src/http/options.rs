@@ -56,6 +56,8 @@ pub struct Options {
     pub token: Option<[u8; 32]>,
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
+    /// The `--allowed-origin`s alone, without the loopback defaults.
+    pub extra_origins: Vec<String>,
     pub log_queries: bool,
     pub session_idle: Duration,
     pub max_body_bytes: usize,
@@ -124,6 +126,7 @@ impl Options {
             token: token.map(|t| digest(&t)),
             allowed_hosts,
             allowed_origins,
+            extra_origins: args.allowed_origins.clone(),
             log_queries: args.log_queries,
             session_idle: Duration::from_secs(args.session_idle_secs),
             max_body_bytes: args.max_body_bytes,
