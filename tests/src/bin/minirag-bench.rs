@@ -143,6 +143,59 @@ fn timed(n: usize, mut f: impl FnMut(usize)) -> Vec<f64> {
     lat
 }
 
+/// `serve --http` on a free port; `calls` warm `GET /?q=…` with the
+/// response read to its end; and the bytes of a results page plus its assets.
+fn page_queries(
+    env: &[(String, String)],
+    queries: &[String],
+    calls: usize,
+) -> (std::process::Child, Vec<f64>, usize) {
+    use std::io::BufRead;
+    let mut child = Command::new(binary())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env_clear()
+        .envs(env.iter().cloned())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve --http");
+    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    let listening: Value = serde_json::from_str(&first).unwrap_or(Value::Null);
+    let addr = listening["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|u| u.strip_suffix("/mcp"))
+        .unwrap_or_else(|| die(&format!("no listening line: {first}")))
+        .to_string();
+    let path = |q: &str| format!("/?q={}", q.replace(|c: char| !c.is_alphanumeric(), "+"));
+    let html = http_get(&addr, &path(&queries[0]));
+    let lat = timed(calls, |i| {
+        http_get(&addr, &path(&queries[i % queries.len()]));
+    });
+    let bytes = html.len()
+        + http_get(&addr, "/assets/page.css").len()
+        + http_get(&addr, "/assets/page.js").len();
+    (child, lat, bytes)
+}
+
+/// A plain HTTP/1.1 GET over loopback; the whole response.
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("the page server");
+    let _ = stream.set_nodelay(true);
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("request sent");
+    let mut out = String::new();
+    stream.read_to_string(&mut out).expect("response read");
+    out
+}
+
 fn latency(sorted: &[f64]) -> String {
     format!(
         "p50 {:.1} ms, p95 {:.1} ms ({} calls)",
@@ -387,6 +440,19 @@ fn main() {
     });
     drop(s);
     row("query via MCP stdio, warm", latency(&lat));
+
+    // The search page: warm server-rendered queries over loopback, and the
+    // weight of what a browser loads for it.
+    let (page, page_lat, page_bytes) = page_queries(&env, &queries, a.calls);
+    drop(page);
+    row(
+        "search page: server-rendered query, warm",
+        latency(&page_lat),
+    );
+    row(
+        "search page: HTML + CSS + JS",
+        format!("{:.1} KB", page_bytes as f64 / 1024.0),
+    );
 
     // Warm queries through the engine in this process.
     let e = engine(&env);
