@@ -5,14 +5,17 @@
 //! - [`schema`]: the tables of one index in one schema, and migrations.
 //! - [`postings`]: BM25 postings computed with the shared analyzer.
 //! - [`write`]: per-source transactions under advisory locks.
-//! - [`view`]: a read view is one `REPEATABLE READ` transaction; BM25 is
-//!   scored in SQL from the postings, vectors by pgvector (exact below
-//!   [`view::EXACT_BELOW`] vectors, HNSW above).
+//! - [`view`]: a read view is one `REPEATABLE READ` transaction; vectors
+//!   by pgvector (exact below [`view::EXACT_BELOW`] vectors, HNSW above).
+//! - [`keyword`]: BM25 scored in the adapter from postings read once per
+//!   query; [`packed`]: a term's chunk postings in one source, one row.
 //! - [`graph`]: the HNSW graph, built in bulk when a sync ends.
 
 pub mod connect;
 mod graph;
 mod jobs;
+mod keyword;
+mod packed;
 mod postings;
 mod rows;
 pub mod schema;

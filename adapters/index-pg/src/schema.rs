@@ -5,21 +5,25 @@
 //! - `sources`: one row per source, with its whole-document and title
 //!   lengths for BM25.
 //! - `chunks`: text, layout, parent and the vector (`NULL` until embedded).
-//! - `chunk_terms`, `doc_terms`, `title_terms`: analysed postings
-//!   `(term, source, [chunk,] tf, len)` of the three BM25 fields; a
-//!   document's term frequency is net of the breadcrumbs its chunks repeat.
-//!   The primary keys carry `tf` and `len`, so a query term's postings are
-//!   one index-only range scan, not a heap page per posting.
+//! - `chunk_postings`: a term's postings in one source's chunks, packed in
+//!   one row `(term, source, n, data)` (see `packed`): a frequent term
+//!   reads one row per document, not one per chunk. The primary key carries
+//!   `n`, so a term's chunk frequency is an index-only scan.
+//! - `doc_terms`, `title_terms`: postings `(term, source, tf, len)` of the
+//!   whole document and of the title; a document's term frequency is net
+//!   of the breadcrumbs its chunks repeat. The primary keys carry `tf` and
+//!   `len`.
 //! - `stats`: one row of collection counts (BM25's N and average lengths,
 //!   vector-less chunks), kept current by every write.
 //! - `jobs`: the newest sync job records, read by every process.
-//! - `meta`: schema version (2 added `jobs`, 3 the chunks' `location`),
+//! - `meta`: schema version (2 added `jobs`, 3 the chunks' `location`, 4
+//!   packed chunk postings in place of one row per chunk and term),
 //!   vector model and width.
 
 use postgres::GenericClient;
 
 /// Bump with a migration step in [`migrate`].
-pub const VERSION: i32 = 3;
+pub const VERSION: i32 = 4;
 
 fn create_sql(s: &str) -> String {
     format!(
@@ -58,15 +62,14 @@ CREATE TABLE IF NOT EXISTS {s}.chunks (
 );
 ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS location text;
 CREATE INDEX IF NOT EXISTS chunks_text_md5 ON {s}.chunks (md5(text)) WHERE embedding IS NOT NULL;
-CREATE TABLE IF NOT EXISTS {s}.chunk_terms (
+CREATE TABLE IF NOT EXISTS {s}.chunk_postings (
     term text NOT NULL,
     source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
-    chunk_id bigint NOT NULL,
-    tf integer NOT NULL,
-    len integer NOT NULL,
-    PRIMARY KEY (term, source_id, chunk_id) INCLUDE (tf, len)
+    n integer NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (term, source_id) INCLUDE (n)
 );
-CREATE INDEX IF NOT EXISTS chunk_terms_source ON {s}.chunk_terms (source_id);
+CREATE INDEX IF NOT EXISTS chunk_postings_source ON {s}.chunk_postings (source_id);
 CREATE TABLE IF NOT EXISTS {s}.doc_terms (
     term text NOT NULL,
     source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
@@ -165,6 +168,7 @@ pub fn migrate(client: &mut postgres::Client, s: &str) -> Result<(), SetupError>
     }
     if version < VERSION {
         tx.batch_execute(&create_sql(s))?;
+        pack_chunk_terms(&mut tx, s)?;
         tx.execute(
             &format!(
                 "INSERT INTO {s}.meta VALUES ('version', $1) ON CONFLICT (key) DO UPDATE SET value = $1"
@@ -174,6 +178,62 @@ pub fn migrate(client: &mut postgres::Client, s: &str) -> Result<(), SetupError>
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Version 4 keeps a term's chunk postings in one source as one packed
+/// row; a version 3 index's rows, one per (term, chunk), are packed here,
+/// one source at a time, and their table dropped.
+fn pack_chunk_terms(tx: &mut postgres::Transaction<'_>, s: &str) -> Result<(), postgres::Error> {
+    let old: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'chunk_terms')",
+            &[&s],
+        )?
+        .get(0);
+    if !old {
+        return Ok(());
+    }
+    let ids: Vec<i64> = tx
+        .query(&format!("SELECT id FROM {s}.sources ORDER BY id"), &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for id in ids {
+        let rows = tx.query(
+            &format!(
+                "SELECT t.term, c.idx, t.tf, t.len FROM {s}.chunk_terms t JOIN {s}.chunks c ON c.id = t.chunk_id \
+                 WHERE t.source_id = $1 ORDER BY t.term, c.idx"
+            ),
+            &[&id],
+        )?;
+        let mut terms: Vec<String> = Vec::new();
+        let mut counts: Vec<i32> = Vec::new();
+        let mut data: Vec<Vec<u8>> = Vec::new();
+        let mut run: Vec<crate::packed::Posting> = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            let term: &str = r.get(0);
+            run.push(crate::packed::Posting {
+                idx: r.get::<_, i32>(1).max(0) as u32,
+                tf: r.get::<_, i32>(2).max(0) as u32,
+                len: r.get::<_, i32>(3).max(0) as u32,
+            });
+            let last = rows.get(i + 1).is_none_or(|n| n.get::<_, &str>(0) != term);
+            if last {
+                terms.push(term.to_string());
+                counts.push(run.len() as i32);
+                data.push(crate::packed::pack(&run));
+                run.clear();
+            }
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.chunk_postings (term, source_id, n, data) \
+                 SELECT u.t, $1, u.n, u.d FROM unnest($2::text[], $3::int4[], $4::bytea[]) AS u(t, n, d)"
+            ),
+            &[&id, &terms, &counts, &data],
+        )?;
+    }
+    tx.batch_execute(&format!("DROP TABLE {s}.chunk_terms"))
 }
 
 /// The stored vector model and width, `None` before the first vectors.

@@ -2,15 +2,11 @@
 //! connection, so every search, chunk and title of one use case sees the
 //! same snapshot while other machines write.
 //!
-//! BM25 is scored in SQL from the postings with the embedded index's
-//! formula and constants: N and the average lengths from `stats`, document
-//! frequencies counted over the query terms' postings (a window over the
-//! rows the query reads anyway).
+//! The keyword lists are scored in [`crate::keyword`].
 
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 
-use minirag_analyzer::{B, K1, TITLE_WEIGHT};
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{IndexError, IndexStats, IndexView, SourceRecord};
 use minirag_core::search::{Candidate, ChunkKey, DocumentHit, Scope};
@@ -39,33 +35,6 @@ pub struct PgView<'a> {
     client: Mutex<r2d2::PooledConnection<crate::connect::Manager>>,
     stats: Snapshot,
     model: Option<(String, usize)>,
-}
-
-/// BM25 of `p` rows (`tf`, `len`, `df`) with N and the average length
-/// named by `n` and `avg`, as SQL.
-fn bm25_sql(n: &str, avg: &str) -> String {
-    format!(
-        "ln(1 + ({n} - p.df + 0.5) / (p.df + 0.5)) * p.tf * {k1p} / (p.tf + {K1} * (1 - {B} + {B} * p.len / {avg}))",
-        k1p = K1 + 1.0
-    )
-}
-
-/// The postings of the query's terms (`$1`) in `table`, with each term's
-/// document frequency: the columns BM25 needs, as one CTE body.
-fn postings_sql(s: &str, table: &str, ids: &str) -> String {
-    format!(
-        "SELECT {ids}, tf::float8 AS tf, len::float8 AS len, count(*) OVER (PARTITION BY term)::float8 AS df \
-         FROM {s}.{table} WHERE term = ANY($1)"
-    )
-}
-
-/// `WHERE` on the scope's ids (the 7th parameter) when there is a scope.
-fn scope_filter(allowed: &Option<Vec<i64>>) -> &'static str {
-    if allowed.is_some() {
-        "WHERE a.source_id = ANY($7)"
-    } else {
-        ""
-    }
 }
 
 impl<'a> PgView<'a> {
@@ -99,7 +68,12 @@ impl<'a> PgView<'a> {
         })
     }
 
-    fn query(
+    /// The index's schema name.
+    pub(crate) fn schema(&self) -> &str {
+        &self.ix.schema
+    }
+
+    pub(crate) fn query(
         &self,
         doing: &str,
         sql: &str,
@@ -157,7 +131,7 @@ impl<'a> PgView<'a> {
         )))
     }
 
-    fn averages(&self) -> (f64, f64, f64, f64, f64) {
+    pub(crate) fn averages(&self) -> (f64, f64, f64, f64, f64) {
         let st = &self.stats;
         let n = st.chunks.max(0) as f64;
         let ns = st.sources.max(0) as f64;
@@ -327,40 +301,8 @@ impl IndexView for PgView<'_> {
         if terms.is_empty() || k == 0 || self.stats.chunks == 0 {
             return Ok(Vec::new());
         }
-        let s = &self.ix.schema;
         let allowed = self.allowed(scope)?;
-        let filter = scope_filter(&allowed);
-        let text = bm25_sql("$2", "$3");
-        let title = bm25_sql("$4", "$5");
-        let chunk_postings = postings_sql(s, "chunk_terms", "chunk_id, source_id");
-        let title_postings = postings_sql(s, "title_terms", "source_id");
-        let sql = format!(
-            "WITH p AS ({chunk_postings}), tp AS ({title_postings}), \
-                  tt AS (SELECT p.source_id, sum({title}) * {TITLE_WEIGHT} AS s FROM tp p GROUP BY p.source_id), \
-                  a AS (SELECT p.chunk_id, p.source_id, {text} AS s FROM p \
-                        UNION ALL SELECT c.id, c.source_id, tt.s FROM tt JOIN {s}.chunks c ON c.source_id = tt.source_id), \
-                  r AS (SELECT a.chunk_id, sum(a.s) AS score FROM a {filter} GROUP BY a.chunk_id ORDER BY score DESC, a.chunk_id LIMIT $6) \
-             SELECT s.source, c.idx, r.score FROM r JOIN {s}.chunks c ON c.id = r.chunk_id JOIN {s}.sources s ON s.id = c.source_id \
-             ORDER BY r.score DESC, r.chunk_id"
-        );
-        let (n, avg, ns, _, tavg) = self.averages();
-        let k = k as i64;
-        let rows = self.query_scoped(
-            "ranking chunks",
-            &sql,
-            &[&terms, &n, &avg, &ns, &tavg, &k],
-            &allowed,
-        )?;
-        Ok(rows
-            .iter()
-            .map(|r| Candidate {
-                key: ChunkKey {
-                    source: r.get(0),
-                    index: r.get::<_, i32>(1) as u32,
-                },
-                value: r.get::<_, f64>(2) as f32,
-            })
-            .collect())
+        self.score_chunks(&terms, k, &allowed)
     }
 
     fn document_search(
@@ -373,74 +315,8 @@ impl IndexView for PgView<'_> {
         if terms.is_empty() || k == 0 || self.stats.sources == 0 {
             return Ok(Vec::new());
         }
-        let s = &self.ix.schema;
         let allowed = self.allowed(scope)?;
-        let filter = scope_filter(&allowed);
-        let doc = bm25_sql("$2", "$3");
-        let title = bm25_sql("$4", "$5");
-        let doc_postings = postings_sql(s, "doc_terms", "source_id");
-        let title_postings = postings_sql(s, "title_terms", "source_id");
-        let sql = format!(
-            "WITH p AS ({doc_postings}), tp AS ({title_postings}), \
-                  a AS (SELECT p.source_id, {doc} AS s FROM p UNION ALL SELECT p.source_id, ({title}) * {TITLE_WEIGHT} FROM tp p) \
-             SELECT a.source_id, sum(a.s) AS score FROM a {filter} GROUP BY a.source_id ORDER BY score DESC, a.source_id LIMIT $6"
-        );
-        let (n, avg, ns, davg, tavg) = self.averages();
-        let k = k as i64;
-        // Documents: N is the number of sources, for both fields.
-        let rows = self.query_scoped(
-            "ranking documents",
-            &sql,
-            &[&terms, &ns, &davg, &ns, &tavg, &k],
-            &allowed,
-        )?;
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
-        // Each document's best chunk by chunk-level BM25 of its text (the
-        // title is the same for all of its chunks); the first of equals;
-        // a title-only match keeps chunk 0.
-        let text = bm25_sql("$2", "$3");
-        let best = self.query(
-            "finding each document's best chunk",
-            &format!(
-                "WITH df AS (SELECT term, count(*)::float8 AS df FROM {s}.chunk_terms WHERE term = ANY($1) GROUP BY term), \
-                      p AS (SELECT t.source_id, t.chunk_id, t.tf::float8 AS tf, t.len::float8 AS len, df.df \
-                            FROM {s}.chunk_terms t JOIN df ON df.term = t.term WHERE t.term = ANY($1) AND t.source_id = ANY($4)), \
-                      sc AS (SELECT p.source_id, p.chunk_id, sum({text}) AS s FROM p GROUP BY p.source_id, p.chunk_id) \
-                 SELECT DISTINCT ON (sc.source_id) sc.source_id, c.idx, src.source FROM sc \
-                   JOIN {s}.chunks c ON c.id = sc.chunk_id JOIN {s}.sources src ON src.id = sc.source_id \
-                 ORDER BY sc.source_id, sc.s::float4 DESC, c.idx"
-            ),
-            &[&terms, &n, &avg, &ids],
-        )?;
-        let names = self.query(
-            "naming documents",
-            &format!("SELECT id, source FROM {s}.sources WHERE id = ANY($1)"),
-            &[&ids],
-        )?;
-        let name = |id: i64| {
-            names
-                .iter()
-                .find(|r| r.get::<_, i64>(0) == id)
-                .map(|r| r.get::<_, String>(1))
-        };
-        Ok(rows
-            .iter()
-            .filter_map(|r| {
-                let id: i64 = r.get(0);
-                let best_chunk = best
-                    .iter()
-                    .find(|b| b.get::<_, i64>(0) == id)
-                    .map_or(0, |b| b.get::<_, i32>(1) as u32);
-                Some(DocumentHit {
-                    source: name(id)?,
-                    score: r.get::<_, f64>(1) as f32,
-                    best_chunk,
-                })
-            })
-            .collect())
+        self.score_documents(&terms, k, &allowed)
     }
 
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {

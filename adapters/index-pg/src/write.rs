@@ -7,6 +7,7 @@ use minirag_core::ports::{Embeddings, IndexError, SourceRecord, SyncLease};
 use pgvector::Vector;
 use postgres::Transaction;
 
+use crate::packed::{pack, Posting};
 use crate::postings::source_postings;
 use crate::rows::{headings_json, kind_code, location_json, source_type_code};
 use crate::PgIndex;
@@ -245,48 +246,39 @@ pub fn replace_source(
             ),
         });
     }
-    // Chunk postings, in bounded statements.
-    let mut terms: Vec<&str> = Vec::new();
-    let mut ids: Vec<i64> = Vec::new();
-    let mut tfs: Vec<i32> = Vec::new();
-    let mut lens: Vec<i32> = Vec::new();
-    let flush = |tx: &mut Transaction<'_>,
-                 terms: &mut Vec<&str>,
-                 ids: &mut Vec<i64>,
-                 tfs: &mut Vec<i32>,
-                 lens: &mut Vec<i32>|
-     -> Result<(), IndexError> {
-        if terms.is_empty() {
-            return Ok(());
-        }
-        tx.execute(
-            &format!(
-                "INSERT INTO {s}.chunk_terms (term, source_id, chunk_id, tf, len) \
-                 SELECT u.t, $1, u.c, u.tf, u.len FROM unnest($2::text[], $3::int8[], $4::int4[], $5::int4[]) AS u(t, c, tf, len)"
-            ),
-            &[&id, &*terms, &*ids, &*tfs, &*lens],
-        )
-        .map_err(|e| ix.db_error("storing postings", e))?;
-        terms.clear();
-        ids.clear();
-        tfs.clear();
-        lens.clear();
-        Ok(())
-    };
+    // Chunk postings: one packed row per term, in bounded statements.
+    let mut by_term: std::collections::BTreeMap<&str, Vec<Posting>> = Default::default();
     let mut chunk_len = 0i64;
-    for (field, &cid) in postings.chunks.iter().zip(&chunk_ids) {
+    for (field, chunk) in postings.chunks.iter().zip(&chunks) {
         chunk_len += field.len;
         for (t, tf) in &field.terms {
-            terms.push(t);
-            ids.push(cid);
-            tfs.push(*tf);
-            lens.push(field.len as i32);
-        }
-        if terms.len() >= ROWS_PER_STATEMENT {
-            flush(&mut tx, &mut terms, &mut ids, &mut tfs, &mut lens)?;
+            by_term.entry(t).or_default().push(Posting {
+                idx: chunk.index,
+                tf: (*tf).max(0) as u32,
+                len: field.len.clamp(0, i64::from(u32::MAX)) as u32,
+            });
         }
     }
-    flush(&mut tx, &mut terms, &mut ids, &mut tfs, &mut lens)?;
+    let rows: Vec<(&str, i32, Vec<u8>)> = by_term
+        .into_iter()
+        .map(|(t, mut ps)| {
+            ps.sort_by_key(|p| p.idx);
+            (t, ps.len() as i32, pack(&ps))
+        })
+        .collect();
+    for part in rows.chunks(ROWS_PER_STATEMENT) {
+        let t: Vec<&str> = part.iter().map(|r| r.0).collect();
+        let n: Vec<i32> = part.iter().map(|r| r.1).collect();
+        let d: Vec<&[u8]> = part.iter().map(|r| r.2.as_slice()).collect();
+        tx.execute(
+            &format!(
+                "INSERT INTO {s}.chunk_postings (term, source_id, n, data) \
+                 SELECT u.t, $1, u.n, u.d FROM unnest($2::text[], $3::int4[], $4::bytea[]) AS u(t, n, d)"
+            ),
+            &[&id, &t, &n, &d],
+        )
+        .map_err(|e| ix.db_error("storing postings", e))?;
+    }
     for (table, field) in [
         ("doc_terms", &postings.document),
         ("title_terms", &postings.title),

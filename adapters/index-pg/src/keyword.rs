@@ -1,0 +1,291 @@
+//! The keyword lists, scored here. PostgreSQL hands over the query terms'
+//! postings in one read each: chunk postings packed one row per (term,
+//! source) (see [`crate::packed`]), document and title postings one row per
+//! (term, source). BM25 is summed in hash maps and the top k taken here, so
+//! a frequent term costs one row per document that holds it, not one per
+//! chunk, and nothing is sorted in SQL. Scores use the same formula and
+//! constants as before (N and average lengths from `stats`, document
+//! frequencies over the whole index, also for a scoped query).
+
+use std::collections::{HashMap, HashSet};
+
+use minirag_analyzer::{B, K1, TITLE_WEIGHT};
+use minirag_core::ports::IndexError;
+use minirag_core::search::{Candidate, ChunkKey, DocumentHit};
+
+use crate::packed::unpack;
+use crate::view::PgView;
+
+/// BM25 of one posting, in f64 as PostgreSQL scored it.
+fn bm25(n: f64, df: f64, tf: f64, len: f64, avg: f64) -> f64 {
+    let (k1, b) = (f64::from(K1), f64::from(B));
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * tf * (k1 + 1.0)
+        / (tf + k1 * (1.0 - b + b * len / avg))
+}
+
+fn damaged(source_id: i64, term: &str) -> IndexError {
+    IndexError::storage(format!(
+        "the packed postings of term '{term}' in source id {source_id} are damaged; \
+         re-ingest that source (or run sync) to rewrite them"
+    ))
+}
+
+impl PgView<'_> {
+    /// Each term's chunk frequency over the whole index (a sum over the
+    /// primary key's included counts: an index-only scan).
+    fn chunk_df(&self, terms: &[String]) -> Result<HashMap<String, f64>, IndexError> {
+        let s = self.schema();
+        let rows = self.query(
+            "counting term frequencies",
+            &format!("SELECT term, sum(n)::float8 FROM {s}.chunk_postings WHERE term = ANY($1) GROUP BY term"),
+            &[&terms],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Each allowed source's title score (BM25 × the title weight).
+    fn title_scores(
+        &self,
+        terms: &[String],
+        allowed: Option<&HashSet<i64>>,
+    ) -> Result<HashMap<i64, f64>, IndexError> {
+        let s = self.schema();
+        let rows = self.query(
+            "scoring titles",
+            &format!("SELECT term, source_id, tf, len FROM {s}.title_terms WHERE term = ANY($1)"),
+            &[&terms],
+        )?;
+        let mut df: HashMap<&str, f64> = HashMap::new();
+        for r in &rows {
+            *df.entry(r.get::<_, &str>(0)).or_default() += 1.0;
+        }
+        let (_, _, ns, _, tavg) = self.averages();
+        let mut sum: HashMap<i64, f64> = HashMap::new();
+        for r in &rows {
+            let id: i64 = r.get(1);
+            if allowed.is_some_and(|a| !a.contains(&id)) {
+                continue;
+            }
+            let term: &str = r.get(0);
+            let tf = f64::from(r.get::<_, i32>(2));
+            let len = f64::from(r.get::<_, i32>(3));
+            *sum.entry(id).or_default() += bm25(ns, df[term], tf, len, tavg);
+        }
+        let w = f64::from(TITLE_WEIGHT);
+        Ok(sum.into_iter().map(|(id, s)| (id, s * w)).collect())
+    }
+
+    /// Text BM25 of every chunk of the allowed sources (`ids`, or all)
+    /// holding a query term: `(source id, chunk index) → score`.
+    fn chunk_text_scores(
+        &self,
+        terms: &[String],
+        ids: Option<&[i64]>,
+    ) -> Result<HashMap<(i64, u32), f64>, IndexError> {
+        let s = self.schema();
+        let sql =
+            format!("SELECT term, source_id, n, data FROM {s}.chunk_postings WHERE term = ANY($1)");
+        let rows = match ids {
+            Some(ids) => self.query(
+                "reading postings",
+                &format!("{sql} AND source_id = ANY($2)"),
+                &[&terms, &ids],
+            )?,
+            None => self.query("reading postings", &sql, &[&terms])?,
+        };
+        let df: HashMap<String, f64> = match ids {
+            Some(_) => self.chunk_df(terms)?,
+            None => {
+                let mut df = HashMap::new();
+                for r in &rows {
+                    *df.entry(r.get::<_, String>(0)).or_default() += f64::from(r.get::<_, i32>(2));
+                }
+                df
+            }
+        };
+        let (n, avg, ..) = self.averages();
+        let mut scores: HashMap<(i64, u32), f64> = HashMap::new();
+        for r in &rows {
+            let term: &str = r.get(0);
+            let id: i64 = r.get(1);
+            let d = df.get(term).copied().unwrap_or(1.0);
+            let data: &[u8] = r.get(3);
+            unpack(data, |p| {
+                *scores.entry((id, p.idx)).or_default() +=
+                    bm25(n, d, f64::from(p.tf), f64::from(p.len), avg);
+            })
+            .ok_or_else(|| damaged(id, term))?;
+        }
+        Ok(scores)
+    }
+
+    /// `id → source` for the given source ids.
+    fn source_names(&self, ids: &[i64]) -> Result<HashMap<i64, String>, IndexError> {
+        let s = self.schema();
+        let rows = self.query(
+            "naming sources",
+            &format!("SELECT id, source FROM {s}.sources WHERE id = ANY($1)"),
+            &[&ids],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// The top `k` chunks by text BM25 plus their source's title score
+    /// (every chunk of a source whose title matches gets it, matched or
+    /// not); ties by source id, then chunk index.
+    pub(crate) fn score_chunks(
+        &self,
+        terms: &[String],
+        k: usize,
+        allowed: &Option<Vec<i64>>,
+    ) -> Result<Vec<Candidate>, IndexError> {
+        let ids = allowed.as_deref();
+        let allowed_set: Option<HashSet<i64>> = ids.map(|i| i.iter().copied().collect());
+        let text = self.chunk_text_scores(terms, ids)?;
+        let titles = self.title_scores(terms, allowed_set.as_ref())?;
+        let mut ranked: Vec<(f64, i64, u32)> = text
+            .iter()
+            .map(|(&(id, idx), &s)| (s + titles.get(&id).copied().unwrap_or(0.0), id, idx))
+            .collect();
+        let order = |a: &(f64, i64, u32), b: &(f64, i64, u32)| {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+        };
+        ranked.sort_by(order);
+        ranked.truncate(k);
+        // Chunks no term matched, scored by their title alone: the best
+        // title sources first, at most k chunks in all.
+        let floor = if ranked.len() == k {
+            ranked[k - 1].0
+        } else {
+            f64::NEG_INFINITY
+        };
+        let mut title_only: Vec<(f64, i64)> = titles
+            .iter()
+            .filter(|(_, &t)| t >= floor)
+            .map(|(&id, &t)| (t, id))
+            .collect();
+        title_only.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        if !title_only.is_empty() {
+            let s = self.schema();
+            let want: Vec<i64> = title_only.iter().map(|(_, id)| *id).collect();
+            let counts: HashMap<i64, i32> = self
+                .query(
+                    "counting chunks",
+                    &format!("SELECT id, chunk_count FROM {s}.sources WHERE id = ANY($1)"),
+                    &[&want],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let mut added = 0;
+            'sources: for (t, id) in title_only {
+                for idx in 0..counts.get(&id).copied().unwrap_or(0).max(0) as u32 {
+                    if added >= k {
+                        break 'sources;
+                    }
+                    if !text.contains_key(&(id, idx)) {
+                        ranked.push((t, id, idx));
+                        added += 1;
+                    }
+                }
+            }
+            ranked.sort_by(order);
+            ranked.truncate(k);
+        }
+        let wanted: Vec<i64> = ranked.iter().map(|r| r.1).collect();
+        let names = self.source_names(&wanted)?;
+        Ok(ranked
+            .into_iter()
+            .filter_map(|(score, id, idx)| {
+                Some(Candidate {
+                    key: ChunkKey {
+                        source: names.get(&id)?.clone(),
+                        index: idx,
+                    },
+                    value: score as f32,
+                })
+            })
+            .collect())
+    }
+
+    /// The top `k` documents by whole-document BM25 plus title, each with
+    /// its best chunk by text BM25 (chunk 0 for a title-only match).
+    pub(crate) fn score_documents(
+        &self,
+        terms: &[String],
+        k: usize,
+        allowed: &Option<Vec<i64>>,
+    ) -> Result<Vec<DocumentHit>, IndexError> {
+        let s = self.schema();
+        let sql =
+            format!("SELECT term, source_id, tf, len FROM {s}.doc_terms WHERE term = ANY($1)");
+        let rows = match allowed {
+            Some(ids) => self.query(
+                "ranking documents",
+                &format!("{sql} AND source_id = ANY($2)"),
+                &[&terms, ids],
+            )?,
+            None => self.query("ranking documents", &sql, &[&terms])?,
+        };
+        let df: HashMap<String, f64> = match allowed {
+            Some(_) => self
+                .query(
+                    "counting document frequencies",
+                    &format!("SELECT term, count(*)::float8 FROM {s}.doc_terms WHERE term = ANY($1) GROUP BY term"),
+                    &[&terms],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect(),
+            None => {
+                let mut df = HashMap::new();
+                for r in &rows {
+                    *df.entry(r.get::<_, String>(0)).or_default() += 1.0;
+                }
+                df
+            }
+        };
+        let (_, _, ns, davg, _) = self.averages();
+        let mut scores: HashMap<i64, f64> = HashMap::new();
+        for r in &rows {
+            let term: &str = r.get(0);
+            let tf = f64::from(r.get::<_, i32>(2));
+            let len = r.get::<_, i64>(3) as f64;
+            let d = df.get(term).copied().unwrap_or(1.0);
+            *scores.entry(r.get(1)).or_default() += bm25(ns, d, tf, len, davg);
+        }
+        let allowed_set: Option<HashSet<i64>> =
+            allowed.as_ref().map(|i| i.iter().copied().collect());
+        for (id, t) in self.title_scores(terms, allowed_set.as_ref())? {
+            *scores.entry(id).or_default() += t;
+        }
+        let mut ranked: Vec<(f64, i64)> = scores.into_iter().map(|(id, s)| (s, id)).collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked.truncate(k);
+        if ranked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
+        // Each document's best chunk: the highest text score (compared as
+        // f32), the first of equals.
+        let mut best: HashMap<i64, (f32, u32)> = HashMap::new();
+        for ((id, idx), score) in self.chunk_text_scores(terms, Some(&ids))? {
+            let score = score as f32;
+            let slot = best.entry(id).or_insert((score, idx));
+            if score > slot.0 || (score == slot.0 && idx < slot.1) {
+                *slot = (score, idx);
+            }
+        }
+        let names = self.source_names(&ids)?;
+        Ok(ranked
+            .into_iter()
+            .filter_map(|(score, id)| {
+                Some(DocumentHit {
+                    source: names.get(&id)?.clone(),
+                    score: score as f32,
+                    best_chunk: best.get(&id).map_or(0, |b| b.1),
+                })
+            })
+            .collect())
+    }
+}
