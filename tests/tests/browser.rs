@@ -112,6 +112,17 @@ async fn typing_a_query_finds_the_document_first_and_opens_it_at_its_passage() {
             .await
             .unwrap();
         assert_eq!(focused, "passage");
+        // "/" from anywhere but a field brings the focus back to the box.
+        let slash = KeyActions::new("keyboard".into())
+            .then(KeyAction::Down { value: '/' })
+            .then(KeyAction::Up { value: '/' });
+        b.perform_actions(slash).await.unwrap();
+        let focused = b
+            .execute("return document.activeElement.id", vec![])
+            .await
+            .unwrap();
+        assert_eq!(focused, "q");
+        q.send_keys("\u{E015}").await.unwrap();
         let enter = KeyActions::new("keyboard".into())
             .then(KeyAction::Down { value: '\u{E007}' })
             .then(KeyAction::Up { value: '\u{E007}' });
@@ -158,12 +169,13 @@ async fn a_sync_started_on_the_page_reaches_done_and_another_is_cancelled() {
     let server = HttpServer::start(&c.env, &c.root, &[]);
     let driver = Driver::start();
     let b = browser(&driver, false).await;
-    // A changed folder: one new file.
+    // A changed folder: one new file, and one that cannot be read.
     std::fs::write(
         c.root.join("ops/new.md"),
         "# Pager\n\nThe pager rota changes weekly.",
     )
     .unwrap();
+    std::fs::write(c.root.join("ops/broken.pdf"), "not a PDF at all").unwrap();
     b.goto(&format!("{}/status", server.base())).await.unwrap();
     wait_for(&b, "#sync-now").await.click().await.unwrap();
     wait_for(&b, "#job [data-state=succeeded]").await;
@@ -171,6 +183,12 @@ async fn a_sync_started_on_the_page_reaches_done_and_another_is_cancelled() {
     assert!(
         counts.text().await.unwrap().starts_with("1 indexed"),
         "the new file only"
+    );
+    let errors = b.find(Locator::Css("#job details.errors")).await.unwrap();
+    let errors = errors.text().await.unwrap();
+    assert!(
+        errors.contains("1 files could not be indexed") && errors.contains("broken.pdf"),
+        "{errors}"
     );
     let progress = b.find(Locator::Css("#job-progress")).await.unwrap();
     assert_eq!(

@@ -156,6 +156,49 @@ fn latency(
     (p50, p95, qps)
 }
 
+/// How far index-pg's keyword lists agree with index-mem's over 100
+/// queries: the share of top-10 chunks and of top-10 documents in common,
+/// unscoped and scoped to one folder in 17; a scoped list with fewer than
+/// 10 where index-mem has 10 is counted.
+fn agreement(mem: &dyn Index, pg: &dyn Index, vocab: &[String]) -> String {
+    let mut rng = Rng(99);
+    let (mem_view, pg_view) = (mem.read().unwrap(), pg.read().unwrap());
+    let mut cells = Vec::new();
+    for scope in [Scope::all(), Scope::new(["/corpus/dir3".to_string()])] {
+        let (mut chunks, mut docs, mut short) = (0.0, 0.0, 0);
+        for q in 0..100 {
+            let words: Vec<&str> = (0..3)
+                .map(|_| vocab[(rng.zipf(vocab.len()) + q % 3) % vocab.len()].as_str())
+                .collect();
+            let text = words.join(" ");
+            let a = mem_view.keyword_search(&text, 10, &scope).unwrap();
+            let b = pg_view.keyword_search(&text, 10, &scope).unwrap();
+            if b.len() < a.len() {
+                short += 1;
+            }
+            chunks += b
+                .iter()
+                .filter(|c| a.iter().any(|m| m.key == c.key))
+                .count() as f64
+                / a.len().max(1) as f64;
+            let a = mem_view.document_search(&text, 10, &scope).unwrap();
+            let b = pg_view.document_search(&text, 10, &scope).unwrap();
+            docs += b
+                .iter()
+                .filter(|d| a.iter().any(|m| m.source == d.source))
+                .count() as f64
+                / a.len().max(1) as f64;
+        }
+        cells.push(format!(
+            "{} chunks {:.3}, documents {:.3}, short lists {short}",
+            if scope.is_all() { "unscoped" } else { "scoped" },
+            chunks / 100.0,
+            docs / 100.0
+        ));
+    }
+    cells.join("; ")
+}
+
 fn main() {
     let Some(url) = arg("--url") else {
         eprintln!("usage: pg_bench --url postgres://… [--sizes 100000,1000000] [--queries 320] [--indexes mem,pg]");
@@ -238,6 +281,12 @@ fn main() {
             println!(
                 "| {n} | {name} | {load_s:.0} s + {settle_s:.0} s | {r:.3} | {rs:.3} | {} |",
                 cells.join(" | ")
+            );
+        }
+        if indexes.contains("mem") && indexes.contains("pg") {
+            println!(
+                "keyword lists, top-10 in common with index-mem at {n}: {}",
+                agreement(&mem, &pg, &vocab)
             );
         }
         if !keep {

@@ -90,6 +90,18 @@ pub fn job_panel(job: &Job) -> Markup {
                 (r.counts.deleted) " removed, " (r.counts.failed) " failed"
             }
         }
+        @if let Some(end) = job.finished_at {
+            p.meta { "Took " ((end - job.started_at).max(0)) " s" }
+        }
+        @if let Some(r) = &job.report {
+            @if !r.errors.is_empty() {
+                details.errors open {
+                    summary { (r.errors.len()) " files could not be indexed" }
+                    ul { @for (source, message) in &r.errors { li { code { (source) } ": " (message) } } }
+                }
+            }
+            @for n in &r.notices { p.notice { (n) } }
+        }
         @if let Some(e) = &job.error { p.error role="alert" { (e) } }
     }
 }
