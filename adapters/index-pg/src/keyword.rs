@@ -7,7 +7,8 @@
 //! constants as before (N and average lengths from `stats`, document
 //! frequencies over the whole index, also for a scoped query).
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use minirag_analyzer::{B, K1, TITLE_WEIGHT};
 use minirag_core::ports::IndexError;
@@ -28,6 +29,66 @@ fn damaged(source_id: i64, term: &str) -> IndexError {
         "the packed postings of term '{term}' in source id {source_id} are damaged; \
          re-ingest that source (or run sync) to rewrite them"
     ))
+}
+
+/// A ranked chunk: greater is better (a higher score, then the lower
+/// source id, then the lower index).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ranked(f64, i64, u32);
+
+impl Eq for Ranked {}
+
+impl Ord for Ranked {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0
+            .total_cmp(&o.0)
+            .then(o.1.cmp(&self.1))
+            .then(o.2.cmp(&self.2))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// The best `k` of what is offered, kept in a heap of `k`.
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Reverse<Ranked>>,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn offer(&mut self, r: Ranked) {
+        if self.heap.len() < self.k {
+            self.heap.push(Reverse(r));
+        } else if self.heap.peek().is_some_and(|w| r > w.0) {
+            self.heap.pop();
+            self.heap.push(Reverse(r));
+        }
+    }
+
+    /// The worst score kept once k are kept.
+    fn floor(&self) -> f64 {
+        match self.heap.peek() {
+            Some(w) if self.heap.len() == self.k => w.0 .0,
+            _ => f64::NEG_INFINITY,
+        }
+    }
+
+    fn into_sorted(self) -> Vec<Ranked> {
+        let mut v: Vec<Ranked> = self.heap.into_iter().map(|r| r.0).collect();
+        v.sort_by(|a, b| b.cmp(a));
+        v
+    }
 }
 
 impl PgView<'_> {
@@ -75,13 +136,15 @@ impl PgView<'_> {
         Ok(sum.into_iter().map(|(id, s)| (id, s * w)).collect())
     }
 
-    /// Text BM25 of every chunk of the allowed sources (`ids`, or all)
-    /// holding a query term: `(source id, chunk index) → score`.
-    fn chunk_text_scores(
+    /// Text BM25 of the chunks of the allowed sources (`ids`, or all)
+    /// holding a query term, one source at a time: `each` gets the source
+    /// id and a dense slice by chunk index (0 where no term matched).
+    fn chunk_text_by_source(
         &self,
         terms: &[String],
         ids: Option<&[i64]>,
-    ) -> Result<HashMap<(i64, u32), f64>, IndexError> {
+        mut each: impl FnMut(i64, &[f64]),
+    ) -> Result<(), IndexError> {
         let s = self.schema();
         let sql =
             format!("SELECT term, source_id, n, data FROM {s}.chunk_postings WHERE term = ANY($1)");
@@ -104,18 +167,55 @@ impl PgView<'_> {
             }
         };
         let (n, avg, ..) = self.averages();
-        let mut scores: HashMap<(i64, u32), f64> = HashMap::new();
-        for r in &rows {
-            let term: &str = r.get(0);
-            let id: i64 = r.get(1);
-            let d = df.get(term).copied().unwrap_or(1.0);
-            let data: &[u8] = r.get(3);
-            unpack(data, |p| {
-                *scores.entry((id, p.idx)).or_default() +=
-                    bm25(n, d, f64::from(p.tf), f64::from(p.len), avg);
+        let mut postings: Vec<(i64, &str, f64, &[u8])> = rows
+            .iter()
+            .map(|r| {
+                let term: &str = r.get(0);
+                (
+                    r.get(1),
+                    term,
+                    df.get(term).copied().unwrap_or(1.0),
+                    r.get(3),
+                )
             })
-            .ok_or_else(|| damaged(id, term))?;
+            .collect();
+        postings.sort_unstable_by_key(|p| p.0);
+        let mut dense: Vec<f64> = Vec::new();
+        let mut at = 0;
+        while at < postings.len() {
+            let id = postings[at].0;
+            dense.clear();
+            while at < postings.len() && postings[at].0 == id {
+                let (_, term, d, data) = postings[at];
+                unpack(data, |p| {
+                    let i = p.idx as usize;
+                    if i >= dense.len() {
+                        dense.resize(i + 1, 0.0);
+                    }
+                    dense[i] += bm25(n, d, f64::from(p.tf), f64::from(p.len), avg);
+                })
+                .ok_or_else(|| damaged(id, term))?;
+                at += 1;
+            }
+            each(id, &dense);
         }
+        Ok(())
+    }
+
+    /// [`PgView::chunk_text_by_source`] as a map `(source id, index) → score`.
+    fn chunk_text_scores(
+        &self,
+        terms: &[String],
+        ids: Option<&[i64]>,
+    ) -> Result<HashMap<(i64, u32), f64>, IndexError> {
+        let mut scores = HashMap::new();
+        self.chunk_text_by_source(terms, ids, |id, dense| {
+            for (i, &s) in dense.iter().enumerate() {
+                if s > 0.0 {
+                    scores.insert((id, i as u32), s);
+                }
+            }
+        })?;
         Ok(scores)
     }
 
@@ -141,24 +241,24 @@ impl PgView<'_> {
     ) -> Result<Vec<Candidate>, IndexError> {
         let ids = allowed.as_deref();
         let allowed_set: Option<HashSet<i64>> = ids.map(|i| i.iter().copied().collect());
-        let text = self.chunk_text_scores(terms, ids)?;
         let titles = self.title_scores(terms, allowed_set.as_ref())?;
-        let mut ranked: Vec<(f64, i64, u32)> = text
-            .iter()
-            .map(|(&(id, idx), &s)| (s + titles.get(&id).copied().unwrap_or(0.0), id, idx))
-            .collect();
-        let order = |a: &(f64, i64, u32), b: &(f64, i64, u32)| {
-            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
-        };
-        ranked.sort_by(order);
-        ranked.truncate(k);
+        let mut top = TopK::new(k);
+        // The matched chunks of sources whose title matches too.
+        let mut matched: HashMap<i64, HashSet<u32>> = HashMap::new();
+        self.chunk_text_by_source(terms, ids, |id, dense| {
+            let t = titles.get(&id).copied();
+            for (i, &s) in dense.iter().enumerate() {
+                if s > 0.0 {
+                    top.offer(Ranked(s + t.unwrap_or(0.0), id, i as u32));
+                    if t.is_some() {
+                        matched.entry(id).or_default().insert(i as u32);
+                    }
+                }
+            }
+        })?;
         // Chunks no term matched, scored by their title alone: the best
         // title sources first, at most k chunks in all.
-        let floor = if ranked.len() == k {
-            ranked[k - 1].0
-        } else {
-            f64::NEG_INFINITY
-        };
+        let floor = top.floor();
         let mut title_only: Vec<(f64, i64)> = titles
             .iter()
             .filter(|(_, &t)| t >= floor)
@@ -179,19 +279,23 @@ impl PgView<'_> {
                 .collect();
             let mut added = 0;
             'sources: for (t, id) in title_only {
+                let seen = matched.get(&id);
                 for idx in 0..counts.get(&id).copied().unwrap_or(0).max(0) as u32 {
                     if added >= k {
                         break 'sources;
                     }
-                    if !text.contains_key(&(id, idx)) {
-                        ranked.push((t, id, idx));
+                    if !seen.is_some_and(|m| m.contains(&idx)) {
+                        top.offer(Ranked(t, id, idx));
                         added += 1;
                     }
                 }
             }
-            ranked.sort_by(order);
-            ranked.truncate(k);
         }
+        let ranked: Vec<(f64, i64, u32)> = top
+            .into_sorted()
+            .into_iter()
+            .map(|r| (r.0, r.1, r.2))
+            .collect();
         let wanted: Vec<i64> = ranked.iter().map(|r| r.1).collect();
         let names = self.source_names(&wanted)?;
         Ok(ranked
