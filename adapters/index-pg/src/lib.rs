@@ -56,6 +56,21 @@ pub struct PgOptions {
 }
 
 impl PgIndex {
+    /// Marks the postings' pages all-visible and refreshes their statistics
+    /// once a sync ends, so queries read postings by index-only scans at
+    /// once rather than after autovacuum comes by. Cheap when little
+    /// changed (only pages not yet all-visible are read; PostgreSQL skips
+    /// index cleanup for few dead rows); skipped while another process
+    /// vacuums them.
+    fn vacuum_postings(&self) -> Result<(), IndexError> {
+        let s = &self.schema;
+        let mut c = self.client()?;
+        c.batch_execute(&format!(
+            "VACUUM (ANALYZE, SKIP_LOCKED) {s}.chunk_postings, {s}.doc_terms, {s}.title_terms"
+        ))
+        .map_err(|e| self.db_error("vacuuming the postings", e))
+    }
+
     /// Connects, creates or migrates the schema, and checks pgvector.
     pub fn open(url: &str, schema: &str, options: &PgOptions) -> Result<Self, IndexError> {
         if !minirag_core::config::database::valid_schema_name(schema) {
@@ -221,7 +236,8 @@ impl Index for PgIndex {
     }
 
     fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
-        graph::settle(self, announce)
+        graph::settle(self, announce)?;
+        self.vacuum_postings()
     }
 
     fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {

@@ -34,17 +34,33 @@ fn take(bytes: &[u8], at: &mut usize) -> Option<u32> {
     None
 }
 
-/// Packs postings given in increasing `idx` order.
-pub fn pack(postings: &[Posting]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(postings.len() * 4);
-    let mut prev = 0;
+/// Most bytes in one row: rows live in the primary key's leaf pages
+/// (`INCLUDE (n, data)`, read by an index-only scan), whose tuples must stay
+/// well under a third of a page.
+pub const MAX_ROW_BYTES: usize = 1200;
+
+/// Packs postings given in increasing `idx` order into rows of at most
+/// [`MAX_ROW_BYTES`]: `(count, bytes)` each, in order (a row's first gap is
+/// from 0, so each row decodes on its own).
+pub fn pack_rows(postings: &[Posting]) -> Vec<(i32, Vec<u8>)> {
+    let mut rows = Vec::new();
+    let mut out = Vec::new();
+    let (mut prev, mut count) = (0, 0);
     for p in postings {
+        if out.len() + 15 > MAX_ROW_BYTES {
+            rows.push((count, std::mem::take(&mut out)));
+            (prev, count) = (0, 0);
+        }
         put(&mut out, p.idx - prev);
         put(&mut out, p.tf);
         put(&mut out, p.len);
         prev = p.idx;
+        count += 1;
     }
-    out
+    if count > 0 {
+        rows.push((count, out));
+    }
+    rows
 }
 
 /// Unpacks a row's postings; `None` when the bytes are damaged.
@@ -83,12 +99,36 @@ mod tests {
                 len: 1,
             },
         ];
-        let bytes = pack(&ps);
+        let rows = pack_rows(&ps);
+        assert_eq!(rows.len(), 1);
+        let (n, bytes) = &rows[0];
+        assert_eq!(*n, 3);
         let mut back = Vec::new();
-        unpack(&bytes, |p| back.push(p)).unwrap();
+        unpack(bytes, |p| back.push(p)).unwrap();
         assert_eq!(back, ps);
         assert!(unpack(&bytes[..bytes.len() - 1], |_| {}).is_none());
         assert!(unpack(&[0xff; 6], |_| {}).is_none());
-        assert_eq!(pack(&[]), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn long_lists_are_cut_into_rows_that_decode_on_their_own() {
+        let ps: Vec<Posting> = (0..2000)
+            .map(|i| Posting {
+                idx: i * 3,
+                tf: 1 + i % 7,
+                len: 100 + i,
+            })
+            .collect();
+        let rows = pack_rows(&ps);
+        assert!(rows.len() > 1);
+        assert!(rows.iter().all(|(_, b)| b.len() <= MAX_ROW_BYTES));
+        let mut back = Vec::new();
+        for (n, bytes) in &rows {
+            let before = back.len();
+            unpack(bytes, |p| back.push(p)).unwrap();
+            assert_eq!(back.len() - before, *n as usize);
+        }
+        assert_eq!(back, ps);
+        assert!(pack_rows(&[]).is_empty());
     }
 }

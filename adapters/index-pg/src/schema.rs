@@ -6,9 +6,10 @@
 //!   lengths for BM25.
 //! - `chunks`: text, layout, parent and the vector (`NULL` until embedded).
 //! - `chunk_postings`: a term's postings in one source's chunks, packed in
-//!   one row `(term, source, n, data)` (see `packed`): a frequent term
-//!   reads one row per document, not one per chunk. The primary key carries
-//!   `n`, so a term's chunk frequency is an index-only scan.
+//!   rows `(term, source, part, n, data)` of at most 1,200 bytes (see
+//!   `packed`): a frequent term reads one row per document, not one per
+//!   chunk. The primary key carries `n` and `data`, so a term's postings
+//!   are one index-only range scan over adjacent leaf pages.
 //! - `doc_terms`, `title_terms`: postings `(term, source, tf, len)` of the
 //!   whole document and of the title; a document's term frequency is net
 //!   of the breadcrumbs its chunks repeat. The primary keys carry `tf` and
@@ -65,9 +66,10 @@ CREATE INDEX IF NOT EXISTS chunks_text_md5 ON {s}.chunks (md5(text)) WHERE embed
 CREATE TABLE IF NOT EXISTS {s}.chunk_postings (
     term text NOT NULL,
     source_id bigint NOT NULL REFERENCES {s}.sources(id) ON DELETE CASCADE,
+    part integer NOT NULL,
     n integer NOT NULL,
     data bytea NOT NULL,
-    PRIMARY KEY (term, source_id) INCLUDE (n)
+    PRIMARY KEY (term, source_id, part) INCLUDE (n, data)
 );
 CREATE INDEX IF NOT EXISTS chunk_postings_source ON {s}.chunk_postings (source_id);
 CREATE TABLE IF NOT EXISTS {s}.doc_terms (
@@ -207,6 +209,7 @@ fn pack_chunk_terms(tx: &mut postgres::Transaction<'_>, s: &str) -> Result<(), p
             &[&id],
         )?;
         let mut terms: Vec<String> = Vec::new();
+        let mut parts: Vec<i32> = Vec::new();
         let mut counts: Vec<i32> = Vec::new();
         let mut data: Vec<Vec<u8>> = Vec::new();
         let mut run: Vec<crate::packed::Posting> = Vec::new();
@@ -219,18 +222,21 @@ fn pack_chunk_terms(tx: &mut postgres::Transaction<'_>, s: &str) -> Result<(), p
             });
             let last = rows.get(i + 1).is_none_or(|n| n.get::<_, &str>(0) != term);
             if last {
-                terms.push(term.to_string());
-                counts.push(run.len() as i32);
-                data.push(crate::packed::pack(&run));
+                for (part, (n, bytes)) in crate::packed::pack_rows(&run).into_iter().enumerate() {
+                    terms.push(term.to_string());
+                    parts.push(part as i32);
+                    counts.push(n);
+                    data.push(bytes);
+                }
                 run.clear();
             }
         }
         tx.execute(
             &format!(
-                "INSERT INTO {s}.chunk_postings (term, source_id, n, data) \
-                 SELECT u.t, $1, u.n, u.d FROM unnest($2::text[], $3::int4[], $4::bytea[]) AS u(t, n, d)"
+                "INSERT INTO {s}.chunk_postings (term, source_id, part, n, data) \
+                 SELECT u.t, $1, u.p, u.n, u.d FROM unnest($2::text[], $3::int4[], $4::int4[], $5::bytea[]) AS u(t, p, n, d)"
             ),
-            &[&id, &terms, &counts, &data],
+            &[&id, &terms, &parts, &counts, &data],
         )?;
     }
     tx.batch_execute(&format!("DROP TABLE {s}.chunk_terms"))

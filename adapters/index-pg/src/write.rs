@@ -7,7 +7,7 @@ use minirag_core::ports::{Embeddings, IndexError, SourceRecord, SyncLease};
 use pgvector::Vector;
 use postgres::Transaction;
 
-use crate::packed::{pack, Posting};
+use crate::packed::{pack_rows, Posting};
 use crate::postings::source_postings;
 use crate::rows::{headings_json, kind_code, location_json, source_type_code};
 use crate::PgIndex;
@@ -259,23 +259,24 @@ pub fn replace_source(
             });
         }
     }
-    let rows: Vec<(&str, i32, Vec<u8>)> = by_term
-        .into_iter()
-        .map(|(t, mut ps)| {
-            ps.sort_by_key(|p| p.idx);
-            (t, ps.len() as i32, pack(&ps))
-        })
-        .collect();
+    let mut rows: Vec<(&str, i32, i32, Vec<u8>)> = Vec::new();
+    for (t, mut ps) in by_term {
+        ps.sort_by_key(|p| p.idx);
+        for (part, (n, bytes)) in pack_rows(&ps).into_iter().enumerate() {
+            rows.push((t, part as i32, n, bytes));
+        }
+    }
     for part in rows.chunks(ROWS_PER_STATEMENT) {
         let t: Vec<&str> = part.iter().map(|r| r.0).collect();
-        let n: Vec<i32> = part.iter().map(|r| r.1).collect();
-        let d: Vec<&[u8]> = part.iter().map(|r| r.2.as_slice()).collect();
+        let p: Vec<i32> = part.iter().map(|r| r.1).collect();
+        let n: Vec<i32> = part.iter().map(|r| r.2).collect();
+        let d: Vec<&[u8]> = part.iter().map(|r| r.3.as_slice()).collect();
         tx.execute(
             &format!(
-                "INSERT INTO {s}.chunk_postings (term, source_id, n, data) \
-                 SELECT u.t, $1, u.n, u.d FROM unnest($2::text[], $3::int4[], $4::bytea[]) AS u(t, n, d)"
+                "INSERT INTO {s}.chunk_postings (term, source_id, part, n, data) \
+                 SELECT u.t, $1, u.p, u.n, u.d FROM unnest($2::text[], $3::int4[], $4::int4[], $5::bytea[]) AS u(t, p, n, d)"
             ),
-            &[&id, &t, &n, &d],
+            &[&id, &t, &p, &n, &d],
         )
         .map_err(|e| ix.db_error("storing postings", e))?;
     }

@@ -128,4 +128,24 @@ fn the_vector_graph_is_built_when_a_sync_settles_and_keeps_recall() {
         let recall = found as f64 / (queries * 10) as f64;
         assert!(recall >= 0.98, "recall@10 {recall} in {folders:?}");
     }
+
+    // A term in all 1,000 chunks of one source spans several packed rows
+    // of postings: every chunk is still found, in index order among equals.
+    let view = ix.read().unwrap();
+    let source = source_record(7, PER_SOURCE, &vocab).source;
+    // (It is also the text of every 50th chunk of the other sources, and
+    // in some titles.)
+    let hits = view
+        .keyword_search(&vocab[7], 4 * PER_SOURCE, &Scope::all())
+        .unwrap();
+    let mut seen: Vec<u32> = hits
+        .iter()
+        .filter(|c| c.key.source == source)
+        .map(|c| c.key.index)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), PER_SOURCE, "each chunk once");
+    let docs = view.document_search(&vocab[7], 3, &Scope::all()).unwrap();
+    assert_eq!(docs[0].source, source);
 }
