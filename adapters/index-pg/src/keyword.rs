@@ -92,6 +92,25 @@ impl TopK {
 }
 
 impl PgView<'_> {
+    /// The rows of `table` for the query terms (`$1`), only those of the
+    /// sources `ids` when given.
+    fn term_rows(
+        &self,
+        doing: &str,
+        select: &str,
+        terms: &[String],
+        ids: Option<&[i64]>,
+    ) -> Result<Vec<postgres::Row>, IndexError> {
+        match ids {
+            Some(ids) => self.query(
+                doing,
+                &format!("{select} WHERE term = ANY($1) AND source_id = ANY($2)"),
+                &[&terms, &ids],
+            ),
+            None => self.query(doing, &format!("{select} WHERE term = ANY($1)"), &[&terms]),
+        }
+    }
+
     /// Each term's chunk frequency over the whole index (a sum over the
     /// primary key's included counts: an index-only scan).
     fn chunk_df(&self, terms: &[String]) -> Result<HashMap<String, f64>, IndexError> {
@@ -146,16 +165,8 @@ impl PgView<'_> {
         mut each: impl FnMut(i64, &[f64]),
     ) -> Result<(), IndexError> {
         let s = self.schema();
-        let sql =
-            format!("SELECT term, source_id, n, data FROM {s}.chunk_postings WHERE term = ANY($1)");
-        let rows = match ids {
-            Some(ids) => self.query(
-                "reading postings",
-                &format!("{sql} AND source_id = ANY($2)"),
-                &[&terms, &ids],
-            )?,
-            None => self.query("reading postings", &sql, &[&terms])?,
-        };
+        let select = format!("SELECT term, source_id, n, data FROM {s}.chunk_postings");
+        let rows = self.term_rows("reading postings", &select, terms, ids)?;
         let df: HashMap<String, f64> = match ids {
             Some(_) => self.chunk_df(terms)?,
             None => {
@@ -321,16 +332,8 @@ impl PgView<'_> {
         allowed: &Option<Vec<i64>>,
     ) -> Result<Vec<DocumentHit>, IndexError> {
         let s = self.schema();
-        let sql =
-            format!("SELECT term, source_id, tf, len FROM {s}.doc_terms WHERE term = ANY($1)");
-        let rows = match allowed {
-            Some(ids) => self.query(
-                "ranking documents",
-                &format!("{sql} AND source_id = ANY($2)"),
-                &[&terms, ids],
-            )?,
-            None => self.query("ranking documents", &sql, &[&terms])?,
-        };
+        let select = format!("SELECT term, source_id, tf, len FROM {s}.doc_terms");
+        let rows = self.term_rows("ranking documents", &select, terms, allowed.as_deref())?;
         let df: HashMap<String, f64> = match allowed {
             Some(_) => self
                 .query(

@@ -117,6 +117,11 @@ impl Engine {
 
     /// The whole document rebuilt from its chunks, headings restored.
     pub fn read_document(&self, source: &str) -> Result<ReadDocument, EngineError> {
+        self.rebuilt(source).map(|(doc, _)| doc)
+    }
+
+    /// The document rebuilt, with the chunks it was rebuilt from.
+    fn rebuilt(&self, source: &str) -> Result<(ReadDocument, Vec<Chunk>), EngineError> {
         let view = self.ports.index.read()?;
         let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
             source: source.into(),
@@ -124,7 +129,7 @@ impl Engine {
         let chunks = view.chunks(source, 0..=u32::MAX)?;
         let seeded = record.title_seeded.then_some(record.title.as_str());
         let text = document(&chunks, seeded);
-        Ok(ReadDocument { record, text })
+        Ok((ReadDocument { record, text }, chunks))
     }
 
     /// The whole document, and where chunk `chunk_index`'s text lies in it
@@ -134,18 +139,12 @@ impl Engine {
         source: &str,
         chunk_index: u32,
     ) -> Result<(ReadDocument, Option<std::ops::Range<usize>>), EngineError> {
-        let view = self.ports.index.read()?;
-        let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
-            source: source.into(),
-        })?;
-        let chunks = view.chunks(source, 0..=u32::MAX)?;
-        let seeded = record.title_seeded.then_some(record.title.as_str());
-        let text = document(&chunks, seeded);
+        let (doc, chunks) = self.rebuilt(source)?;
         let at = chunks
             .iter()
             .find(|c| c.index == chunk_index)
-            .and_then(|c| crate::reconstruct::passage(&text, c));
-        Ok((ReadDocument { record, text }, at))
+            .and_then(|c| crate::reconstruct::passage(&doc.text, c));
+        Ok((doc, at))
     }
 
     /// The part of a document at a place (a page, lines, a slide…), rebuilt
