@@ -66,11 +66,17 @@ fn synced(c: &Corpus) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn typing_a_query_finds_the_document_first_and_opens_it_at_its_passage() {
+/// The corpus, synced, and `serve --http` over it.
+fn served() -> (Corpus, HttpServer) {
     let c = corpus();
     synced(&c);
     let server = HttpServer::start(&c.env, &c.root, &[]);
+    (c, server)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_a_query_finds_the_document_first_and_opens_it_at_its_passage() {
+    let (_corpus, server) = served();
     let driver = Driver::start();
     for dark in [false, true] {
         let b = browser(&driver, dark).await;
@@ -164,9 +170,7 @@ async fn futures_text(elements: &[fantoccini::elements::Element]) -> Vec<String>
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sync_started_on_the_page_reaches_done_and_another_is_cancelled() {
-    let c = corpus();
-    synced(&c);
-    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let (c, server) = served();
     let driver = Driver::start();
     let b = browser(&driver, false).await;
     // A changed folder: one new file, and one that cannot be read.
@@ -289,9 +293,7 @@ async fn with_allow_remote_the_page_asks_for_the_token_once_and_refuses_a_wrong_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cross_origin_post_is_refused() {
-    let c = corpus();
-    synced(&c);
-    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let (_corpus, server) = served();
     // Another local site (another loopback port) that posts to the page.
     let evil: &'static str = Box::leak(
         format!(
@@ -317,9 +319,7 @@ async fn a_cross_origin_post_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_documents_script_is_shown_as_text() {
-    let c = corpus();
-    synced(&c);
-    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let (_corpus, server) = served();
     let driver = Driver::start();
     let b = browser(&driver, false).await;
     b.goto(&format!("{}/?q=pasted+fragment", server.base()))

@@ -27,8 +27,9 @@ fn corpus() -> Corpus {
     c
 }
 
-async fn get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut r = reqwest::Client::new().get(url);
+/// One request with `headers`; (status, body).
+async fn send(method: reqwest::Method, url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut r = reqwest::Client::new().request(method, url);
     for (k, v) in headers {
         r = r.header(*k, *v);
     }
@@ -37,14 +38,12 @@ async fn get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     (status, response.text().await.unwrap_or_default())
 }
 
+async fn get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    send(reqwest::Method::GET, url, headers).await
+}
+
 async fn post(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut r = reqwest::Client::new().post(url);
-    for (k, v) in headers {
-        r = r.header(*k, *v);
-    }
-    let response = r.send().await.expect("the server answers");
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
+    send(reqwest::Method::POST, url, headers).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
