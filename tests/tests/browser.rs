@@ -307,6 +307,10 @@ async fn a_cross_origin_post_is_refused() {
     let b = browser(&driver, false).await;
     b.goto(&evil_url).await.unwrap();
     wait_for(&b, "#go").await.click().await.unwrap();
+    // Wait for the navigation to the answer; the evil page's own body
+    // would go stale under us otherwise.
+    let answer = url::Url::parse(&format!("{}/sync", server.base())).unwrap();
+    b.wait().at_most(WAIT).for_url(&answer).await.unwrap();
     let body = wait_for(&b, "body").await;
     let text = body.text().await.unwrap();
     assert!(text.contains("Refused"), "{text}");
