@@ -2,6 +2,7 @@
 //! subcommand a CLI over the same index.
 
 mod app;
+mod changes;
 mod cli;
 mod doctor;
 mod http;
@@ -10,6 +11,7 @@ mod page;
 mod payload;
 mod reqlog;
 mod resources;
+mod revision;
 mod server;
 mod setup;
 mod watch;

@@ -12,6 +12,7 @@ use crate::app::App;
 pub struct PageBackend {
     pub app: Arc<App>,
     pub jobs: Arc<Jobs>,
+    pub changes: Arc<crate::changes::Changes>,
 }
 
 impl minirag_web::Backend for PageBackend {
@@ -37,7 +38,12 @@ impl minirag_web::Backend for PageBackend {
             .jobs
             .admit(engine, None, Arc::default())
             .map_err(|e| e.to_string())?;
-        Ok(admitted.spawn(|_| {}))
+        let changes = self.changes.clone();
+        Ok(admitted.spawn(move |job| {
+            if job.changed_documents() {
+                changes.nudge();
+            }
+        }))
     }
 
     fn original(&self, source: &str) -> Option<PathBuf> {

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use anyhow::Result;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, ListResourceTemplatesResult, ListResourcesResult,
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
     ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{
     schemars, tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler,
     ServiceExt,
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::app::App;
+use crate::changes::Changes;
 use crate::instructions::{instructions, QUERY_DESCRIPTION};
 use crate::payload::{
     counts, notice_of, source_errors, value, Counts, Deleted, Document, FileList, Ingested,
@@ -30,6 +32,7 @@ use crate::payload::{
 };
 use crate::reqlog::{Outcome, RequestLog};
 use crate::resources;
+use crate::revision::{is_modern, server_meta, Hints};
 use minirag_core::jobs::{Job, Jobs};
 use minirag_core::progress::Step;
 use minirag_core::time::iso_utc;
@@ -248,6 +251,8 @@ fn job_payload(j: &Job) -> SyncJob {
 pub struct Server {
     app: Arc<App>,
     jobs: Arc<Jobs>,
+    /// Wakes `subscriptions/listen` streams when the documents may have changed.
+    changes: Arc<Changes>,
     /// Stops the `RAG_WATCH` watcher.
     watch_stop: Arc<AtomicBool>,
     tool_router: ToolRouter<Self>,
@@ -284,6 +289,7 @@ impl Server {
         Self {
             app: Arc::new(app),
             jobs: Arc::new(Jobs::default()),
+            changes: Arc::default(),
             watch_stop: Arc::default(),
             tool_router: Self::tool_router(),
             log: None,
@@ -295,6 +301,7 @@ impl Server {
         crate::page::PageBackend {
             app: self.app.clone(),
             jobs: self.jobs.clone(),
+            changes: self.changes.clone(),
         }
     }
 
@@ -313,18 +320,20 @@ impl Server {
         }
         let app = self.app.clone();
         let stop = self.watch_stop.clone();
+        let changes = self.changes.clone();
         std::thread::spawn(move || {
-            if let Err(e) = crate::watch::run(&app, &|_| {}, &stop) {
+            if let Err(e) = crate::watch::run(&app, &|_| changes.nudge(), &stop) {
                 eprintln!("minirag-mcp: RAG_WATCH: {e:#}");
             }
         });
     }
 
-    /// Stops the watcher and drains the sync job shared by every clone of
-    /// this server (see [`Jobs::drain`]).
+    /// Stops the watcher, ends the listen streams and drains the sync job
+    /// shared by every clone of this server (see [`Jobs::drain`]).
     pub fn drain(&self) {
         self.watch_stop
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.changes.stop();
         self.jobs.drain();
     }
 
@@ -511,14 +520,19 @@ impl Server {
         let app = self.app.clone();
         let jobs = self.jobs.clone();
         // After a sync that changed the set of documents, tell the client
-        // its resource list is stale.
+        // its resource list is stale: on its session before 2026-07-28, on
+        // every `subscriptions/listen` stream from then on.
         let on_change = {
-            let peer = ctx.peer.clone();
+            let peer = (!is_modern(&ctx)).then(|| ctx.peer.clone());
+            let changes = self.changes.clone();
             let runtime = tokio::runtime::Handle::current();
             move || {
-                runtime.spawn(async move {
-                    let _ = peer.notify_resource_list_changed().await;
-                });
+                changes.nudge();
+                if let Some(peer) = peer {
+                    runtime.spawn(async move {
+                        let _ = peer.notify_resource_list_changed().await;
+                    });
+                }
             }
         };
         let Some(token) = ctx.meta.get_progress_token() else {
@@ -625,8 +639,45 @@ fn start_job(
     }
 }
 
+/// The tools that may change the document list (`sync_start` nudges when
+/// its job ends).
+const WRITERS: [&str; 4] = ["ingest_file", "ingest_data", "ingest_url", "delete_file"];
+
 #[tool_handler]
 impl ServerHandler for Server {
+    /// Tools by name, a fixed order; cache hints at 2026-07-28.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, McpError> {
+        let mut tools = self.tool_router.list_all();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let hints = Hints::fixed(&ctx);
+        let mut out = rmcp::model::ListToolsResult::with_all_items(tools);
+        (out.ttl_ms, out.cache_scope, out.meta) = (hints.ttl_ms, hints.cache_scope, hints.meta);
+        Ok(out)
+    }
+
+    /// `subscriptions/listen`: the resource list's changes only (the tool
+    /// list never changes).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let cancelled = context.request_context().ct.clone();
+        self.changes
+            .serve(self.app.clone(), context.sink().clone(), cancelled)
+            .await;
+        Ok(())
+    }
+
     async fn call_tool(
         &self,
         request: rmcp::model::CallToolRequestParams,
@@ -640,8 +691,15 @@ impl ServerHandler for Server {
             .and_then(|a| a.get("query"))
             .and_then(Value::as_str)
             .map(str::to_string);
+        let modern = is_modern(&context);
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(tcc).await;
+        let mut response = self.tool_router.call(tcc).await;
+        if WRITERS.contains(&tool.as_str()) {
+            self.changes.nudge();
+        }
+        if let (true, Ok(rmcp::model::CallToolResponse::Complete(r))) = (modern, &mut response) {
+            r.meta.get_or_insert_with(server_meta);
+        }
         if let Some(log) = &self.log {
             let outcome = match &response {
                 Ok(rmcp::model::CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
@@ -675,7 +733,7 @@ impl ServerHandler for Server {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let app = self.app.clone();
         let cursor = request.and_then(|r| r.cursor);
@@ -694,28 +752,34 @@ impl ServerHandler for Server {
             .collect();
         let mut out = ListResourcesResult::with_all_items(items);
         out.next_cursor = next;
+        let hints = Hints::documents(&ctx);
+        (out.ttl_ms, out.cache_scope, out.meta) = (hints.ttl_ms, hints.cache_scope, hints.meta);
         Ok(out)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new(resources::TEMPLATE, "document")
-                .with_title("An indexed document as Markdown")
-                .with_description(
-                    "source: a document's source (absolute path, URL or data id), percent-encoded",
-                )
-                .with_mime_type("text/markdown"),
-        ]))
+        let hints = Hints::fixed(&ctx);
+        let mut out = ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(
+            resources::TEMPLATE,
+            "document",
+        )
+        .with_title("An indexed document as Markdown")
+        .with_description(
+            "source: a document's source (absolute path, URL or data id), percent-encoded",
+        )
+        .with_mime_type("text/markdown")]);
+        (out.ttl_ms, out.cache_scope, out.meta) = (hints.ttl_ms, hints.cache_scope, hints.meta);
+        Ok(out)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let app = self.app.clone();
         let uri = request.uri.clone();
@@ -723,10 +787,12 @@ impl ServerHandler for Server {
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?
             .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
-        Ok(ReadResourceResult::new(vec![
+        let mut out = ReadResourceResult::new(vec![
             ResourceContents::text(text, request.uri).with_mime_type("text/markdown")
-        ])
-        .into())
+        ]);
+        let hints = Hints::documents(&ctx);
+        (out.ttl_ms, out.cache_scope, out.meta) = (hints.ttl_ms, hints.cache_scope, hints.meta);
+        Ok(out.into())
     }
 }
 

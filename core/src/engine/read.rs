@@ -53,6 +53,19 @@ impl Engine {
         Ok(records)
     }
 
+    /// A number that changes whenever the visible document list does: a
+    /// document ingested (again), moved, retitled or removed, by this
+    /// process or another sharing the index. Subscribers compare it to
+    /// decide whether the resource list changed.
+    pub fn documents_fingerprint(&self) -> Result<u64, EngineError> {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        for r in self.visible_documents()? {
+            (&r.source, &r.title, &r.ingested_at).hash(&mut hasher);
+        }
+        Ok(hasher.finish())
+    }
+
     /// Counts and vector model, read from one view.
     pub fn index_state(&self) -> Result<IndexState, EngineError> {
         let view = self.ports.index.read()?;

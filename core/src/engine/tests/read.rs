@@ -124,3 +124,27 @@ fn a_passage_is_found_in_its_whole_document_even_under_a_repeated_table_header()
     let (_, none) = f.engine.read_passage("/docs/t.md", 999).unwrap();
     assert!(none.is_none());
 }
+
+#[test]
+fn the_documents_fingerprint_moves_with_the_visible_list_only() {
+    let f = fixture();
+    let sync = |f: &crate::testing::fixture::Fixture| {
+        f.engine.sync(None, &|_| {}, &Default::default()).unwrap();
+        f.engine.documents_fingerprint().unwrap()
+    };
+    let empty = f.engine.documents_fingerprint().unwrap();
+    f.files.put("/docs/a.md", "# A\n\nApples.", 1.0);
+    let one = sync(&f);
+    assert_ne!(one, empty, "an ingest changes it");
+    assert_eq!(sync(&f), one, "a sync that changed nothing keeps it");
+    f.files.remove("/docs/a.md");
+    f.files.put("/docs/moved/a.md", "# A\n\nApples.", 1.0);
+    let moved = sync(&f);
+    assert_ne!(moved, one, "a move changes it");
+    f.engine.delete("/docs/moved/a.md").unwrap();
+    assert_eq!(
+        f.engine.documents_fingerprint().unwrap(),
+        empty,
+        "a delete changes it, back to the empty list's"
+    );
+}
