@@ -1,14 +1,16 @@
 """Drives the real minirag-mcp binary with the official Python MCP SDK.
 
-usage: python_sdk_client.py BINARY MODEL_DIR [stdio|http]
+usage: python_sdk_client.py BINARY MODEL_DIR [stdio|http] [2025|2026]
 Builds a small corpus in a temp folder, then over stdio (or over
-Streamable HTTP against `serve --http` with a bearer token): initialize (the
-newest handshake version both SDKs speak), list tools with their
+Streamable HTTP against `serve --http` with a bearer token), at the newest
+handshake revision (2025-11-25, `initialize`) or at 2026-07-28 (the SDK's
+`Client` in auto mode: `server/discover`, no session): list tools with their
 annotations and output schemas, status, sync with a progress token, query,
-read, resources (list, template, read, list_changed after a sync), an
-unknown argument, an escaping path. Every successful tool call's
-structuredContent is validated against the tool's outputSchema (by the SDK,
-and again here). Exits non-zero with the failed check on any mismatch.
+read, resources (list, template, read, list_changed after a sync: on the
+session at 2025, on a `subscriptions/listen` stream at 2026), an unknown
+argument, an escaping path. Every successful tool call's structuredContent
+is validated against the tool's outputSchema (by the SDK, and again here).
+Exits non-zero with the failed check on any mismatch.
 """
 import asyncio
 import contextlib
@@ -23,7 +25,7 @@ import os
 import sys
 import tempfile
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -89,10 +91,9 @@ class Page(http.server.BaseHTTPRequestHandler):
 
 @contextlib.asynccontextmanager
 async def connect(transport, binary, env):
-    """(read, write) streams to the binary over stdio, or over HTTP."""
+    """A transport to the binary: over stdio, or over HTTP."""
     if transport == "stdio":
-        async with stdio_client(StdioServerParameters(command=binary, env=env)) as (read, write):
-            yield read, write
+        yield stdio_client(StdioServerParameters(command=binary, env=env))
         return
     env = dict(env, MINIRAG_TOKEN=TOKEN, PATH=os.environ.get("PATH", ""))
     server = await asyncio.create_subprocess_exec(
@@ -105,8 +106,7 @@ async def connect(transport, binary, env):
         drain = asyncio.create_task(server.stderr.read())
         client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
         async with client:
-            async with streamable_http_client(first["url"], http_client=client) as streams:
-                yield streams[0], streams[1]
+            yield streamable_http_client(first["url"], http_client=client)
     finally:
         server.terminate()
         code = await server.wait()
@@ -114,7 +114,67 @@ async def connect(transport, binary, env):
         await drain
 
 
-async def main(binary, model_dir, transport):
+class Legacy:
+    """2025-11-25: `initialize`, one session, list_changed on the session."""
+
+    def __init__(self, session, changed):
+        self.session = session
+        self.changed = changed
+        self.version = "2025-11-25"
+
+    @contextlib.asynccontextmanager
+    async def changes(self):
+        yield self.changed
+
+
+class Modern:
+    """2026-07-28: the SDK's Client; changes arrive on subscriptions/listen."""
+
+    def __init__(self, client):
+        self.session = client
+        self.version = "2026-07-28"
+
+    @contextlib.asynccontextmanager
+    async def changes(self):
+        changed = asyncio.Event()
+        async with self.session.listen(resources_list_changed=True) as sub:
+            assert sub.honored.resources_list_changed, sub.honored
+
+            async def first():
+                async for _ in sub:
+                    changed.set()
+                    return
+
+            task = asyncio.create_task(first())
+            try:
+                yield changed
+            finally:
+                task.cancel()
+
+
+@contextlib.asynccontextmanager
+async def revision(era, transport_cm, on_message):
+    """The client at the revision asked for."""
+    if era == "2025":
+        async with transport_cm as (read, write):
+            async with ClientSession(read, write, message_handler=on_message) as session:
+                init = await session.initialize()
+                assert init.server_info.name == "minirag-mcp", init.server_info
+                assert "Sources" in (init.instructions or ""), init.instructions
+                assert init.protocol_version == "2025-11-25", init.protocol_version
+                assert init.capabilities.resources is not None, init.capabilities
+                assert init.capabilities.resources.list_changed, init.capabilities
+                yield session
+        return
+    async with Client(transport_cm, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28", client.protocol_version
+        assert client.server_info.name == "minirag-mcp", client.server_info
+        assert "Sources" in (client.instructions or ""), client.instructions
+        assert client.server_capabilities.resources.list_changed, client.server_capabilities
+        yield client
+
+
+async def main(binary, model_dir, transport, era):
     web = http.server.HTTPServer(("127.0.0.1", 0), Page)
     threading.Thread(target=web.serve_forever, daemon=True).start()
     page_url = f"http://127.0.0.1:{web.server_port}/kites.html"
@@ -138,17 +198,14 @@ async def main(binary, model_dir, transport):
             if isinstance(message, types.ResourceListChangedNotification):
                 changed.set()
 
-        async with connect(transport, binary, env) as (read, write):
-            async with ClientSession(read, write, message_handler=on_message) as session:
-                init = await session.initialize()
-                assert init.server_info.name == "minirag-mcp", init.server_info
-                assert "Sources" in (init.instructions or ""), init.instructions
-                assert init.protocol_version == "2025-11-25", init.protocol_version
-                assert init.capabilities.resources is not None, init.capabilities
-                assert init.capabilities.resources.list_changed, init.capabilities
-
-                listed = (await session.list_tools()).tools
-                assert {t.name for t in listed} == TOOLS, listed
+        async with connect(transport, binary, env) as transport_cm:
+            async with revision(era, transport_cm, on_message) as session:
+                api = Legacy(session, changed) if era == "2025" else Modern(session)
+                listed_result = await session.list_tools()
+                listed = listed_result.tools
+                assert [t.name for t in listed] == sorted(TOOLS), listed
+                if era == "2026":
+                    assert listed_result.ttl_ms == 3600000 and listed_result.cache_scope == "public", listed_result
                 for t in listed:
                     a = t.annotations
                     assert a is not None and a.title and t.title, t
@@ -166,7 +223,10 @@ async def main(binary, model_dir, transport):
                 async def on_progress(done, total, message):
                     progress.append((done, total, message))
 
-                result = await session.call_tool("sync_start", {}, progress_callback=on_progress)
+                async with api.changes() as resources_changed:
+                    result = await session.call_tool("sync_start", {}, progress_callback=on_progress)
+                    # Resources: after the sync changed the set, the client hears of it.
+                    await asyncio.wait_for(resources_changed.wait(), 30)
                 check_structured("sync_start", result)
                 job = json.loads(text_of(result))
                 assert job["state"] == "succeeded", job
@@ -184,11 +244,12 @@ async def main(binary, model_dir, transport):
                 doc = await call_json(session, "read_file", {"filePath": os.path.join(root, "склад.md")})
                 assert "ТОРГ-12" in json.dumps(doc, ensure_ascii=False), doc
 
-                # Resources: after the sync changed the set, the client hears of it.
-                await asyncio.wait_for(changed.wait(), 30)
                 templates = (await session.list_resource_templates()).resource_templates
                 assert [t.uri_template for t in templates] == ["minirag://doc/{source}"], templates
-                resources = (await session.list_resources()).resources
+                listing = await session.list_resources()
+                if era == "2026":
+                    assert listing.ttl_ms == 0 and listing.cache_scope == "private", listing
+                resources = listing.resources
                 store = os.path.join(root, "склад.md")
                 uris = {r.name: str(r.uri) for r in resources}
                 assert set(uris) == {store, os.path.join(root, "ops", "retention.md")}, uris
@@ -200,6 +261,9 @@ async def main(binary, model_dir, transport):
                     raise AssertionError("an unindexed source was read")
                 except Exception as e:  # the SDK raises McpError
                     assert "not found" in str(e).lower(), e
+                    # -32602 (invalid params) from 2026-07-28 on, -32002 before.
+                    code = e.error.code
+                    assert code == (-32602 if era == "2026" else -32002), code
 
                 for tool, args in [
                     ("status", {}),
@@ -219,8 +283,9 @@ async def main(binary, model_dir, transport):
                 outside = await session.call_tool("read_file", {"filePath": os.path.join(root, "..", "index")})
                 assert outside.is_error and "outside" in text_of(outside), text_of(outside)
     web.shutdown()
-    print(f"python MCP SDK client over {transport}: all checks passed")
+    print(f"python MCP SDK client at {era} over {transport}: all checks passed")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "stdio"))
+    args = sys.argv[1:] + [None, None]
+    asyncio.run(main(args[0], args[1], args[2] or "stdio", args[3] or "2025"))
