@@ -3,6 +3,7 @@
 pub mod browser;
 pub mod http_server;
 pub mod mcp_client;
+pub mod modern;
 pub mod watcher;
 
 use std::path::PathBuf;
