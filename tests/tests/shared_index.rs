@@ -84,3 +84,105 @@ async fn one_syncs_while_another_answers_and_nothing_is_lost() {
     );
     server.cancel().await.unwrap();
 }
+
+/// Three `serve --http` processes on three loopback ports share one
+/// PostgreSQL index, and a 2026-07-28 client sends each request to the next
+/// port in turn, as a proxy without stickiness would: a sync started through
+/// one is followed through the others, a listener on another hears it, and
+/// every request succeeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn three_processes_answer_any_request_in_turn() {
+    use minirag_blackbox::http_server::HttpServer;
+    use minirag_blackbox::modern::{body, call_tool, messages, post, VERSION};
+
+    let url = test_pg_url();
+    let schema = fresh_schema("three");
+    let c = Corpus::generated(12, note).share(&url, &schema);
+    let servers: Vec<HttpServer> = (0..3)
+        .map(|_| HttpServer::start(&c.env, &c.root, &[]))
+        .collect();
+    let urls: Vec<&str> = servers.iter().map(|s| s.url.as_str()).collect();
+    let http = reqwest::Client::new();
+
+    // A listener on the third process.
+    let mut listen = http
+        .post(urls[2])
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", VERSION)
+        .header("mcp-method", "subscriptions/listen")
+        .body(
+            body(
+                1,
+                "subscriptions/listen",
+                json!({"notifications": {"resourcesListChanged": true}}),
+            )
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut heard = String::new();
+    while messages(&heard).is_empty() {
+        let chunk = listen.chunk().await.unwrap().expect("the acknowledgment");
+        heard.push_str(&String::from_utf8_lossy(&chunk));
+    }
+
+    let mut turn = 0usize;
+    let mut next = || {
+        turn += 1;
+        urls[turn % 3]
+    };
+    let started = call_tool(&http, next(), 2, "sync_start", json!({})).await;
+    let job = started["jobId"].as_str().expect("a job id").to_string();
+    let mut polls = 0;
+    let done = loop {
+        let s = call_tool(&http, next(), 3, "sync_status", json!({"jobId": job})).await;
+        polls += 1;
+        if s["state"] == "succeeded" || s["state"] == "failed" {
+            break s;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(
+        (done["state"].as_str(), done["counts"]["ingested"].as_u64()),
+        (Some("succeeded"), Some(12)),
+        "{done}"
+    );
+    assert!(polls >= 1);
+    for i in 0..9 {
+        let q = call_tool(
+            &http,
+            next(),
+            10 + i,
+            "query_documents",
+            json!({"query": format!("shipment {i} pallets"), "topK": 3}),
+        )
+        .await;
+        assert_eq!(
+            q["results"][0]["source"],
+            c.path(&format!("f{i:02}.md")),
+            "{q}"
+        );
+    }
+    let a = post(&http, next(), &body(30, "resources/list", json!({})), &[]).await;
+    assert_eq!(
+        a.response["result"]["resources"].as_array().map(Vec::len),
+        Some(12),
+        "{a:?}"
+    );
+
+    // The third process heard of a sync the first ran (its fingerprint poll).
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !messages(&heard)
+        .iter()
+        .any(|m| m["method"] == "notifications/resources/list_changed")
+    {
+        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
+            .await
+            .expect("the listener hears the sync within a minute")
+            .unwrap()
+            .expect("the stream stays open");
+        heard.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
