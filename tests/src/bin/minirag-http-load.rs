@@ -1,10 +1,15 @@
-//! The HTTP load bench: N MCP clients (each its own session over Streamable
-//! HTTP on loopback) send `query_documents` back to back for a fixed time
-//! against `serve --http` over a synced corpus. Prints calls, errors,
-//! latency percentiles and the server's RSS over the run.
+//! The HTTP load bench: N MCP clients send `query_documents` back to back
+//! for a fixed time against `serve --http` over a synced corpus, on
+//! loopback. Prints calls, errors, latency percentiles and the servers' RSS.
 //!
 //! `cargo run --release -p minirag-blackbox --bin minirag-http-load -- --corpus eval/corpus --queries eval/queries.tsv`
 //! (`--clients 16 --seconds 60` by default; `--db DIR` reuses an index.)
+//!
+//! `--processes 1,3` runs one row per count, side by side: that many
+//! `serve --http` processes over the same index (`--db-url URL` puts it on
+//! PostgreSQL), and 2026-07-28 clients without sessions that send each
+//! request to the next process in turn, as a proxy without stickiness
+//! would. Without `--processes`, one process and rmcp's session clients.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +27,9 @@ struct Args {
     db: Option<PathBuf>,
     clients: usize,
     seconds: u64,
+    db_url: Option<String>,
+    db_schema: Option<String>,
+    processes: Vec<usize>,
 }
 
 /// Each client walks the query list with this stride from its own start,
@@ -29,7 +37,7 @@ struct Args {
 const STRIDE: usize = 7;
 
 const USAGE: &str =
-    "usage: minirag-http-load --corpus DIR --queries FILE [--db DIR] [--clients N] [--seconds S]";
+    "usage: minirag-http-load --corpus DIR --queries FILE [--db DIR | --db-url URL [--db-schema S]] [--clients N] [--seconds S] [--processes 1,3]";
 
 fn args() -> Args {
     let mut a = Args {
@@ -38,6 +46,9 @@ fn args() -> Args {
         db: None,
         clients: 16,
         seconds: 60,
+        db_url: None,
+        db_schema: None,
+        processes: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -48,6 +59,14 @@ fn args() -> Args {
             "--db" => a.db = Some(PathBuf::from(value)),
             "--clients" => a.clients = value.parse().unwrap_or_else(|_| die(USAGE)),
             "--seconds" => a.seconds = value.parse().unwrap_or_else(|_| die(USAGE)),
+            "--db-url" => a.db_url = Some(value),
+            "--db-schema" => a.db_schema = Some(value),
+            "--processes" => {
+                a.processes = value
+                    .split(',')
+                    .map(|n| n.trim().parse().unwrap_or_else(|_| die(USAGE)))
+                    .collect()
+            }
             _ => die(&format!("unknown argument {flag:?}; {USAGE}")),
         }
     }
@@ -105,6 +124,14 @@ async fn main() {
             work.path().join("cache").display().to_string(),
         ),
     ];
+    let mut env = env;
+    if let Some(url) = &a.db_url {
+        env.push(("DB_URL".into(), url.clone()));
+        env.push((
+            "DB_SCHEMA".into(),
+            format!("http_load_{}", std::process::id()),
+        ));
+    }
     let started = Instant::now();
     let synced = std::process::Command::new(binary())
         .arg("sync")
@@ -116,6 +143,14 @@ async fn main() {
     assert!(synced.success(), "sync failed");
     eprintln!("sync: {:.1} s", started.elapsed().as_secs_f64());
 
+    if !a.processes.is_empty() {
+        println!("| processes | clients | seconds | calls | errors | calls/s | p50 ms | p95 ms | p99 ms | RSS, all processes, end MB |");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        for &n in &a.processes {
+            round_robin(&a, &env, &corpus, n).await;
+        }
+        return;
+    }
     let server = HttpServer::start(&env, &corpus, &[]);
     let pid = server.child.id();
     let queries = Arc::new(queries(&a.queries));
@@ -193,4 +228,84 @@ async fn main() {
             .join(" ")
     );
     let _ = warm.cancel().await;
+}
+
+/// One row: `n` processes, every client sending 2026-07-28 requests to the
+/// next process in turn.
+async fn round_robin(a: &Args, env: &[(String, String)], corpus: &std::path::Path, n: usize) {
+    use minirag_blackbox::modern::call_tool;
+    let servers: Vec<HttpServer> = (0..n)
+        .map(|_| HttpServer::start(env, corpus, &[]))
+        .collect();
+    let urls: Arc<Vec<String>> = Arc::new(servers.iter().map(|s| s.url.clone()).collect());
+    let queries = Arc::new(queries(&a.queries));
+    let http = reqwest::Client::new();
+    // Warm every process's model and index before measuring.
+    for url in urls.iter() {
+        call_tool(
+            &http,
+            url,
+            0,
+            "query_documents",
+            json!({"query": queries[0]}),
+        )
+        .await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(a.seconds);
+    let errors = Arc::new(AtomicU64::new(0));
+    let latencies = Arc::new(Mutex::new(Vec::<f64>::new()));
+    let mut tasks = Vec::new();
+    for c in 0..a.clients {
+        let (urls, queries, errors, latencies, http) = (
+            urls.clone(),
+            queries.clone(),
+            errors.clone(),
+            latencies.clone(),
+            http.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            let (mut i, mut turn) = (c, c);
+            while Instant::now() < deadline {
+                let q = &queries[i % queries.len()];
+                i += STRIDE;
+                turn += 1;
+                let body = minirag_blackbox::modern::body(
+                    turn as u64,
+                    "tools/call",
+                    json!({"name": "query_documents", "arguments": {"query": q}}),
+                );
+                let t = Instant::now();
+                let answer =
+                    minirag_blackbox::modern::post(&http, &urls[turn % urls.len()], &body, &[])
+                        .await;
+                mine.push(t.elapsed().as_secs_f64() * 1000.0);
+                let ok = answer.status == 200
+                    && answer.response["result"]["isError"] != json!(true)
+                    && answer.response.get("error").is_none();
+                if !ok {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                    eprintln!("error: {answer:?}");
+                }
+            }
+            latencies.lock().unwrap().extend(mine);
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let rss: f64 = servers.iter().map(|s| rss_mb(s.child.id())).sum();
+    let mut l = latencies.lock().unwrap().clone();
+    l.sort_by(f64::total_cmp);
+    let calls = l.len();
+    println!(
+        "| {n} | {} | {} | {calls} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {rss:.0} |",
+        a.clients,
+        a.seconds,
+        errors.load(Ordering::Relaxed),
+        calls as f64 / a.seconds as f64,
+        percentile(&l, 0.50),
+        percentile(&l, 0.95),
+        percentile(&l, 0.99),
+    );
 }
