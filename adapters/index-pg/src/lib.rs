@@ -119,6 +119,17 @@ impl PgIndex {
         pool.get().map_err(|e| self.target.unreachable(e))
     }
 
+    /// A pooled connection if one is idle or the pool may still open one;
+    /// `None` rather than waiting for another use case to give one back.
+    fn spare_client(&self) -> Option<r2d2::PooledConnection<connect::Manager>> {
+        let pool = self.pool.as_ref()?;
+        let state = pool.state();
+        if state.idle_connections == 0 && state.connections >= pool.max_size() {
+            return None;
+        }
+        pool.get_timeout(std::time::Duration::from_millis(200)).ok()
+    }
+
     /// A database error, naming the operation and the masked server.
     fn db_error(&self, doing: &str, e: postgres::Error) -> IndexError {
         IndexError::Storage {

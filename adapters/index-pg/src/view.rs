@@ -1,11 +1,15 @@
 //! A read view: one `REPEATABLE READ READ ONLY` transaction on a pooled
 //! connection, so every search, chunk and title of one use case sees the
-//! same snapshot while other machines write.
+//! same snapshot while other machines write. When two lists of one query
+//! run at once (the engine runs the keyword side beside the vector
+//! search), the second takes another pooled connection that imports the
+//! first one's snapshot, so both run in the database at the same time and
+//! still see the same rows.
 //!
 //! The keyword lists are scored in [`crate::keyword`].
 
 use std::ops::RangeInclusive;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{IndexError, IndexStats, IndexView, SourceRecord};
@@ -30,9 +34,15 @@ struct Snapshot {
     vectorless: i64,
 }
 
+type Conn = r2d2::PooledConnection<crate::connect::Manager>;
+
 pub struct PgView<'a> {
     ix: &'a PgIndex,
-    client: Mutex<r2d2::PooledConnection<crate::connect::Manager>>,
+    client: Mutex<Conn>,
+    /// The exported snapshot's id (`None` on a standby, which cannot export).
+    snapshot: Option<String>,
+    /// A second connection in the same snapshot, opened on first need.
+    second: Mutex<Second>,
     stats: Snapshot,
     model: Option<(String, usize)>,
 }
@@ -47,7 +57,7 @@ impl<'a> PgView<'a> {
             .map_err(e)?;
         let r = client
             .query_one(
-                &format!("SELECT sources, chunks, chunk_len, doc_len, title_len, vectorless FROM {s}.stats"),
+                &format!("SELECT sources, chunks, chunk_len, doc_len, title_len, vectorless, CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_export_snapshot() END FROM {s}.stats"),
                 &[],
             )
             .map_err(e)?;
@@ -59,10 +69,13 @@ impl<'a> PgView<'a> {
             title_len: r.get(4),
             vectorless: r.get(5),
         };
+        let snapshot: Option<String> = r.get(6);
         let model = crate::schema::model(&mut *client, s).map_err(e)?;
         Ok(Self {
             ix,
             client: Mutex::new(client),
+            snapshot,
+            second: Mutex::new(Second::Untried),
             stats,
             model,
         })
@@ -79,26 +92,45 @@ impl<'a> PgView<'a> {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<postgres::Row>, IndexError> {
-        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
-        c.query(sql, params).map_err(|e| self.ix.db_error(doing, e))
+        self.with_client(|c| c.query(sql, params))
+            .map_err(|e| self.ix.db_error(doing, e))
     }
 
-    /// [`PgView::query`] with the scope's source ids as the last parameter
-    /// when there are any (the SQL then holds the matching filter).
-    fn query_scoped(
-        &self,
-        doing: &str,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-        allowed: &Option<Vec<i64>>,
-    ) -> Result<Vec<postgres::Row>, IndexError> {
-        match allowed {
-            Some(ids) => {
-                let mut all = params.to_vec();
-                all.push(ids);
-                self.query(doing, sql, &all)
+    /// Runs `f` on this view's connection, or, while another thread of the
+    /// same use case holds it, on the second connection in the same
+    /// snapshot; waits only when no second one can be had.
+    pub(crate) fn with_client<R>(&self, f: impl FnOnce(&mut postgres::Client) -> R) -> R {
+        if let Some(mut c) = try_lock(&self.client) {
+            return f(&mut c);
+        }
+        if let Some(mut slot) = try_lock(&self.second) {
+            if matches!(*slot, Second::Untried) {
+                *slot = self.open_second().map_or(Second::Unavailable, Second::Open);
             }
-            None => self.query(doing, sql, params),
+            if let Second::Open(c) = &mut *slot {
+                return f(c);
+            }
+        }
+        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut c)
+    }
+
+    /// A free pooled connection that imports this view's snapshot; `None`
+    /// when there is no snapshot or no free connection (then the lists
+    /// take turns on the first), or the import fails.
+    fn open_second(&self) -> Option<Conn> {
+        let id = self.snapshot.as_ref()?;
+        let mut c = self.ix.spare_client()?;
+        let begin = format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
+            id.replace('\'', "")
+        );
+        match c.batch_execute(&begin) {
+            Ok(()) => Some(c),
+            Err(_) => {
+                let _ = c.batch_execute("ROLLBACK");
+                None
+            }
         }
     }
 
@@ -161,9 +193,31 @@ impl<'a> PgView<'a> {
 
 impl Drop for PgView<'_> {
     fn drop(&mut self) {
-        let c = self.client.get_mut().unwrap_or_else(|p| p.into_inner());
         // A failed rollback leaves a broken connection, which r2d2 drops.
+        let second = self.second.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Second::Open(c) = second {
+            let _ = c.batch_execute("ROLLBACK");
+        }
+        let c = self.client.get_mut().unwrap_or_else(|p| p.into_inner());
         let _ = c.batch_execute("ROLLBACK");
+    }
+}
+
+/// The view's second connection.
+enum Second {
+    Untried,
+    Open(Conn),
+    /// No spare connection, or no snapshot to import: the lists take turns.
+    Unavailable,
+}
+
+/// The lock if it is free now (a poisoned lock counts as free: the
+/// connection's transaction is still the view's).
+fn try_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
     }
 }
 
@@ -179,12 +233,19 @@ struct VectorQuery {
 
 impl VectorQuery {
     fn run(&self, view: &PgView<'_>, doing: &str) -> Result<Vec<postgres::Row>, IndexError> {
-        if !self.setup.is_empty() {
-            let mut c = view.client.lock().unwrap_or_else(|p| p.into_inner());
-            c.batch_execute(&self.setup)
-                .map_err(|e| view.ix.db_error("tuning the vector search", e))?;
-        }
-        view.query_scoped(doing, &self.sql, &[&self.q, &self.k], &self.allowed)
+        // The tuning and the search on one connection, whichever it is.
+        let params: Vec<&(dyn ToSql + Sync)> = match &self.allowed {
+            Some(ids) => vec![&self.q, &self.k, ids],
+            None => vec![&self.q, &self.k],
+        };
+        view.with_client(|c| {
+            if !self.setup.is_empty() {
+                c.batch_execute(&self.setup)
+                    .map_err(|e| view.ix.db_error("tuning the vector search", e))?;
+            }
+            c.query(&self.sql, &params)
+                .map_err(|e| view.ix.db_error(doing, e))
+        })
     }
 }
 
