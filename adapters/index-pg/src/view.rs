@@ -105,7 +105,9 @@ impl<'a> PgView<'a> {
         }
         if let Some(mut slot) = try_lock(&self.second) {
             if matches!(*slot, Second::Untried) {
-                *slot = self.open_second().map_or(Second::Unavailable, Second::Open);
+                *slot = self
+                    .open_second()
+                    .map_or(Second::Unavailable, |c| Second::Open(Box::new(c)));
             }
             if let Second::Open(c) = &mut *slot {
                 return f(c);
@@ -206,7 +208,7 @@ impl Drop for PgView<'_> {
 /// The view's second connection.
 enum Second {
     Untried,
-    Open(Conn),
+    Open(Box<Conn>),
     /// No spare connection, or no snapshot to import: the lists take turns.
     Unavailable,
 }
