@@ -16,6 +16,10 @@ use crate::app::App;
 /// How often a listener re-reads the fingerprint without a nudge.
 const POLL: Duration = Duration::from_secs(2);
 
+/// The least time between two reads of one listener: a sync nudges once per
+/// file, and a large index's fingerprint reads every source record.
+const MIN_GAP: Duration = Duration::from_millis(250);
+
 /// One per server process, shared by every session and request.
 pub struct Changes {
     nudges: watch::Sender<u64>,
@@ -49,6 +53,7 @@ impl Changes {
     pub async fn serve(&self, app: Arc<App>, sink: SubscriptionSink, cancelled: CancellationToken) {
         let mut nudges = self.nudges.subscribe();
         let mut last = fingerprint(&app).await;
+        let mut read_at = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 _ = cancelled.cancelled() => return,
@@ -56,6 +61,12 @@ impl Changes {
                 _ = nudges.changed() => {}
                 _ = tokio::time::sleep(POLL) => {}
             }
+            tokio::select! {
+                _ = cancelled.cancelled() => return,
+                _ = self.stop.cancelled() => return,
+                _ = tokio::time::sleep_until(read_at + MIN_GAP) => {}
+            }
+            read_at = tokio::time::Instant::now();
             let now = fingerprint(&app).await;
             if now.is_some() && now != last {
                 last = now;
