@@ -91,6 +91,17 @@ impl TopK {
     }
 }
 
+/// What the chunk list of one query learned that its document list needs
+/// again: every matched source's title score and best chunk. The engine
+/// asks for the chunks first, then the documents, on one view.
+pub(crate) struct KeywordMemo {
+    terms: Vec<String>,
+    allowed: Option<Vec<i64>>,
+    titles: HashMap<i64, f64>,
+    /// Source id → (best text score as f32, its chunk index).
+    best: HashMap<i64, (f32, u32)>,
+}
+
 impl PgView<'_> {
     /// The rows of `table` for the query terms (`$1`), only those of the
     /// sources `ids` when given.
@@ -256,6 +267,7 @@ impl PgView<'_> {
         let mut top = TopK::new(k);
         // The matched chunks of sources whose title matches too.
         let mut matched: HashMap<i64, HashSet<u32>> = HashMap::new();
+        let mut best: HashMap<i64, (f32, u32)> = HashMap::new();
         self.chunk_text_by_source(terms, ids, |id, dense| {
             let t = titles.get(&id).copied();
             for (i, &s) in dense.iter().enumerate() {
@@ -264,6 +276,7 @@ impl PgView<'_> {
                     if t.is_some() {
                         matched.entry(id).or_default().insert(i as u32);
                     }
+                    keep_best(&mut best, id, s, i as u32);
                 }
             }
         })?;
@@ -302,6 +315,12 @@ impl PgView<'_> {
                 }
             }
         }
+        *self.memo() = Some(KeywordMemo {
+            terms: terms.to_vec(),
+            allowed: allowed.clone(),
+            titles: titles.clone(),
+            best,
+        });
         let ranked: Vec<(f64, i64, u32)> = top
             .into_sorted()
             .into_iter()
@@ -361,9 +380,21 @@ impl PgView<'_> {
             let d = df.get(term).copied().unwrap_or(1.0);
             *scores.entry(r.get(1)).or_default() += bm25(ns, d, tf, len, davg);
         }
-        let allowed_set: Option<HashSet<i64>> =
-            allowed.as_ref().map(|i| i.iter().copied().collect());
-        for (id, t) in self.title_scores(terms, allowed_set.as_ref())? {
+        // The chunk list of this query, if it came first, already read the
+        // titles and every matched source's best chunk.
+        let memo = self
+            .memo()
+            .take()
+            .filter(|m| m.terms == terms && &m.allowed == allowed);
+        let titles = match &memo {
+            Some(m) => m.titles.clone(),
+            None => {
+                let allowed_set: Option<HashSet<i64>> =
+                    allowed.as_ref().map(|i| i.iter().copied().collect());
+                self.title_scores(terms, allowed_set.as_ref())?
+            }
+        };
+        for (id, t) in titles {
             *scores.entry(id).or_default() += t;
         }
         let mut ranked: Vec<(f64, i64)> = scores.into_iter().map(|(id, s)| (s, id)).collect();
@@ -375,14 +406,16 @@ impl PgView<'_> {
         let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
         // Each document's best chunk: the highest text score (compared as
         // f32), the first of equals.
-        let mut best: HashMap<i64, (f32, u32)> = HashMap::new();
-        for ((id, idx), score) in self.chunk_text_scores(terms, Some(&ids))? {
-            let score = score as f32;
-            let slot = best.entry(id).or_insert((score, idx));
-            if score > slot.0 || (score == slot.0 && idx < slot.1) {
-                *slot = (score, idx);
+        let best = match memo {
+            Some(m) => m.best,
+            None => {
+                let mut best = HashMap::new();
+                for ((id, idx), score) in self.chunk_text_scores(terms, Some(&ids))? {
+                    keep_best(&mut best, id, score, idx);
+                }
+                best
             }
-        }
+        };
         let names = self.source_names(&ids)?;
         Ok(ranked
             .into_iter()
@@ -394,5 +427,15 @@ impl PgView<'_> {
                 })
             })
             .collect())
+    }
+}
+
+/// Keeps a source's best chunk: the highest text score (compared as f32),
+/// the first of equals.
+fn keep_best(best: &mut HashMap<i64, (f32, u32)>, id: i64, score: f64, idx: u32) {
+    let score = score as f32;
+    let slot = best.entry(id).or_insert((score, idx));
+    if score > slot.0 || (score == slot.0 && idx < slot.1) {
+        *slot = (score, idx);
     }
 }

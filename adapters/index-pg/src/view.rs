@@ -43,6 +43,8 @@ pub struct PgView<'a> {
     snapshot: Option<String>,
     /// A second connection in the same snapshot, opened on first need.
     second: Mutex<Second>,
+    /// The last chunk list's titles and best chunks, for the document list.
+    memo: Mutex<Option<crate::keyword::KeywordMemo>>,
     stats: Snapshot,
     model: Option<(String, usize)>,
 }
@@ -76,9 +78,14 @@ impl<'a> PgView<'a> {
             client: Mutex::new(client),
             snapshot,
             second: Mutex::new(Second::Untried),
+            memo: Mutex::new(None),
             stats,
             model,
         })
+    }
+
+    pub(crate) fn memo(&self) -> MutexGuard<'_, Option<crate::keyword::KeywordMemo>> {
+        self.memo.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The index's schema name.
