@@ -14,6 +14,7 @@ use minirag_analyzer::{B, K1, TITLE_WEIGHT};
 use minirag_core::ports::IndexError;
 use minirag_core::search::{Candidate, ChunkKey, DocumentHit};
 
+use crate::memo::{keep_best, KeywordMemo};
 use crate::packed::unpack;
 use crate::view::PgView;
 
@@ -89,17 +90,6 @@ impl TopK {
         v.sort_by(|a, b| b.cmp(a));
         v
     }
-}
-
-/// What the chunk list of one query learned that its document list needs
-/// again: every matched source's title score and best chunk. The engine
-/// asks for the chunks first, then the documents, on one view.
-pub(crate) struct KeywordMemo {
-    terms: Vec<String>,
-    allowed: Option<Vec<i64>>,
-    titles: HashMap<i64, f64>,
-    /// Source id → (best text score as f32, its chunk index).
-    best: HashMap<i64, (f32, u32)>,
 }
 
 impl PgView<'_> {
@@ -427,15 +417,5 @@ impl PgView<'_> {
                 })
             })
             .collect())
-    }
-}
-
-/// Keeps a source's best chunk: the highest text score (compared as f32),
-/// the first of equals.
-fn keep_best(best: &mut HashMap<i64, (f32, u32)>, id: i64, score: f64, idx: u32) {
-    let score = score as f32;
-    let slot = best.entry(id).or_insert((score, idx));
-    if score > slot.0 || (score == slot.0 && idx < slot.1) {
-        *slot = (score, idx);
     }
 }

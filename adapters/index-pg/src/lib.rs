@@ -15,6 +15,7 @@ pub mod connect;
 mod graph;
 mod jobs;
 mod keyword;
+mod memo;
 mod packed;
 mod postings;
 mod rows;

@@ -44,7 +44,7 @@ pub struct PgView<'a> {
     /// A second connection in the same snapshot, opened on first need.
     second: Mutex<Second>,
     /// The last chunk list's titles and best chunks, for the document list.
-    memo: Mutex<Option<crate::keyword::KeywordMemo>>,
+    memo: Mutex<Option<crate::memo::KeywordMemo>>,
     stats: Snapshot,
     model: Option<(String, usize)>,
 }
@@ -84,7 +84,7 @@ impl<'a> PgView<'a> {
         })
     }
 
-    pub(crate) fn memo(&self) -> MutexGuard<'_, Option<crate::keyword::KeywordMemo>> {
+    pub(crate) fn memo(&self) -> MutexGuard<'_, Option<crate::memo::KeywordMemo>> {
         self.memo.lock().unwrap_or_else(|p| p.into_inner())
     }
 
