@@ -145,6 +145,15 @@ pub fn migrate(client: &mut postgres::Client, s: &str) -> Result<(), SetupError>
         )?
         .get(0);
     if !has_vector {
+        // The extension is the database's, not the schema's: processes
+        // opening other schemas of a fresh database would race to create
+        // it (a unique violation in pg_extension), so this lock is
+        // database-wide. Taken after the schema's and held to the end, it
+        // cannot close a cycle.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('minirag extension vector', 0))",
+            &[],
+        )?;
         tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
             .map_err(SetupError::NoVector)?;
     }
