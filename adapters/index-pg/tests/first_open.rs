@@ -3,6 +3,8 @@
 //! the one `vector` extension they all need is created once, without a
 //! unique violation for the others.
 
+// This test makes a database of its own, not a schema per index.
+#[allow(dead_code)]
 mod support;
 
 use minirag_index_pg::{PgIndex, PgOptions};
