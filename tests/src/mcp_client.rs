@@ -142,3 +142,43 @@ pub fn note(i: usize) -> (String, String) {
         format!("# Note {i}\n\n{}", para.repeat(16)),
     )
 }
+
+/// The 11 tools, by name: the order `tools/list` gives.
+pub const TOOLS: [&str; 11] = [
+    "delete_file",
+    "ingest_data",
+    "ingest_file",
+    "ingest_url",
+    "list_files",
+    "query_documents",
+    "read_chunk_neighbors",
+    "read_file",
+    "status",
+    "sync_start",
+    "sync_status",
+];
+
+/// One successful call of every tool but `sync_start`, in an order that
+/// works: `file` is an indexed file, `page` a loopback page for
+/// `ingest_url`, `job` an answer of `sync_start`.
+pub fn every_other_tool(file: &str, page: &str, job: &Value) -> Vec<(&'static str, Value)> {
+    use serde_json::json;
+    vec![
+        ("status", json!({})),
+        ("list_files", json!({})),
+        ("query_documents", json!({"query": "invoices accounting"})),
+        ("read_file", json!({"filePath": file})),
+        (
+            "read_chunk_neighbors",
+            json!({"filePath": file, "chunkIndex": 0}),
+        ),
+        ("ingest_file", json!({"filePath": file})),
+        (
+            "ingest_data",
+            json!({"source": "note-1", "data": "Pelicans nest on the pier."}),
+        ),
+        ("delete_file", json!({"source": "note-1"})),
+        ("ingest_url", json!({"url": page})),
+        ("sync_status", json!({"jobId": job["jobId"]})),
+    ]
+}

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use minirag_blackbox::http_server::HttpServer;
 use minirag_blackbox::mcp_client::{
-    call, call_json, connect_http, finished_job, note, sync_when_free, sync_with_progress_token,
-    FirstProgress,
+    call, call_json, connect_http, every_other_tool, finished_job, note, sync_when_free,
+    sync_with_progress_token, FirstProgress,
 };
 use minirag_blackbox::{serve_page, Corpus};
 use serde_json::{json, Value};
@@ -88,24 +88,7 @@ async fn rmcp_client_drives_every_tool_over_http() {
     )
     .await;
     assert_eq!(q["results"][0]["source"], c.path("b/b.md"), "{q}");
-    let a = c.path("a.md");
-    for (tool, args) in [
-        ("status", json!({})),
-        ("list_files", json!({})),
-        ("read_file", json!({"filePath": a})),
-        (
-            "read_chunk_neighbors",
-            json!({"filePath": a, "chunkIndex": 0}),
-        ),
-        ("ingest_file", json!({"filePath": a})),
-        (
-            "ingest_data",
-            json!({"source": "note-1", "data": "Pelicans nest on the pier."}),
-        ),
-        ("delete_file", json!({"source": "note-1"})),
-        ("ingest_url", json!({"url": page})),
-        ("sync_status", json!({"jobId": job["jobId"]})),
-    ] {
+    for (tool, args) in every_other_tool(&c.path("a.md"), &page, &job) {
         call_json(&client, tool, args).await;
     }
 

@@ -41,22 +41,7 @@ async fn tools_instructions_and_round_trips() {
         .map(|t| t.name.to_string())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "delete_file",
-            "ingest_data",
-            "ingest_file",
-            "ingest_url",
-            "list_files",
-            "query_documents",
-            "read_chunk_neighbors",
-            "read_file",
-            "status",
-            "sync_start",
-            "sync_status"
-        ]
-    );
+    assert_eq!(names, minirag_blackbox::mcp_client::TOOLS);
     for t in client.list_all_tools().await.unwrap() {
         assert!(
             t.description.as_deref().unwrap_or("").len() > 40,

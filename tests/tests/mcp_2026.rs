@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use minirag_blackbox::http_server::HttpServer;
-use minirag_blackbox::mcp_client::{call_json, transport};
+use minirag_blackbox::mcp_client::{call_json, every_other_tool, transport, TOOLS};
 use minirag_blackbox::modern::{body, call_tool, messages, post, VERSION};
 use minirag_blackbox::{serve_page, Corpus};
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
@@ -31,20 +31,6 @@ fn corpus() -> Corpus {
         ),
     ])
 }
-
-const TOOLS: [&str; 11] = [
-    "delete_file",
-    "ingest_data",
-    "ingest_file",
-    "ingest_url",
-    "list_files",
-    "query_documents",
-    "read_chunk_neighbors",
-    "read_file",
-    "status",
-    "sync_start",
-    "sync_status",
-];
 
 fn server_info(result: &Value) -> &Value {
     &result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
@@ -480,25 +466,7 @@ async fn drive_every_tool(
     let (page, _) = serve_page(
         "<html><head><title>Kites</title></head><body><p>Kites need steady wind.</p></body></html>",
     );
-    let a = c.path("a.md");
-    for (tool, args) in [
-        ("status", json!({})),
-        ("list_files", json!({})),
-        ("query_documents", json!({"query": "invoices accounting"})),
-        ("read_file", json!({"filePath": a})),
-        (
-            "read_chunk_neighbors",
-            json!({"filePath": a, "chunkIndex": 0}),
-        ),
-        ("ingest_file", json!({"filePath": a})),
-        (
-            "ingest_data",
-            json!({"source": "note-1", "data": "Pelicans nest on the pier."}),
-        ),
-        ("delete_file", json!({"source": "note-1"})),
-        ("ingest_url", json!({"url": page})),
-        ("sync_status", json!({"jobId": job["jobId"]})),
-    ] {
+    for (tool, args) in every_other_tool(&c.path("a.md"), &page, &job) {
         let v = call_json(&client, tool, args).await;
         check(tool, &v);
     }
