@@ -32,6 +32,11 @@ fn corpus() -> Corpus {
     ])
 }
 
+/// The JSON-RPC error message of an answer ("" when it has none).
+fn error_message(a: &minirag_blackbox::modern::Answer) -> &str {
+    a.response["error"]["message"].as_str().unwrap_or_default()
+}
+
 fn server_info(result: &Value) -> &Value {
     &result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
 }
@@ -122,13 +127,7 @@ async fn every_answer_has_its_2026_fields_and_no_session() {
     )
     .await;
     assert_eq!(a.response["error"]["code"], -32602, "{a:?}");
-    assert!(
-        a.response["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not found"),
-        "{a:?}"
-    );
+    assert!(error_message(&a).contains("not found"), "{a:?}");
 
     // Headers that contradict the body, or are missing: HeaderMismatch (-32020).
     let list = body(8, "tools/list", json!({}));
@@ -145,13 +144,7 @@ async fn every_answer_has_its_2026_fields_and_no_session() {
             (400, Some(-32020)),
             "{a:?}"
         );
-        assert!(
-            a.response["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains(words),
-            "{a:?}"
-        );
+        assert!(error_message(&a).contains(words), "{a:?}");
     }
 
     // A version this server does not serve: UnsupportedProtocolVersion, with the list.
@@ -366,10 +359,7 @@ async fn requests_without_a_session_meet_every_guard() {
     let a = post(&http, &server.url, &list, &[auth]).await;
     assert_eq!(a.status, 429, "{a:?}");
     assert!(
-        a.response["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("--max-inflight-per-client"),
+        error_message(&a).contains("--max-inflight-per-client"),
         "{a:?}"
     );
     drop(listen);

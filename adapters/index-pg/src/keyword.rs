@@ -308,7 +308,7 @@ impl PgView<'_> {
         *self.memo() = Some(KeywordMemo {
             terms: terms.to_vec(),
             allowed: allowed.clone(),
-            titles: titles.clone(),
+            titles,
             best,
         });
         let ranked: Vec<(f64, i64, u32)> = top
@@ -376,12 +376,12 @@ impl PgView<'_> {
             .memo()
             .take()
             .filter(|m| m.terms == terms && &m.allowed == allowed);
-        let titles = match &memo {
-            Some(m) => m.titles.clone(),
+        let (titles, memo_best) = match memo {
+            Some(m) => (m.titles, Some(m.best)),
             None => {
                 let allowed_set: Option<HashSet<i64>> =
                     allowed.as_ref().map(|i| i.iter().copied().collect());
-                self.title_scores(terms, allowed_set.as_ref())?
+                (self.title_scores(terms, allowed_set.as_ref())?, None)
             }
         };
         for (id, t) in titles {
@@ -396,8 +396,8 @@ impl PgView<'_> {
         let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
         // Each document's best chunk: the highest text score (compared as
         // f32), the first of equals.
-        let best = match memo {
-            Some(m) => m.best,
+        let best = match memo_best {
+            Some(best) => best,
             None => {
                 let mut best = HashMap::new();
                 for ((id, idx), score) in self.chunk_text_scores(terms, Some(&ids))? {
