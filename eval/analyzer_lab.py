@@ -24,6 +24,11 @@ import snowballstemmer
 HERE = os.path.dirname(os.path.abspath(__file__))
 EN = snowballstemmer.stemmer("english")
 RU = snowballstemmer.stemmer("russian")
+try:
+    import pymorphy3
+    MORPH = pymorphy3.MorphAnalyzer()
+except ImportError:
+    MORPH = None
 JOINERS = set("_-.:/#+")
 RU_STOP = set("""и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот
 от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять уж вам ведь там
@@ -54,6 +59,9 @@ def analyzer(stem="snowball", fold_yo=True, surface=False, prefix=0):
             f = f.replace("ё", "е")
         if cyrillic(f):
             s = {"snowball": RU.stemWord(f), "none": f, "prefix5": f[:5]}.get(stem)
+            if stem in ("lemma", "lemma_stem", "lemma_and_stem"):
+                lemma = MORPH.parse(f)[0].normal_form.replace("ё", "е")
+                s = lemma if stem == "lemma" else RU.stemWord(lemma)
             if stem == "light":
                 s = RU.stemWord(f)
                 s = s if len(f) - len(s) <= 3 else f[:-3]
@@ -62,6 +70,8 @@ def analyzer(stem="snowball", fold_yo=True, surface=False, prefix=0):
         else:
             s = f
         out = [s]
+        if stem == "lemma_and_stem" and RU.stemWord(f) != s:
+            out.append(RU.stemWord(f))
         if surface and s != f:
             out.append("=" + f)
         if prefix and cyrillic(f) and len(f) > prefix:
@@ -148,6 +158,9 @@ def main():
     rows = [
         ("Snowball EN + RU, ё→е (today)", dict(), text_title, tw, {}, None),
         ("no stemming", dict(stem="none"), text_title, tw, {}, None),
+        ("dictionary lemma (pymorphy3)", dict(stem="lemma"), text_title, tw, {}, None),
+        ("Snowball stem of the dictionary lemma", dict(stem="lemma_stem"), text_title, tw, {}, None),
+        ("stem of the lemma and stem of the word", dict(stem="lemma_and_stem"), text_title, tw, {}, None),
         ("stem and surface form both indexed", dict(surface=True), text_title, tw, {}, None),
         ("lighter Russian stemmer (at most 3 letters cut)", dict(stem="light"), text_title, tw, {}, None),
         ("5-letter prefix instead of the stem", dict(stem="prefix5"), text_title, tw, {}, None),

@@ -44,3 +44,43 @@ fn explain_shows_each_lists_rank_and_the_fused_score() {
         "no explain unless asked"
     );
 }
+
+#[test]
+fn a_mixed_query_embeds_only_the_words_the_model_reads() {
+    let c = Corpus::new(&[
+        (
+            "vacuum.md",
+            "# Vacuum\n\nVACUUM FULL rewrites the table and returns disk space to the system.",
+        ),
+        ("soup.md", "# Soup\n\nBoil water, add vegetables and salt."),
+    ]);
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    // The test model is English-only: it reads the Russian words as
+    // letter fragments, so only `VACUUM FULL` is embedded.
+    let (code, q, err) = c.json(&[
+        "query",
+        "VACUUM FULL освобождает место на диске",
+        "--explain",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let top = &q["results"][0];
+    assert_eq!(top["source"], c.path("vacuum.md"), "{q}");
+    assert_eq!(top["explain"]["vectorQuery"], "VACUUM FULL", "{top}");
+    assert_eq!(top["explain"]["keywordWeight"], 0.8, "{top}");
+    let out = c.cli(&[
+        "query",
+        "VACUUM FULL освобождает место на диске",
+        "--explain",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("vector read \"VACUUM FULL\""), "{text}");
+
+    let (_, q, _) = c.json(&["query", "VACUUM FULL frees disk space", "--explain"]);
+    let e = &q["results"][0]["explain"];
+    assert!(
+        e.get("vectorQuery").is_none(),
+        "an English query is embedded whole: {e}"
+    );
+    assert_eq!(e["keywordWeight"], 0.6);
+}
