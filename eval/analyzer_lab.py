@@ -10,7 +10,9 @@ words, joiners and identifiers as adapters/analyzer, then each stemming,
 folding, field and parameter choice that README's Quality section lists.
 Its `snowball` row equals eval/run.py's `document` mode. Needs the Snowball
 stemmers from PyPI (`pip install snowballstemmer`), the same algorithms as
-the rust-stemmers crate.
+the rust-stemmers crate; the dictionary-lemma rows need `pip install
+pymorphy3 pymorphy3-dicts-ru` (OpenCorpora's dictionary) and are left out
+without it.
 """
 import argparse
 import collections
@@ -176,6 +178,8 @@ def main():
         ("file-name words as a field at 0.5", dict(), with_name, dict(tw, name=0.5), {}, None),
         ("Russian stop words dropped from queries", dict(), text_title, tw, {}, drop_stop),
     ]
+    if MORPH is None:
+        rows = [r for r in rows if not r[1].get("stem", "").startswith("lemma")]
     built = {}
     print("| analyzer choice | " + " | ".join(sorted({k for k, _, _ in queries})) + " | all |")
     for label, opts, fields, weights, params, rewrite in rows:

@@ -596,8 +596,7 @@ fn human_query(v: &Value) -> String {
     out.join("\n")
 }
 
-/// `vector #3 (distance 0.512) · keyword #1 (bm25 7.20) · fused 0.01639 at keyword weight 0.6`,
-/// then `· vector read "VACUUM FULL"` when the model read only those words.
+/// `vector #3 (distance 0.512) · keyword #1 (bm25 7.20) · fused 0.01639 at keyword weight 0.6`
 fn human_explain(e: &Value) -> String {
     let side = |name: &str, what: &str, digits: usize| match e.get(name) {
         Some(s) => format!(
@@ -607,12 +606,8 @@ fn human_explain(e: &Value) -> String {
         ),
         None => format!("{name}: not in its list"),
     };
-    let read = match e.get("vectorQuery").and_then(Value::as_str) {
-        Some(q) => format!(" · vector read {q:?}"),
-        None => String::new(),
-    };
     format!(
-        "{} · {} · {} · fused {:.5} at keyword weight {}{read}",
+        "{} · {} · {} · fused {:.5} at keyword weight {}",
         side("vector", "distance", 3),
         side("keyword", "bm25", 2),
         side("document", "score", 2),

@@ -128,10 +128,6 @@ pub struct Explained {
     pub document: Option<Ranked>,
     /// The keyword share of the fusion.
     pub keyword_weight: f64,
-    /// The words the vector side embedded, when the model could read only
-    /// some of the query's words (absent: the whole query).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vector_query: Option<String>,
     /// The fused score the hits are ordered by: the document's score
     /// (normalised vector similarity and whole-document BM25), halved for
     /// each chunk of the same document ranked before this one.
@@ -413,7 +409,6 @@ pub fn query_json(r: &QueryResponse) -> Value {
             keyword: e.keyword.as_ref().map(ranked),
             document: e.document.as_ref().map(ranked),
             keyword_weight: e.keyword_weight,
-            vector_query: e.vector_query.clone(),
             fused: e.fused,
         })
     };

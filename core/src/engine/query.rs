@@ -53,7 +53,6 @@ impl Engine {
         // embedded and the vectors are scanned: on a large index the two
         // sides cost about the same, and the cores are otherwise idle.
         let embedder = &self.ports.embedder;
-        let readable = crate::search::blind::readable_part(query, self.ports.tokens.as_ref());
         let (query_vector, vector_hits, keyword_hits) = std::thread::scope(|t| {
             // Chunks by keyword, then whole documents by keyword.
             let keyword_side = || -> Result<(Vec<Candidate>, Vec<DocumentHit>), IndexError> {
@@ -65,7 +64,7 @@ impl Engine {
             // Stored vectors of another model are never compared with this
             // model's query vector: until sync re-embeds them, keyword only.
             let query_vector = embedder
-                .embed_query(readable.as_deref().unwrap_or(query))
+                .embed_query(query)
                 .map_err(|e| e.to_string())
                 .and_then(|v| match index.vector_model() {
                     Some(stored) if stored != embedder.model_id() => Err(format!(
@@ -161,7 +160,6 @@ impl Engine {
                             score: documents[i].score as f64,
                         }),
                     keyword_weight: weight,
-                    vector_query: readable.clone(),
                     fused: hit.score,
                 });
             }

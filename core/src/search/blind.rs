@@ -4,9 +4,7 @@
 //! query is noise, and fusing it at full weight pulls the keyword side's
 //! good answers down (measured in docs/quality.md). So fusion leans on the
 //! keyword side when the model reads the query's words as fragments, and
-//! uses it alone when the model reads none of them. When it reads some of
-//! them (`VACUUM FULL освобождает место`), only those are embedded: the
-//! fragments would drown them.
+//! uses it alone when the model reads none of them.
 
 use crate::tokens::TokenCounter;
 
@@ -15,9 +13,8 @@ use crate::tokens::TokenCounter;
 /// 2–3, an unknown script about 1.3.
 pub const FRAGMENT_LETTERS_PER_PIECE: f64 = 1.6;
 /// The keyword weight fusion uses for a query the model reads mostly as
-/// fragments, with some words it can read (`как настроить max_wal_size`);
-/// its vector is of those words alone ([`readable_part`]).
-pub const BLIND_KEYWORD_WEIGHT: f64 = 0.8;
+/// fragments, with some words it can read (`как настроить max_wal_size`).
+pub const BLIND_KEYWORD_WEIGHT: f64 = 0.9;
 /// The keyword weight for a query of which the model reads no word at all:
 /// its vector then says nothing about the query, so none of it is mixed in.
 pub const UNREADABLE_KEYWORD_WEIGHT: f64 = 1.0;
@@ -53,24 +50,6 @@ pub fn reads_any_word(query: &str, counter: &dyn TokenCounter) -> Option<bool> {
         }
     }
     any_word.then_some(false)
-}
-
-/// The words of a query the model reads, when it reads the query mostly as
-/// fragments but some words whole: each whitespace-separated token with a
-/// word the model reads, or with no letters at all (`1024`), in order.
-/// `None` for any other query, which is embedded as it is.
-pub fn readable_part(query: &str, counter: &dyn TokenCounter) -> Option<String> {
-    let fragments = letters_per_piece(query, counter)? < FRAGMENT_LETTERS_PER_PIECE;
-    if !fragments || reads_any_word(query, counter) != Some(true) {
-        return None;
-    }
-    let kept: Vec<&str> = query
-        .split_whitespace()
-        .filter(|token| {
-            !token.chars().any(char::is_alphabetic) || reads_any_word(token, counter) == Some(true)
-        })
-        .collect();
-    Some(kept.join(" "))
 }
 
 /// The keyword weight for this query: the configured one;
@@ -123,13 +102,8 @@ mod tests {
         );
         assert_eq!(
             keyword_weight_for("как настроить разрешения на складе для api", 0.6, &v),
-            0.8,
+            0.9,
             "mostly fragments, one word it reads"
-        );
-        assert_eq!(
-            keyword_weight_for("как настроить max_wal_size", 0.85, &v),
-            0.85,
-            "a configured weight above the blind one stands"
         );
         assert_eq!(
             keyword_weight_for("проверка накладной", 0.95, &v),
@@ -155,31 +129,5 @@ mod tests {
             1.0,
             "keyword-only stays"
         );
-    }
-
-    #[test]
-    fn only_the_words_the_model_reads_are_embedded() {
-        let v = EnglishVocabulary;
-        assert_eq!(
-            readable_part("VACUUM FULL освобождает место на диске", &v).as_deref(),
-            Some("VACUUM FULL")
-        );
-        assert_eq!(
-            readable_part("привязка к порту ниже 1024 для nginx", &v).as_deref(),
-            Some("1024 nginx"),
-            "a token without letters is kept, a one-letter Cyrillic word is not"
-        );
-        assert_eq!(
-            readable_part("как создать свой apt-репозиторий", &v).as_deref(),
-            Some("apt-репозиторий"),
-            "a token with one word the model reads is kept whole"
-        );
-        assert_eq!(readable_part("how do we rotate the API keys", &v), None);
-        assert_eq!(
-            readable_part("проверка накладной на складе", &v),
-            None,
-            "no word it reads: nothing to embed in its place"
-        );
-        assert_eq!(readable_part("E0382", &v), None);
     }
 }

@@ -6,12 +6,9 @@
 //! So documents are ranked first, by a convex combination of two normalised
 //! scores (Bruch et al., "An Analysis of Fusion Functions for Hybrid
 //! Retrieval", 2023: it beat RRF in and out of domain): the document's
-//! vector similarity (its best chunk's cosine plus a fifth of its second
-//! best's, min-max scaled over the vector window) at 1 − weight, and its
-//! whole-document BM25 (divided by the best) at the keyword weight. The
-//! second chunk is a little of the sum of passage scores (Dai and Callan,
-//! 2019): a document that answers in two sections is likelier the answer
-//! than one with a single near chunk. Chunks follow their document: the j-th
+//! vector similarity (its best chunk's cosine, min-max scaled over the
+//! vector window) at 1 − weight, and its whole-document BM25 (divided by
+//! the best) at the keyword weight. Chunks follow their document: the j-th
 //! chunk of a document (in chunk-level RRF order) scores its document's
 //! score × ½^j, so the best chunk of every strong document comes before a
 //! second chunk of any, and a document found only as a whole shows its best
@@ -27,14 +24,9 @@ use super::{Candidate, ChunkKey, DocumentHit};
 /// before it (`dev`: 0.3, 0.5 and 0.7 gave the same ranking).
 pub const NEXT_CHUNK_DECAY: f64 = 0.5;
 
-/// The share of a document's second-best chunk cosine added to its best
-/// (`dev`: 0.1, 0.2 and 0.3 all gained on the best alone, 0.2 the most).
-pub const SECOND_CHUNK_SHARE: f64 = 0.2;
-
-/// Each document's fused score (module doc): normalised vector similarity
-/// (best chunk cosine + [`SECOND_CHUNK_SHARE`] × the second best) at
-/// `1 − weight` plus normalised whole-document BM25 at `weight`. A document
-/// missing from a list gets 0 from it.
+/// Each document's fused score (module doc): normalised best-chunk cosine
+/// at `1 − weight` plus normalised whole-document BM25 at `weight`. A
+/// document missing from a list gets 0 from it.
 pub fn document_scores<'a>(
     vector: &'a [Candidate],
     documents: &'a [DocumentHit],
@@ -42,26 +34,12 @@ pub fn document_scores<'a>(
 ) -> HashMap<&'a str, f64> {
     let mut scores: HashMap<&str, f64> = HashMap::new();
     // Squared L2 on unit vectors is 2 − 2·cos.
-    // Each document's best and second-best chunk cosine.
-    let mut best_two: HashMap<&str, (f64, Option<f64>)> = HashMap::new();
+    let mut cosine: HashMap<&str, f64> = HashMap::new();
     for c in vector {
         let cos = 1.0 - f64::from(c.value) / 2.0;
-        best_two
-            .entry(&c.key.source)
-            .and_modify(|(best, second)| {
-                if cos > *best {
-                    *second = Some(*best);
-                    *best = cos;
-                } else if second.is_none_or(|s| cos > s) {
-                    *second = Some(cos);
-                }
-            })
-            .or_insert((cos, None));
+        let best = cosine.entry(&c.key.source).or_insert(f64::MIN);
+        *best = best.max(cos);
     }
-    let cosine: HashMap<&str, f64> = best_two
-        .into_iter()
-        .map(|(doc, (best, second))| (doc, best + SECOND_CHUNK_SHARE * second.unwrap_or(0.0)))
-        .collect();
     let (low, high) = cosine
         .values()
         .fold((f64::MAX, f64::MIN), |(l, h), &c| (l.min(c), h.max(c)));
@@ -170,36 +148,18 @@ mod tests {
         // a's chunk is nearest and leads the keyword list, but b matches
         // far better as a whole document: b's best chunk leads, a's
         // follows, and b's second chunk comes after a's first.
-        let v = [cand("a", 0, 0.2), cand("b", 3, 0.4), cand("c", 5, 0.6)];
+        let v = [cand("a", 0, 0.2), cand("b", 3, 0.4), cand("b", 4, 0.6)];
         let k = [cand("a", 0, 9.0), cand("b", 3, 8.0), cand("b", 4, 7.0)];
         let d = [doc_scored("b", 3, 10.0), doc_scored("a", 0, 2.0)];
         let hits = fuse_documents(&v, &k, &d, 0.6);
-        assert_eq!(order(&hits)[..3], [("b", 3), ("a", 0), ("b", 4)]);
-        // Cosines 0.9 (a), 0.8 (b), 0.7 (c): b scales to 0.5, a to 1.
-        let b = 0.4 * 0.5 + 0.6;
+        assert_eq!(order(&hits), [("b", 3), ("a", 0), ("b", 4)]);
+        // b: cosine 0.8 of the window's 0.8..0.9 scales to 0, BM25 to 1.
+        let b = 0.6;
         let a = 0.4 + 0.6 * 0.2;
-        // Distances are f32: 1e-6 is their precision here.
-        assert!((hits[0].score - b).abs() < 1e-6, "{}", hits[0].score);
-        assert!((hits[1].score - a).abs() < 1e-6, "{}", hits[1].score);
-        assert!((hits[2].score - b * NEXT_CHUNK_DECAY).abs() < 1e-6);
+        assert!((hits[0].score - b).abs() < 1e-9, "{}", hits[0].score);
+        assert!((hits[1].score - a).abs() < 1e-9, "{}", hits[1].score);
+        assert!((hits[2].score - b * NEXT_CHUNK_DECAY).abs() < 1e-9);
         assert_eq!(hits[0].distance, Some(0.4), "the chunk keeps its distance");
-    }
-
-    #[test]
-    fn a_second_near_chunk_lifts_its_document() {
-        // a and b have equally near best chunks; b has a second one.
-        let v = [
-            cand("a", 0, 0.2),
-            cand("b", 0, 0.2),
-            cand("b", 1, 0.4),
-            cand("c", 0, 1.0),
-        ];
-        let hits = fuse_documents(&v, &[], &[], 0.6);
-        assert_eq!(order(&hits)[..2], [("b", 0), ("a", 0)]);
-        // c 0.5, a 0.9, b 0.9 + SECOND_CHUNK_SHARE × 0.8 = 1.06, min-max scaled.
-        let a = 0.4 * (0.9 - 0.5) / (0.9 + SECOND_CHUNK_SHARE * 0.8 - 0.5);
-        assert!((hits[0].score - 0.4).abs() < 1e-6, "{}", hits[0].score);
-        assert!((hits[1].score - a).abs() < 1e-6, "{}", hits[1].score);
     }
 
     #[test]

@@ -73,9 +73,6 @@ pub struct Explain {
     /// The keyword share of the fusion (`RAG_HYBRID_WEIGHT`, or 1 when the
     /// vector side was blind).
     pub keyword_weight: f64,
-    /// The words the vector side embedded, when the model read only some of
-    /// the query's words (`search::blind::readable_part`); else the query.
-    pub vector_query: Option<String>,
     /// The hit's score: its document's fused score, halved for each chunk
     /// of the same document ranked before it.
     pub fused: f64,
