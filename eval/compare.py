@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Is a ranking change more than noise? Paired comparison of two run.py reports.
 
-usage: compare.py BEFORE.json AFTER.json [--mode hybrid] [--rounds 20000]
+usage: compare.py BEFORE.json AFTER.json [--mode hybrid] [--before-mode MODE] [--rounds 20000]
+
+`--before-mode document` with the same file twice compares two modes of one
+run (is hybrid above whole-document BM25 by more than noise?).
 
 For each query kind and for all queries: the mean nDCG@10 before and after,
 the difference, how many queries rose and fell, and a two-sided paired
@@ -37,9 +40,10 @@ def main():
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--mode", default="hybrid")
+    ap.add_argument("--before-mode", default=None, help="the mode read from BEFORE (default: --mode)")
     ap.add_argument("--rounds", type=int, default=20000)
     a = ap.parse_args()
-    before, after = per_query(a.before, a.mode), per_query(a.after, a.mode)
+    before, after = per_query(a.before, a.before_mode or a.mode), per_query(a.after, a.mode)
     common = [q for q in before if q in after]
     if not common:
         raise SystemExit("the two reports share no query: were they run on the same split?")

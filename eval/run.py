@@ -40,6 +40,25 @@ def load_queries():
     return out
 
 
+def newer_sources(binary, dirs):
+    """Source files under `dirs` (relative to the repository) changed after
+    `binary` was built: a result from it would not be the code's."""
+    built = os.path.getmtime(binary)
+    root = os.path.join(HERE, "..")
+    return [os.path.join(dirpath, f) for d in dirs
+            for dirpath, _, files in os.walk(os.path.join(root, d))
+            for f in files if f.endswith((".rs", ".toml")) and os.path.getmtime(os.path.join(dirpath, f)) > built]
+
+
+def check_fresh(binary, dirs, build):
+    if not os.path.exists(binary):
+        sys.exit(f"{binary} is missing: {build}")
+    newer = newer_sources(binary, dirs)
+    if newer:
+        sys.exit(f"{binary} is older than {os.path.relpath(newer[0], os.path.join(HERE, '..'))} "
+                 f"(and {len(newer) - 1} more): {build}")
+
+
 def command(system):
     if system == "rust":
         binary = os.environ.get("MINIRAG_BIN", os.path.join(HERE, "..", "target", "debug", "minirag-mcp"))
@@ -126,6 +145,9 @@ class WholeDocuments:
 
     def __init__(self, db, corpus, plain=False):
         binary = os.environ.get("DOC_BM25_BIN", os.path.join(os.path.dirname(command("rust")[0]), "doc-bm25"))
+        profile = "--release " if "release" in binary else ""
+        check_fresh(binary, ["core", "adapters", "tests/src"],
+                    f"cargo build {profile}-p minirag-blackbox --bin doc-bm25")
         self.corpus = corpus
         self.p = subprocess.Popen([binary, db, "30"] + (["--plain"] if plain else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   encoding="utf-8")
@@ -170,6 +192,10 @@ def main():
     corpus = os.path.realpath(a.corpus)
     if not os.path.isdir(corpus):
         sys.exit("eval/corpus is missing: run eval/corpus.sh first")
+    if a.system == "rust":
+        binary = command("rust")[0]
+        profile = "--release " if "release" in binary else ""
+        check_fresh(binary, ["core", "adapters", "bins"], f"cargo build {profile}-p minirag-mcp")
     work = tempfile.mkdtemp(prefix=f"minirag-eval-{a.system}-")
     db = a.db or os.path.join(work, "index")
     wall, rss = (0.0, 0.0) if a.no_sync else sync(a.system, environment(a.system, corpus, db, None))
