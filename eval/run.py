@@ -41,13 +41,15 @@ def load_queries():
 
 
 def newer_sources(binary, dirs):
-    """Source files under `dirs` (relative to the repository) changed after
-    `binary` was built: a result from it would not be the code's."""
+    """Source files (a crate's `src/` and manifests) under `dirs`, relative to
+    the repository, changed after `binary` was built: a result from it would
+    not be the code's."""
     built = os.path.getmtime(binary)
     root = os.path.join(HERE, "..")
     return [os.path.join(dirpath, f) for d in dirs
             for dirpath, _, files in os.walk(os.path.join(root, d))
-            for f in files if f.endswith((".rs", ".toml")) and os.path.getmtime(os.path.join(dirpath, f)) > built]
+            for f in files if (f == "Cargo.toml" or (f.endswith(".rs") and f"{os.sep}src" in dirpath))
+            and os.path.getmtime(os.path.join(dirpath, f)) > built]
 
 
 def check_fresh(binary, dirs, build):

