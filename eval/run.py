@@ -52,7 +52,10 @@ def newer_sources(binary, dirs):
             and os.path.getmtime(os.path.join(dirpath, f)) > built]
 
 
-def check_fresh(binary, dirs, build):
+def check_fresh(binary, dirs, target):
+    """Exits naming the build command (`cargo build [--release] TARGET`)
+    when `binary` is missing or older than its sources."""
+    build = f"cargo build {'--release ' if 'release' in binary else ''}{target}"
     if not os.path.exists(binary):
         sys.exit(f"{binary} is missing: {build}")
     newer = newer_sources(binary, dirs)
@@ -147,9 +150,7 @@ class WholeDocuments:
 
     def __init__(self, db, corpus, plain=False):
         binary = os.environ.get("DOC_BM25_BIN", os.path.join(os.path.dirname(command("rust")[0]), "doc-bm25"))
-        profile = "--release " if "release" in binary else ""
-        check_fresh(binary, ["core", "adapters", "tests/src"],
-                    f"cargo build {profile}-p minirag-blackbox --bin doc-bm25")
+        check_fresh(binary, ["core", "adapters", "tests/src"], "-p minirag-blackbox --bin doc-bm25")
         self.corpus = corpus
         self.p = subprocess.Popen([binary, db, "30"] + (["--plain"] if plain else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   encoding="utf-8")
@@ -195,9 +196,7 @@ def main():
     if not os.path.isdir(corpus):
         sys.exit("eval/corpus is missing: run eval/corpus.sh first")
     if a.system == "rust":
-        binary = command("rust")[0]
-        profile = "--release " if "release" in binary else ""
-        check_fresh(binary, ["core", "adapters", "bins"], f"cargo build {profile}-p minirag-mcp")
+        check_fresh(command("rust")[0], ["core", "adapters", "bins"], "-p minirag-mcp")
     work = tempfile.mkdtemp(prefix=f"minirag-eval-{a.system}-")
     db = a.db or os.path.join(work, "index")
     wall, rss = (0.0, 0.0) if a.no_sync else sync(a.system, environment(a.system, corpus, db, None))

@@ -134,7 +134,6 @@ def tokenizer(pieces, scores, bos, eos, pad, unk):
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
     tok.post_processor = processors.TemplateProcessing(
         single=f"{pieces[bos]} $A {pieces[eos]}",
-        pair=f"{pieces[bos]} $A {pieces[eos]} {pieces[eos]} $B {pieces[eos]}",
         special_tokens=[(pieces[bos], bos), (pieces[eos], eos)])
     tok.add_special_tokens([pieces[i] for i in (bos, pad, eos, unk)])
     return tok
