@@ -15,6 +15,8 @@ pub const DEFAULT_OCR_MIN_CHARS_PER_PAGE: u32 = 25;
 pub const DEFAULT_OCR_LANG: &str = "rus+eng";
 pub const DEFAULT_HYBRID_WEIGHT: f64 = 0.6;
 pub const DEFAULT_URL_MAX_BYTES: u64 = 20 << 20;
+/// huggingface_hub's own default for HF_HUB_DOWNLOAD_TIMEOUT.
+pub const DEFAULT_DOWNLOAD_TIMEOUT_SECS: u64 = 10;
 
 /// What the environment cannot tell: supplied by the binary.
 #[derive(Debug, Clone)]
@@ -70,6 +72,12 @@ pub struct Config {
     /// DB_URL / DB_SCHEMA: a shared index on PostgreSQL instead of the
     /// embedded one under `db_path`.
     pub database: Option<Database>,
+    /// HF_HUB_OFFLINE: never dial the model hub; a model not in the cache is
+    /// a named error.
+    pub hub_offline: bool,
+    /// HF_HUB_DOWNLOAD_TIMEOUT: seconds a model download may wait to connect
+    /// or for its next bytes before it gives up.
+    pub download_timeout_secs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,6 +292,20 @@ impl Config {
             .map(str::to_string);
 
         let database = database::database(get("DB_URL"), get("DB_SCHEMA"))?;
+        let hub_offline = switch(get("HF_HUB_OFFLINE"), "HF_HUB_OFFLINE")?;
+        let download_timeout_secs = match get("HF_HUB_DOWNLOAD_TIMEOUT") {
+            Some(raw) => match raw.trim().parse::<u64>() {
+                Ok(n) if (1..=3600).contains(&n) => n,
+                _ => {
+                    return Err(err(
+                        "HF_HUB_DOWNLOAD_TIMEOUT",
+                        raw,
+                        "a whole number of seconds from 1 to 3600 (default 10)",
+                    ))
+                }
+            },
+            None => DEFAULT_DOWNLOAD_TIMEOUT_SECS,
+        };
 
         Ok(Self {
             roots,
@@ -305,6 +327,8 @@ impl Config {
             ocr_lang,
             instructions_append,
             database,
+            hub_offline,
+            download_timeout_secs,
         })
     }
 }

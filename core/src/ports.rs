@@ -205,7 +205,29 @@ impl std::error::Error for EmbedError {
     }
 }
 
+/// What an embedder is doing, for `status` and `doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbedderState {
+    /// Nothing tried yet: it loads (or connects) on first use.
+    NotLoaded,
+    /// Loading now; `done` of `total` bytes downloaded (0 of 0: nothing to
+    /// download, or the size is not known yet).
+    Loading {
+        done: u64,
+        total: u64,
+    },
+    Ready,
+    /// The last attempt failed; the next use after a pause tries again.
+    Failed {
+        reason: String,
+    },
+}
+
 pub trait Embedder: Send + Sync {
+    /// What it is doing now, without waiting for a load in progress.
+    fn state(&self) -> EmbedderState {
+        EmbedderState::Ready
+    }
     /// Stable id of the model by its content (the same files anywhere are
     /// the same model): vectors of different models never mix. Valid once
     /// [`Embedder::ready`] succeeded.

@@ -5,7 +5,7 @@ use minirag_core::location::{Mark, Place};
 use minirag_core::markdown::{atx_heading, code_lines};
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::html_pieces;
+use crate::{html_depth, html_pieces};
 
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -107,13 +107,15 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
     let converter = converter();
     let mut markdown = String::new();
     for range in html_pieces::pieces(html, piece) {
-        let md = converter
-            .convert(&promote_header_rows(&html[range]))
+        let tree = converter
+            .html_to_tree(&promote_header_rows(&html[range]))
             .map_err(|e| ConvertError::Malformed {
                 cause: None,
                 name: "HTML".into(),
                 reason: e.to_string(),
             })?;
+        html_depth::cap_depth(&tree, html_depth::MAX_DEPTH);
+        let md = converter.tree_to_markdown(&tree);
         if !md.is_empty() && !markdown.is_empty() {
             markdown.push_str("\n\n");
         }

@@ -6,6 +6,7 @@ pub mod docx;
 mod docx_lists;
 pub mod epub;
 pub mod html;
+mod html_depth;
 mod html_pieces;
 pub mod notebook;
 pub mod office;
@@ -23,17 +24,34 @@ pub mod vtt;
 
 use minirag_core::ports::{ConvertError, ConvertRequest, Converted, Converter};
 
+/// The converter thread's stack: address space reserved, touched only as deep
+/// as a file makes the parser go.
+const CONVERTER_STACK: usize = 64 << 20;
+
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Converters;
 
 impl Converter for Converters {
+    /// Runs on a thread of its own with a known, generous stack, whatever
+    /// thread the caller is on: parsers recurse over nested input, and the
+    /// depth caps in the converters leave them far below this.
     fn convert(&self, r: ConvertRequest<'_>) -> Result<Converted, ConvertError> {
-        std::panic::catch_unwind(|| convert_unguarded(r)).unwrap_or_else(|_| {
-            Err(ConvertError::Malformed {
-                cause: None,
-                name: r.name.into(),
-                reason: "the converter crashed on this file".into(),
-            })
+        let crashed = || ConvertError::Malformed {
+            cause: None,
+            name: r.name.into(),
+            reason: "the converter crashed on this file".into(),
+        };
+        std::thread::scope(|s| {
+            let worker = std::thread::Builder::new()
+                .name("minirag-convert".into())
+                .stack_size(CONVERTER_STACK)
+                .spawn_scoped(s, || std::panic::catch_unwind(|| convert_unguarded(r)));
+            match worker {
+                Ok(handle) => handle.join().ok().and_then(Result::ok),
+                // No thread to be had (the process is at its limit): convert here.
+                Err(_) => std::panic::catch_unwind(|| convert_unguarded(r)).ok(),
+            }
+            .unwrap_or_else(|| Err(crashed()))
         })
     }
 }

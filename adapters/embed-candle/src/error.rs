@@ -13,6 +13,11 @@ pub enum LoadError {
         reason: String,
         source: Option<Cause>,
     },
+    /// HF_HUB_OFFLINE is set and the cache lacks the model.
+    Offline {
+        model: String,
+        cache_dir: PathBuf,
+    },
     MissingFile {
         dir: PathBuf,
         file: String,
@@ -41,6 +46,13 @@ impl std::fmt::Display for LoadError {
                 "could not download the model '{model}' into the cache dir {} ({reason}); \
                  check the network, or point MODEL_PATH at a local copy of the model folder \
                  (config.json, tokenizer.json, model.safetensors)",
+                cache_dir.display()
+            ),
+            Self::Offline { model, cache_dir } => write!(
+                f,
+                "HF_HUB_OFFLINE is set and the model '{model}' is not in the cache dir {}; \
+                 unset HF_HUB_OFFLINE for one download, or point MODEL_PATH at a local copy of \
+                 the model folder (config.json, tokenizer.json, model.safetensors)",
                 cache_dir.display()
             ),
             Self::MissingFile { dir, file } => write!(

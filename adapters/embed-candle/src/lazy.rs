@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use minirag_core::cause::Cause;
 use minirag_core::models::{PromptOverride, Prompts};
-use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
+use minirag_core::ports::{EmbedError, Embedder, EmbedderState, Embeddings, TokenCounter};
 use minirag_core::tokens::estimate;
 
+use crate::download::DownloadProgress;
 use crate::model::CandleEmbedder;
 use crate::source::{content_id, ModelSource};
 
@@ -18,6 +19,7 @@ const RETRY_AFTER: Duration = Duration::from_secs(30);
 
 enum State {
     NotLoaded,
+    Loading,
     Loaded(Arc<CandleEmbedder>),
     Failed {
         reason: String,
@@ -32,7 +34,12 @@ pub struct LazyEmbedder {
     name: String,
     /// The loaded model's content id ([`crate::source::content_id`]).
     id: OnceLock<String>,
+    /// Held only to read or change the state, never across a load, so
+    /// `status` answers while a download runs.
     state: Mutex<State>,
+    /// One load at a time; the others wait here for its outcome.
+    loading: Mutex<()>,
+    download: DownloadProgress,
     /// MODEL_QUERY_PREFIX / MODEL_PASSAGE_PREFIX.
     prompt_override: PromptOverride,
 }
@@ -45,6 +52,8 @@ impl LazyEmbedder {
             name,
             id: OnceLock::new(),
             state: Mutex::new(State::NotLoaded),
+            loading: Mutex::new(()),
+            download: DownloadProgress::default(),
             prompt_override: PromptOverride::default(),
         }
     }
@@ -56,20 +65,35 @@ impl LazyEmbedder {
         self
     }
 
-    /// The loaded model, loading it now if needed.
-    pub fn get(&self) -> Result<Arc<CandleEmbedder>, EmbedError> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        match &*state {
-            State::Loaded(m) => return Ok(m.clone()),
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The outcome already known: the model, or a failure too recent to retry.
+    fn settled(&self) -> Option<Result<Arc<CandleEmbedder>, EmbedError>> {
+        match &*self.lock_state() {
+            State::Loaded(m) => Some(Ok(m.clone())),
             State::Failed { reason, cause, at } if at.elapsed() < RETRY_AFTER => {
-                return Err(EmbedError::Unavailable {
+                Some(Err(EmbedError::Unavailable {
                     reason: reason.clone(),
                     cause: Some(cause.clone()),
-                })
+                }))
             }
-            _ => {}
+            _ => None,
         }
-        let loaded = self.source.materialize().and_then(|dir| {
+    }
+
+    /// The loaded model, loading it now if needed.
+    pub fn get(&self) -> Result<Arc<CandleEmbedder>, EmbedError> {
+        if let Some(known) = self.settled() {
+            return known;
+        }
+        let _one_load = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = self.settled() {
+            return known;
+        }
+        *self.lock_state() = State::Loading;
+        let loaded = self.source.materialize(&self.download).and_then(|dir| {
             let id = content_id(&dir)?;
             let model = CandleEmbedder::load(id, &dir)?;
             let prompts = Prompts::resolve(
@@ -83,13 +107,13 @@ impl LazyEmbedder {
             Ok(m) => {
                 let _ = self.id.set(m.model_id().to_string());
                 let m = Arc::new(m);
-                *state = State::Loaded(m.clone());
+                *self.lock_state() = State::Loaded(m.clone());
                 Ok(m)
             }
             Err(e) => {
                 let reason = e.to_string();
                 let cause = Cause::new(e);
-                *state = State::Failed {
+                *self.lock_state() = State::Failed {
                     reason: reason.clone(),
                     cause: cause.clone(),
                     at: Instant::now(),
@@ -109,14 +133,25 @@ impl LazyEmbedder {
 
     /// Whether the model is loaded (without loading it).
     pub fn is_loaded(&self) -> bool {
-        matches!(
-            *self.state.lock().unwrap_or_else(|p| p.into_inner()),
-            State::Loaded(_)
-        )
+        matches!(*self.lock_state(), State::Loaded(_))
     }
 }
 
 impl Embedder for LazyEmbedder {
+    fn state(&self) -> EmbedderState {
+        match &*self.lock_state() {
+            State::NotLoaded => EmbedderState::NotLoaded,
+            State::Loading => {
+                let (done, total) = self.download.get();
+                EmbedderState::Loading { done, total }
+            }
+            State::Loaded(_) => EmbedderState::Ready,
+            State::Failed { reason, .. } => EmbedderState::Failed {
+                reason: reason.clone(),
+            },
+        }
+    }
+
     /// The content id, loading the model if needed; the name while it
     /// cannot be loaded (nothing is embedded then, so nothing is stored
     /// under it).

@@ -2,7 +2,8 @@
 //! sentence-transformers model in Hugging Face layout, on the CPU.
 //!
 //! - [`source`]: where the model files come from (a local folder, or the hub
-//!   through hf-hub into the cache dir).
+//!   into the cache dir).
+//! - [`download`]: the hub download, with a time limit on every wait.
 //! - [`settings`]: the sentence-transformers side files (pooling, sequence
 //!   length, normalisation).
 //! - [`counter`]: token counts by the model's own tokenizer.
@@ -14,6 +15,7 @@
 //!   unavailable model instead of failing the process.
 
 pub mod counter;
+pub mod download;
 pub mod encoder;
 pub mod error;
 pub mod lazy;
@@ -22,6 +24,7 @@ pub mod settings;
 pub mod source;
 
 pub use counter::TokenizerCounter;
+pub use download::{DownloadProgress, HubOptions};
 pub use error::LoadError;
 pub use lazy::LazyEmbedder;
 pub use model::CandleEmbedder;

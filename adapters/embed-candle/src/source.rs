@@ -2,36 +2,38 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::download::{fetch_model, DownloadProgress, HubOptions};
+pub use crate::download::{OPTIONAL, REQUIRED, WEIGHTS};
 use crate::error::LoadError;
-
-/// Files a sentence-transformers model folder provides. Only the first three
-/// are required; the others default to BERT mean pooling.
-pub const REQUIRED: [&str; 2] = ["config.json", "tokenizer.json"];
-pub const WEIGHTS: [&str; 2] = ["model.safetensors", "pytorch_model.bin"];
-pub const OPTIONAL: [&str; 3] = [
-    "modules.json",
-    "sentence_bert_config.json",
-    "1_Pooling/config.json",
-];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSource {
     /// A folder in Hugging Face layout; no network at all.
     Local(PathBuf),
     /// A hub model id, downloaded once into `cache_dir`.
-    Hub { name: String, cache_dir: PathBuf },
+    Hub {
+        name: String,
+        cache_dir: PathBuf,
+        hub: HubOptions,
+    },
 }
 
 impl ModelSource {
     /// MODEL_PATH wins; a MODEL_NAME that is an existing folder is local;
     /// anything else is a hub id.
-    pub fn choose(model_name: &str, model_path: Option<&Path>, cache_dir: &Path) -> Self {
+    pub fn choose(
+        model_name: &str,
+        model_path: Option<&Path>,
+        cache_dir: &Path,
+        hub: HubOptions,
+    ) -> Self {
         match model_path {
             Some(p) => Self::Local(p.to_path_buf()),
             None if Path::new(model_name).is_dir() => Self::Local(PathBuf::from(model_name)),
             None => Self::Hub {
                 name: model_name.to_string(),
                 cache_dir: cache_dir.to_path_buf(),
+                hub,
             },
         }
     }
@@ -49,14 +51,19 @@ impl ModelSource {
         }
     }
 
-    /// A local folder holding the model files, downloading them if needed.
-    pub fn materialize(&self) -> Result<PathBuf, LoadError> {
+    /// A local folder holding the model files, downloading them if needed
+    /// (counting the bytes into `progress`).
+    pub fn materialize(&self, progress: &DownloadProgress) -> Result<PathBuf, LoadError> {
         match self {
             Self::Local(dir) => {
                 check_folder(dir)?;
                 Ok(dir.clone())
             }
-            Self::Hub { name, cache_dir } => download(name, cache_dir),
+            Self::Hub {
+                name,
+                cache_dir,
+                hub,
+            } => fetch_model(name, cache_dir, hub, progress),
         }
     }
 }
@@ -77,40 +84,6 @@ fn check_folder(dir: &Path) -> Result<(), LoadError> {
         });
     }
     Ok(())
-}
-
-fn download(name: &str, cache_dir: &Path) -> Result<PathBuf, LoadError> {
-    let fail = |e: hf_hub::api::sync::ApiError| LoadError::Download {
-        model: name.into(),
-        cache_dir: cache_dir.to_path_buf(),
-        reason: e.to_string(),
-        source: Some(minirag_core::cause::Cause::new(e)),
-    };
-    let api = hf_hub::api::sync::ApiBuilder::from_env()
-        .with_cache_dir(cache_dir.to_path_buf())
-        .with_progress(false)
-        .build()
-        .map_err(fail)?;
-    let repo = api.model(name.to_string());
-    let mut dir = None;
-    for file in REQUIRED {
-        let path = repo.get(file).map_err(fail)?;
-        dir.get_or_insert_with(|| path.parent().map(Path::to_path_buf).unwrap_or_default());
-    }
-    let weights = WEIGHTS.iter().find_map(|w| repo.get(w).ok());
-    if weights.is_none() {
-        return Err(LoadError::Download {
-            model: name.into(),
-            cache_dir: cache_dir.to_path_buf(),
-            reason: "the repository has neither model.safetensors nor pytorch_model.bin".into(),
-            source: None,
-        });
-    }
-    for file in OPTIONAL {
-        // Optional: their absence means BERT defaults.
-        let _ = repo.get(file);
-    }
-    Ok(dir.unwrap_or_default())
 }
 
 /// Bytes of a weights file that identify it besides its length: the

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use minirag_core::ports::{EmbedError, Embedder, TokenCounter};
-use minirag_embed_candle::{CandleEmbedder, LazyEmbedder, ModelSource};
+use minirag_embed_candle::{
+    CandleEmbedder, DownloadProgress, HubOptions, LazyEmbedder, ModelSource,
+};
 use serde::Deserialize;
 
 /// `../shared/models` beside the checkout (CI lays it there), or MINIRAG_MODELS_DIR.
@@ -155,10 +157,16 @@ fn a_failed_download_names_the_model_the_cache_and_the_fix() {
     let cache = std::env::temp_dir().join(format!("minirag-hub-test-{}", std::process::id()));
     // A model id that is not a folder, with the hub unreachable from tests: the
     // endpoint is pointed at a closed loopback port so nothing leaves the machine.
-    std::env::set_var("HF_ENDPOINT", "http://127.0.0.1:9");
-    let source = ModelSource::choose("sentence-transformers/not-a-real-model", None, &cache);
+    let hub = HubOptions {
+        endpoint: "http://127.0.0.1:9".into(),
+        ..HubOptions::default()
+    };
+    let source = ModelSource::choose("sentence-transformers/not-a-real-model", None, &cache, hub);
     assert!(matches!(source, ModelSource::Hub { .. }));
-    let err = source.materialize().unwrap_err().to_string();
+    let err = source
+        .materialize(&DownloadProgress::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("sentence-transformers/not-a-real-model"),
         "{err}"

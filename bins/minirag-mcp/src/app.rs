@@ -10,9 +10,9 @@ use minirag_convert::Converters;
 use minirag_core::config::{CliOverrides, Config, ConfigContext, ConfigError};
 use minirag_core::containment::Containment;
 use minirag_core::engine::{Engine, Ports, Settings};
-use minirag_core::ports::Clock;
-use minirag_core::ports::Index;
-use minirag_embed_candle::{LazyEmbedder, ModelSource};
+use minirag_core::ports::{Clock, Embedder, Index, TokenCounter};
+use minirag_embed_candle::{HubOptions, LazyEmbedder, ModelSource};
+use minirag_embed_http::HttpEmbedder;
 use minirag_fetch_http::HttpFetcher;
 use minirag_fs::LocalFiles;
 use minirag_index_mem::MemIndex;
@@ -41,10 +41,12 @@ pub struct App {
     /// Roots with symlinks resolved, in configured order.
     pub roots: Vec<PathBuf>,
     pub cwd: PathBuf,
-    embedder: Option<Arc<LazyEmbedder>>,
+    embedder: Option<Encoder>,
     engine: Mutex<Option<Arc<Engine>>>,
     /// The live index's state, when this process watches the roots.
     pub watch: Arc<Mutex<minirag_core::watch::WatchState>>,
+    /// The `EMBED_*` variables in force (flags included), for `setup`.
+    pub remote_settings: Vec<(String, String)>,
 }
 
 pub fn env_map() -> BTreeMap<String, String> {
@@ -61,13 +63,31 @@ fn default_cache_dir() -> String {
 
 impl App {
     pub fn load(flags: &CliOverrides) -> Self {
+        Self::load_with(flags, &[])
+    }
+
+    /// [`App::load`] with variables set by flags (`--embed-url`), which win
+    /// over the environment's.
+    pub fn load_with(flags: &CliOverrides, variables: &[(&str, String)]) -> Self {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let ctx = ConfigContext {
             cwd: cwd.display().to_string(),
             home: std::env::var("HOME").ok(),
             default_cache_dir: default_cache_dir(),
         };
-        let config = Config::load(&env_map(), flags, &ctx);
+        let mut env = env_map();
+        for (k, v) in variables {
+            env.insert(k.to_string(), v.clone());
+        }
+        let mut config = Config::load(&env, flags, &ctx);
+        let remote = match config.as_ref().map(|c| crate::remote::options(&env, c)) {
+            Ok(Ok(remote)) => remote,
+            Ok(Err(e)) => {
+                config = Err(e);
+                None
+            }
+            Err(_) => None,
+        };
         let roots = config
             .as_ref()
             .map(|c| {
@@ -77,15 +97,27 @@ impl App {
                     .collect()
             })
             .unwrap_or_default();
-        let embedder = config.as_ref().ok().map(|c| {
-            let source = ModelSource::choose(
-                &c.model_name,
-                c.model_path.as_deref().map(Path::new),
-                Path::new(&c.cache_dir),
-            );
-            Arc::new(LazyEmbedder::new(source).with_prompt_override(c.prompts.clone()))
+        let embedder = config.as_ref().ok().map(|c| match remote {
+            // EMBED_URL wins over the in-process encoder.
+            Some(options) => Encoder::Remote(Arc::new(HttpEmbedder::new(options))),
+            None => {
+                let source = ModelSource::choose(
+                    &c.model_name,
+                    c.model_path.as_deref().map(Path::new),
+                    Path::new(&c.cache_dir),
+                    hub_options(c),
+                );
+                Encoder::Local(Arc::new(
+                    LazyEmbedder::new(source).with_prompt_override(c.prompts.clone()),
+                ))
+            }
         });
+        let remote_settings = crate::remote::VARIABLES
+            .iter()
+            .filter_map(|k| Some((k.to_string(), env.get(*k)?.clone())))
+            .collect();
         Self {
+            remote_settings,
             config,
             roots,
             cwd,
@@ -119,8 +151,8 @@ impl App {
             .ok_or_else(|| anyhow!("no embedder without a configuration"))?;
         let ports = Ports {
             converter: Arc::new(Converters),
-            embedder: embedder.clone(),
-            tokens: embedder,
+            embedder: embedder.port(),
+            tokens: embedder.tokens(),
             index,
             fetcher: Arc::new(HttpFetcher::new(
                 config.url_max_bytes,
@@ -137,8 +169,8 @@ impl App {
         Ok(engine)
     }
 
-    pub fn embedder(&self) -> Option<&LazyEmbedder> {
-        self.embedder.as_deref()
+    pub fn embedder(&self) -> Option<&Encoder> {
+        self.embedder.as_ref()
     }
 
     /// The containment rule over this process's roots (see
@@ -172,6 +204,66 @@ impl App {
         Ok(self
             .containment()
             .key(path, source, require_absolute, &LocalFiles)?)
+    }
+}
+
+/// The encoder the configuration names: in process, or a server's.
+#[derive(Clone)]
+pub enum Encoder {
+    Local(Arc<LazyEmbedder>),
+    Remote(Arc<HttpEmbedder>),
+}
+
+impl Encoder {
+    fn port(&self) -> Arc<dyn Embedder> {
+        match self {
+            Self::Local(e) => e.clone(),
+            Self::Remote(e) => e.clone(),
+        }
+    }
+
+    fn tokens(&self) -> Arc<dyn TokenCounter> {
+        match self {
+            Self::Local(e) => e.clone(),
+            Self::Remote(e) => e.clone(),
+        }
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        match self {
+            Self::Local(e) => e.as_ref(),
+            Self::Remote(e) => e.as_ref(),
+        }
+    }
+
+    /// How people name it: the hub id or folder, or the served model and
+    /// the endpoint's host.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Local(e) => e.name().to_string(),
+            Self::Remote(e) => format!("{} at {}", e.options().model, e.endpoint()),
+        }
+    }
+
+    /// The remote endpoint (host only), when chunk text leaves the machine.
+    pub fn endpoint(&self) -> Option<String> {
+        match self {
+            Self::Local(_) => None,
+            Self::Remote(e) => Some(e.endpoint()),
+        }
+    }
+}
+
+/// How the model hub is reached: Hugging Face's own variables.
+fn hub_options(config: &Config) -> HubOptions {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let stall = std::time::Duration::from_secs(config.download_timeout_secs);
+    HubOptions {
+        endpoint: var("HF_ENDPOINT").unwrap_or_else(|| HubOptions::default().endpoint),
+        token: var("HF_TOKEN"),
+        offline: config.hub_offline,
+        stall,
+        ..HubOptions::default()
     }
 }
 

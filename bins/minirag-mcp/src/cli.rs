@@ -40,6 +40,13 @@ pub struct Common {
     /// Hugging Face model id or local model folder.
     #[arg(long = "model-name", global = true)]
     pub model_name: Option<String>,
+    /// An OpenAI-compatible embedding server's base URL; replaces EMBED_URL.
+    /// Chunk text and queries are sent there.
+    #[arg(long = "embed-url", global = true)]
+    pub embed_url: Option<String>,
+    /// The model name that server serves; replaces EMBED_MODEL.
+    #[arg(long = "embed-model", global = true)]
+    pub embed_model: Option<String>,
     /// Print the JSON payload the MCP tool returns.
     #[arg(long, global = true)]
     pub json: bool,
@@ -247,7 +254,14 @@ pub fn run(cli: Cli) -> Result<i32> {
         cache_dir: common.cache_dir.clone(),
         model_name: common.model_name.clone(),
     };
-    let app = App::load(&flags);
+    let variables: Vec<(&str, String)> = [
+        ("EMBED_URL", common.embed_url.clone()),
+        ("EMBED_MODEL", common.embed_model.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k, v?)))
+    .collect();
+    let app = App::load_with(&flags, &variables);
     let j = common.json;
     match cli.command {
         Command::Serve { http, .. } => {
@@ -318,7 +332,19 @@ pub fn run(cli: Cli) -> Result<i32> {
             ..
         } => {
             let config = app.config()?;
-            let entry = setup::Entry::new(&app.root_strings(), config.model_path.as_deref())?;
+            let remote: Vec<(String, String)> = app
+                .remote_settings
+                .iter()
+                .filter(|(k, _)| k != "EMBED_API_KEY")
+                .cloned()
+                .collect();
+            if remote.len() < app.remote_settings.len() {
+                eprintln!(
+                    "note: EMBED_API_KEY is not written into the client's file; put the key in a \
+                     file only you can read and set EMBED_API_KEY_FILE to its path"
+                );
+            }
+            let entry = setup::Entry::new(&app.root_strings(), config, &remote)?;
             let file = match file {
                 Some(f) => f,
                 None => setup::default_file(client, &app.cwd)?,

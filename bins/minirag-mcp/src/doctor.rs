@@ -4,12 +4,12 @@
 use std::path::Path;
 use std::time::Instant;
 
-use minirag_core::ports::{Embedder, Index, IndexError};
+use minirag_core::ports::{Index, IndexError};
 use minirag_index_mem::MemIndex;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use crate::app::App;
+use crate::app::{App, Encoder};
 
 /// Below this much free space under DB_PATH a sync may fail half-way.
 const LOW_DISK: u64 = 1 << 30;
@@ -92,34 +92,57 @@ fn finish(checks: Vec<Check>) -> Report {
 }
 
 fn model(app: &App) -> Check {
-    let Some(embedder) = app.embedder() else {
+    let Some(encoder) = app.embedder() else {
         return check("model", Level::Fail, "no model configured".into(), None);
     };
+    let embedder = encoder.embedder();
     let started = Instant::now();
     match embedder.embed_query("Is this set-up healthy?") {
-        Ok(v) => check(
-            "model",
-            Level::Ok,
-            format!(
-                "{} ({}) loads and embeds one sentence in {} ms, {} dimensions; {}",
-                embedder.name(),
-                embedder.model_id(),
-                started.elapsed().as_millis(),
-                v.len(),
-                embedder
+        Ok(v) => {
+            let how = match encoder {
+                Encoder::Local(local) => local
                     .get()
-                    .map_or_else(|_| String::new(), |m| m.prompts().describe())
-            ),
-            None,
-        ),
+                    .map_or_else(|_| String::new(), |m| m.prompts().describe()),
+                Encoder::Remote(remote) => format!(
+                    "texts and queries are sent to {}; prefixes: {}; chunk sizes: {}{}",
+                    remote.endpoint(),
+                    remote.prefix_policy(),
+                    remote.token_counting(),
+                    remote
+                        .probe_latency()
+                        .map_or_else(String::new, |d| format!(
+                            "; the identity probe took {} ms",
+                            d.as_millis()
+                        ))
+                ),
+            };
+            check(
+                "model",
+                Level::Ok,
+                format!(
+                    "{} ({}) embeds one sentence in {} ms, {} dimensions; {how}",
+                    encoder.name(),
+                    embedder.model_id(),
+                    started.elapsed().as_millis(),
+                    v.len(),
+                ),
+                None,
+            )
+        }
         Err(e) => check(
             "model",
             Level::Fail,
             e.to_string(),
-            Some(
-                "without network access, point MODEL_PATH at a local copy of the model folder \
-                 (config.json, tokenizer.json, model.safetensors); until then search is keyword-only",
-            ),
+            Some(match encoder {
+                Encoder::Local(_) => {
+                    "without network access, point MODEL_PATH at a local copy of the model folder \
+                     (config.json, tokenizer.json, model.safetensors); until then search is keyword-only"
+                }
+                Encoder::Remote(_) => {
+                    "start the embedding server, or check EMBED_URL, EMBED_MODEL and EMBED_API_KEY; \
+                     until it answers, sync stores chunks keyword-searchable and search is keyword-only"
+                }
+            }),
         ),
     }
 }

@@ -9,6 +9,7 @@ mod http;
 mod instructions;
 mod page;
 mod payload;
+mod remote;
 mod reqlog;
 mod resources;
 mod revision;

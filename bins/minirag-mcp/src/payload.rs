@@ -11,6 +11,7 @@ use anyhow::{anyhow, Result};
 use minirag_core::engine::{IndexState, IngestOutcome, QueryRequest};
 use minirag_core::jobs::Jobs;
 use minirag_core::location::Location;
+use minirag_core::ports::EmbedderState;
 use minirag_core::search::{ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
@@ -282,6 +283,10 @@ pub struct Status {
     pub index_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedder: Option<String>,
+    /// The embedding server chunk text and queries are sent to (EMBED_URL,
+    /// host only); absent when the encoder runs in this process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embed_endpoint: Option<String>,
     /// The OCR engine (`tesseract 5.3.0 (rus+eng)`), or `unavailable`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ocr: Option<String>,
@@ -518,14 +523,11 @@ impl App {
             }
         }
         if let Some(embedder) = self.embedder() {
-            out.embedder = Some(
-                if embedder.is_loaded() {
-                    "loaded"
-                } else {
-                    "loads on first use"
-                }
-                .into(),
-            );
+            out.embedder = Some(embedder_state(&embedder.embedder().state()));
+            out.embed_endpoint = embedder.endpoint();
+            if out.embed_endpoint.is_some() {
+                out.model = Some(embedder.name());
+            }
         }
         value(&out)
     }
@@ -649,5 +651,21 @@ impl App {
             .run(progress);
         job.report
             .ok_or_else(|| anyhow!(job.error.unwrap_or_else(|| "the sync failed".into())))
+    }
+}
+
+/// The embedder's state as `status` words it.
+fn embedder_state(state: &EmbedderState) -> String {
+    match state {
+        EmbedderState::NotLoaded => "loads on first use".into(),
+        EmbedderState::Loading { done, total: 0 } if *done == 0 => "loading".into(),
+        EmbedderState::Loading { done, total } => format!(
+            "downloading {}% ({} of {} MB)",
+            (done * 100).checked_div(*total).unwrap_or(0),
+            done >> 20,
+            total >> 20
+        ),
+        EmbedderState::Ready => "loaded".into(),
+        EmbedderState::Failed { reason } => format!("failed: {reason}"),
     }
 }

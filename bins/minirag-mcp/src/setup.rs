@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
+use minirag_core::config::Config;
 use serde_json::{json, Map, Value};
 
 /// The server's name in every client's configuration.
@@ -30,18 +31,48 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(roots: &[String], model_path: Option<&str>) -> Result<Self> {
+    /// Every setting that decides which index and which model the server
+    /// opens, resolved as this process resolved them (flags first, then the
+    /// environment), so the client's server opens the index just synced.
+    /// `remote`: the embedding server's settings as this process resolved
+    /// them (the key file's path is written, never the key it holds).
+    pub fn new(roots: &[String], config: &Config, remote: &[(String, String)]) -> Result<Self> {
         let exe = std::env::current_exe().context("cannot tell where this binary is")?;
         let exe = exe.canonicalize().unwrap_or(exe);
-        let mut env = vec![("BASE_DIRS".to_string(), json!(roots).to_string())];
-        if let Some(m) = model_path {
-            env.push(("MODEL_PATH".into(), m.into()));
-        }
+        let mut env = settings(roots, config);
+        env.extend(remote.iter().cloned());
         Ok(Self {
             command: exe.display().to_string(),
             env,
         })
     }
+}
+
+fn settings(roots: &[String], config: &Config) -> Vec<(String, String)> {
+    let mut env = vec![("BASE_DIRS".to_string(), json!(roots).to_string())];
+    let mut set = |k: &str, v: &str| env.push((k.to_string(), v.to_string()));
+    match &config.database {
+        Some(db) => {
+            set("DB_URL", &db.url);
+            set("DB_SCHEMA", &db.schema);
+        }
+        None => set("DB_PATH", &config.db_path),
+    }
+    set("CACHE_DIR", &config.cache_dir);
+    set("MODEL_NAME", &config.model_name);
+    if let Some(m) = &config.model_path {
+        set("MODEL_PATH", m);
+    }
+    if let Some(q) = &config.prompts.query {
+        set("MODEL_QUERY_PREFIX", q);
+    }
+    if let Some(p) = &config.prompts.passage {
+        set("MODEL_PASSAGE_PREFIX", p);
+    }
+    if config.hub_offline {
+        set("HF_HUB_OFFLINE", "1");
+    }
+    env
 }
 
 /// The client's configuration file.

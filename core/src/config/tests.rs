@@ -116,6 +116,9 @@ fn invalid_values_are_refused_with_the_variable_value_and_range() {
         ("ALLOW_PRIVATE_URLS", "maybe"),
         ("ALLOW_PRIVATE_URLS", "2"),
         ("DB_PATH", " "),
+        ("HF_HUB_DOWNLOAD_TIMEOUT", "0"),
+        ("HF_HUB_DOWNLOAD_TIMEOUT", "10s"),
+        ("HF_HUB_OFFLINE", "perhaps"),
     ] {
         let e = load(&[(var, bad)]).unwrap_err();
         assert_eq!((e.variable.as_str(), e.value.as_str()), (var, bad));
@@ -146,6 +149,15 @@ fn booleans() {
         );
     }
     assert!(load(&[("RAG_WATCH", "1")]).unwrap().watch);
+    assert!(load(&[("HF_HUB_OFFLINE", "1")]).unwrap().hub_offline);
+    assert!(!load(&[]).unwrap().hub_offline);
+    assert_eq!(load(&[]).unwrap().download_timeout_secs, 10);
+    assert_eq!(
+        load(&[("HF_HUB_DOWNLOAD_TIMEOUT", "3")])
+            .unwrap()
+            .download_timeout_secs,
+        3
+    );
     assert!(!load(&[]).unwrap().watch);
     let e = load(&[("RAG_WATCH", "sometimes")]).unwrap_err();
     assert_eq!(e.variable, "RAG_WATCH");

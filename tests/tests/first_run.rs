@@ -1,0 +1,228 @@
+//! Promises a first run must keep: a network that accepts and never answers
+//! costs one timeout, not a hung sync; `setup` wires the index that was
+//! synced; a hostile nesting depth is one file's problem, never the
+//! process's.
+
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use minirag_blackbox::mcp_client::call_json;
+use minirag_blackbox::{binary, Corpus};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+
+/// A loopback listener that accepts every connection and never says a word,
+/// like a proxy that swallows requests. Connections stay open until it drops.
+struct SilentServer {
+    addr: String,
+    _held: std::thread::JoinHandle<()>,
+}
+
+fn silent_server() -> SilentServer {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let held = std::thread::spawn(move || {
+        let mut open: Vec<TcpStream> = Vec::new();
+        for stream in listener.incoming().take(64).flatten() {
+            open.push(stream);
+        }
+    });
+    SilentServer { addr, _held: held }
+}
+
+/// The corpus with no MODEL_PATH: the model comes from the hub, through a
+/// proxy that never answers.
+fn behind_a_silent_proxy(c: &mut Corpus, proxy: &SilentServer) {
+    c.env.retain(|(k, _)| k != "MODEL_PATH");
+    let url = format!("http://{}", proxy.addr);
+    for k in ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"] {
+        c.env.push((k.into(), url.clone()));
+    }
+    c.env.push(("HF_HUB_DOWNLOAD_TIMEOUT".into(), "2".into()));
+    c.env.push((
+        "MODEL_NAME".into(),
+        "sentence-transformers/all-MiniLM-L6-v2".into(),
+    ));
+}
+
+#[test]
+fn a_proxy_that_never_answers_costs_one_timeout_and_keywords_still_work() {
+    let proxy = silent_server();
+    let mut c = Corpus::new(&[
+        ("a.md", "# Aardvarks\n\nThe aardvark digs burrows at night."),
+        ("b.md", "# Bees\n\nBees dance to show where flowers are."),
+    ]);
+    behind_a_silent_proxy(&mut c, &proxy);
+
+    let started = Instant::now();
+    let (code, v, stderr) = c.json(&["sync"]);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(took < Duration::from_secs(30), "sync took {took:?}");
+    assert_eq!(v["counts"]["ingested"], 2, "{v}");
+    assert!(
+        v["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("without the embedding model")),
+        "{v}"
+    );
+
+    let started = Instant::now();
+    let (code, v, stderr) = c.json(&["query", "burrows at night"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(
+        v["results"][0]["source"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("a.md")),
+        "{v}"
+    );
+    assert!(
+        v.to_string().contains("keyword"),
+        "no keyword-only notice: {v}"
+    );
+
+    let out = c.cli(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let model = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "model")
+        .unwrap()
+        .to_string();
+    assert!(
+        model.contains("HF_HUB_DOWNLOAD_TIMEOUT") && model.contains("MODEL_PATH"),
+        "{model}"
+    );
+}
+
+#[test]
+fn offline_never_dials_and_names_the_missing_model() {
+    let proxy = silent_server();
+    let mut c = Corpus::new(&[("a.md", "# A\n\nalpha")]);
+    behind_a_silent_proxy(&mut c, &proxy);
+    c.env.push(("HF_HUB_OFFLINE".into(), "1".into()));
+    let started = Instant::now();
+    let (code, v, stderr) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Not even the two-second wait on the proxy.
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let notice = v["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("HF_HUB_OFFLINE") && notice.contains("all-MiniLM-L6-v2"),
+        "{v}"
+    );
+    // In one server process: after a query tried the model, status tells.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = minirag_blackbox::mcp_client::connect(&c, &[]).await;
+        let before = call_json(&client, "status", json!({})).await;
+        assert_eq!(before["embedder"], "loads on first use", "{before}");
+        call_json(&client, "query_documents", json!({"query": "alpha"})).await;
+        let after = call_json(&client, "status", json!({})).await;
+        assert!(
+            after["embedder"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("failed: ") && e.contains("HF_HUB_OFFLINE")),
+            "{after}"
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[tokio::test]
+async fn setup_writes_the_index_and_model_that_were_synced() {
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha beta"), ("b.md", "# B\n\ngamma")]);
+    if c.on_postgres() {
+        return; // The flags under test are the embedded index's.
+    }
+    let elsewhere = c.dir.path().join("elsewhere-index");
+    let db = elsewhere.display().to_string();
+    let (code, synced, stderr) = c.json(&["sync", "--db-path", &db]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(synced["counts"]["ingested"], 2);
+
+    let file = c.dir.path().join("client/.mcp.json");
+    let f = file.display().to_string();
+    // The variables the entry must carry come from flags, not the shell.
+    let out = c.cli_env(
+        &["setup", "claude", "--write", "--file", &f, "--db-path", &db],
+        &[("DB_PATH", "/somewhere/else")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let entry: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let entry = &entry["mcpServers"]["minirag"];
+    assert_eq!(entry["env"]["DB_PATH"], db.as_str(), "{entry}");
+    assert!(entry["env"]["MODEL_NAME"].is_string(), "{entry}");
+    assert!(entry["env"]["CACHE_DIR"].is_string(), "{entry}");
+
+    // Start the server as the client would: the entry's command and its
+    // environment, nothing inherited.
+    let command = entry["command"].as_str().unwrap().to_string();
+    let env: Vec<(String, String)> = entry["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        std::fs::canonicalize(&command).unwrap(),
+        std::fs::canonicalize(binary()).unwrap()
+    );
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::new(&command).configure(|cmd| {
+            cmd.env_clear().current_dir("/");
+            for (k, v) in &env {
+                cmd.env(k, v);
+            }
+        }))
+        .unwrap();
+    let client = ().serve(transport).await.expect("initialize");
+    let status = call_json(&client, "status", json!({})).await;
+    let (_, here, _) = c.json(&["status", "--db-path", &db]);
+    assert!(here["chunkCount"].as_u64().unwrap() >= 2, "{here}");
+    assert_eq!(status["chunkCount"], here["chunkCount"], "{status}");
+    assert_eq!(status["model"], here["model"], "{status}");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn a_page_nested_thousands_deep_is_one_file_not_the_process() {
+    let deep = |n: usize| format!("{}deep text{}", "<div>".repeat(n), "</div>".repeat(n));
+    let quotes = format!("{}quoted text", "> ".repeat(50_000));
+    let lists: String = (0..5_000)
+        .map(|i| format!("{}- item {i}\n", "  ".repeat(i)))
+        .collect();
+    let c = Corpus::new(&[
+        ("nested.html", &deep(1_500)),
+        ("deeper.html", &deep(100_000)),
+        ("quotes.md", &quotes),
+        ("lists.md", &lists),
+        (
+            "plain.md",
+            "# Plain\n\nThe plain file after the hostile ones.",
+        ),
+    ])
+    .without_model();
+    let (code, v, stderr) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(v["counts"]["ingested"], 5, "{v}");
+    let (code, hits, stderr) = c.json(&["query", "deep text"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        hits["results"][0]["source"]
+            .as_str()
+            .is_some_and(|s| s.ends_with(".html")),
+        "{hits}"
+    );
+    let (_, hits, _) = c.json(&["query", "plain file after"]);
+    assert!(hits.to_string().contains("plain.md"), "{hits}");
+}
