@@ -223,10 +223,28 @@ pub enum EmbedderState {
     },
 }
 
+/// Whether an embedder can embed now ([`Embedder::start`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Readiness {
+    Ready,
+    /// Loading in the background (a download): work that needs no vectors
+    /// goes on meanwhile.
+    Pending,
+    Failed(EmbedError),
+}
+
 pub trait Embedder: Send + Sync {
     /// What it is doing now, without waiting for a load in progress.
     fn state(&self) -> EmbedderState {
         EmbedderState::Ready
+    }
+    /// Makes it ready, or starts making it ready in the background when that
+    /// takes long (a download), without waiting for it. By default, [`Embedder::ready`].
+    fn start(&self) -> Readiness {
+        match self.ready() {
+            Ok(()) => Readiness::Ready,
+            Err(e) => Readiness::Failed(e),
+        }
     }
     /// Stable id of the model by its content (the same files anywhere are
     /// the same model): vectors of different models never mix. Valid once

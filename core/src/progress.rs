@@ -110,6 +110,27 @@ pub struct SyncReport {
     pub notices: Vec<String>,
 }
 
+impl SyncReport {
+    /// Folds in a second pass that only embedded what the first stored
+    /// keyword-only (while the model downloaded): its re-embeds, chunks and
+    /// failures; what both passes found (blind folders, large files) once.
+    pub fn add_embedding_pass(&mut self, pass: SyncReport) {
+        self.counts.reembedded += pass.counts.reembedded;
+        self.counts.embedded_chunks += pass.counts.embedded_chunks;
+        for (source, message) in pass.errors {
+            if !self.errors.iter().any(|(s, _)| *s == source) {
+                self.counts.failed += 1;
+                self.errors.push((source, message));
+            }
+        }
+        for notice in pass.notices {
+            if !self.notices.contains(&notice) {
+                self.notices.push(notice);
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobState {
     Running,

@@ -6,7 +6,8 @@ Streamable HTTP against `serve --http` with a bearer token), at the newest
 handshake revision (2025-11-25, `initialize`) or at 2026-07-28 (the SDK's
 `Client` in auto mode: `server/discover`, no session): list tools with their
 annotations and output schemas, status, sync with a progress token, query,
-read, resources (list, template, read, list_changed after a sync: on the
+read, resources (list, template, read, list_changed after a sync, an ingest
+and a delete: on the
 session at 2025, on a `subscriptions/listen` stream at 2026), an unknown
 argument, an escaping path. Every successful tool call's structuredContent
 is validated against the tool's outputSchema (by the SDK, and again here).
@@ -270,12 +271,20 @@ async def main(binary, model_dir, transport, era):
                     ("list_files", {}),
                     ("read_chunk_neighbors", {"source": store, "chunkIndex": 0}),
                     ("sync_status", {"jobId": job["jobId"]}),
+                ]:
+                    await call_json(session, tool, args)
+                # Every change to the document set is heard, at every revision.
+                for tool, args in [
                     ("ingest_data", {"source": "note-1", "data": "Kites need steady wind."}),
                     ("delete_file", {"source": "note-1"}),
+                    ("delete_file", {"filePath": store}),
                     ("ingest_file", {"filePath": store}),
                     ("ingest_url", {"url": page_url}),
                 ]:
-                    await call_json(session, tool, args)
+                    changed.clear()
+                    async with api.changes() as resources_changed:
+                        await call_json(session, tool, args)
+                        await asyncio.wait_for(resources_changed.wait(), 30)
 
                 bad = await session.call_tool("query_documents", {"query": "x", "colour": "red"})
                 assert bad.is_error and "colour" in text_of(bad), text_of(bad)

@@ -226,3 +226,182 @@ fn a_page_nested_thousands_deep_is_one_file_not_the_process() {
     let (_, hits, _) = c.json(&["query", "plain file after"]);
     assert!(hits.to_string().contains("plain.md"), "{hits}");
 }
+
+/// README's first command, as printed, after its install step: a shell runs
+/// its `sync` and `query` with HOME in a temp folder, the binary on the PATH.
+#[test]
+fn the_readme_quick_start_runs_as_printed() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .unwrap();
+    let steps: Vec<&str> = block.split(" && ").collect();
+    assert!(steps[0].starts_with("cargo install"), "{block}");
+    let ours: Vec<&str> = steps[1..].to_vec();
+    assert_eq!(ours.len(), 2, "{block}");
+    assert!(ours[0].starts_with("minirag-mcp sync") && ours[1].starts_with("minirag-mcp query"));
+
+    let home = tempfile::tempdir().unwrap();
+    let docs = home.path().join("Documents");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(
+        docs.join("keys.md"),
+        "# Key rotation\n\nWe rotate the API keys every 90 days: create the new key, deploy it, then revoke the old one.",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("lunch.md"),
+        "# Lunch\n\nThe canteen opens at noon.",
+    )
+    .unwrap();
+    let bin_dir = binary().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |command: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", command])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", &path)
+            // This machine cannot download; the model is the one beside the checkout.
+            .env("MODEL_PATH", minirag_blackbox::model_dir())
+            .output()
+            .unwrap()
+    };
+    let out = run(ours[0]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        docs.join(".minirag/index").is_dir(),
+        "the index goes into the first folder"
+    );
+    let out = run(ours[1]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = text.lines().find(|l| l.contains(".md")).unwrap_or_default();
+    assert!(first.contains("keys.md"), "{text}");
+}
+
+/// A model hub on loopback serving the real MiniLM files, except that the
+/// weights wait until the test opens the gate. Each request on a thread.
+struct SlowHub {
+    url: String,
+    gate: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl SlowHub {
+    fn start() -> Self {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let shared = gate.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let gate = shared.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut request = String::new();
+                    let _ = reader.read_line(&mut request);
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let file = request
+                        .split_whitespace()
+                        .nth(1)
+                        .and_then(|p| p.split("/resolve/main/").nth(1))
+                        .unwrap_or_default()
+                        .to_string();
+                    if file == "model.safetensors" {
+                        let (open, opened) = &*gate;
+                        let mut is_open = open.lock().unwrap();
+                        while !*is_open {
+                            is_open = opened.wait(is_open).unwrap();
+                        }
+                    }
+                    let mut s = stream;
+                    match std::fs::read(minirag_blackbox::model_dir().join(&file)) {
+                        Ok(body) if !file.is_empty() => {
+                            let _ = write!(
+                                s,
+                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                body.len()
+                            );
+                            let _ = s.write_all(&body);
+                        }
+                        _ => {
+                            let _ = write!(
+                                s,
+                                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            );
+                        }
+                    }
+                });
+            }
+        });
+        Self { url, gate }
+    }
+
+    fn open(&self) {
+        let (open, opened) = &*self.gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+    }
+}
+
+#[test]
+fn files_are_keyword_searchable_while_the_model_downloads() {
+    let hub = SlowHub::start();
+    let mut c = Corpus::new(&[
+        ("a.md", "# Aardvarks\n\nThe aardvark digs burrows at night."),
+        ("b.md", "# Bees\n\nBees dance to show where flowers are."),
+    ]);
+    c.env.retain(|(k, _)| k != "MODEL_PATH");
+    c.env.push(("HF_ENDPOINT".into(), hub.url.clone()));
+    c.env.push(("MODEL_NAME".into(), "test-org/minilm".into()));
+    let (mut child, lines) = c.spawn_sync();
+    let mut lines = lines.map_while(Result::ok);
+    // The keyword pass is done while the weights are still held back.
+    let waiting = lines
+        .by_ref()
+        .find(|l| l.contains("waiting for the embedding model"));
+    assert!(waiting.is_some(), "the sync never got to the model");
+    let (code, v, err) = c.json(&["query", "burrows at night"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        v["results"][0]["source"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("a.md")),
+        "{v}"
+    );
+    assert!(v.to_string().contains("still loading"), "{v}");
+
+    hub.open();
+    let rest: Vec<String> = lines.collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    let (_, status, _) = c.json(&["status"]);
+    assert_eq!(status["vectorlessChunkCount"], 0, "{status}");
+    assert!(status["chunkCount"].as_u64().unwrap() >= 2, "{status}");
+    // The cached model serves the next process without the hub.
+    let (code, v, _) = c.json(&["query", "insects that dance"]);
+    assert_eq!(code, 0);
+    assert!(!v.to_string().contains("keyword-only"), "{v}");
+}

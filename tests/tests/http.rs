@@ -206,6 +206,23 @@ async fn refusals_name_nothing_and_the_server_keeps_serving() {
         (400, Some(-32700)),
         "{v}"
     );
+    // A batch: 400 with the reason, not an unexplained 415.
+    let (status, body) = post(
+        &server,
+        r#"[{"jsonrpc":"2.0","id":5,"method":"tools/list"}]"#.into(),
+        &[auth],
+    )
+    .await;
+    let v: Value = serde_json::from_str(&body).expect("a JSON-RPC error body");
+    assert_eq!(
+        (status, v["error"]["code"].as_i64()),
+        (400, Some(-32600)),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("batch"),
+        "{v}"
+    );
 
     // Liveness needs no token and says nothing else.
     let health = reqwest::get(format!("{}/healthz", server.base()))

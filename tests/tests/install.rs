@@ -153,6 +153,80 @@ fn completions_and_man_page_come_from_clap() {
         page.contains(".TH minirag-mcp 1") && page.contains("doctor"),
         "{page}"
     );
+    assert!(
+        page.contains(".SH ENVIRONMENT")
+            && page.contains("HF_HUB_OFFLINE")
+            && page.contains("EMBED_URL"),
+        "{page}"
+    );
+    // A page per command, each with its own flags and the environment.
+    for (command, flag) in [
+        ("query", "top\\-k"),
+        ("sync", "db\\-path"),
+        ("setup", "write"),
+    ] {
+        let out = c.cli(&["man", command]);
+        let page = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        assert!(
+            page.contains(&format!(".TH minirag-mcp-{command} 1"))
+                && page.contains(flag)
+                && page.contains(".SH ENVIRONMENT"),
+            "{command}: {page}"
+        );
+    }
+    let out = c.cli(&["man", "nonsense"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no command 'nonsense'") && err.contains("query"),
+        "{err}"
+    );
+}
+
+/// A flag is offered only where it acts, and every flag says what it does.
+#[test]
+fn flags_are_offered_where_they_act_each_with_help() {
+    let c = Corpus::new(&[]);
+    let help = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.push("--help");
+        String::from_utf8_lossy(&c.cli(&all).stdout).into_owned()
+    };
+    for command in ["man", "completions"] {
+        let text = help(&[command]);
+        for flag in ["--db-path", "--model-name", "--json", "--base-dir"] {
+            assert!(!text.contains(flag), "{command} offers {flag}: {text}");
+        }
+    }
+    let setup = help(&["setup"]);
+    assert!(
+        setup.contains("--db-path") && !setup.contains("--json"),
+        "{setup}"
+    );
+    for command in [
+        "query",
+        "read",
+        "read-neighbors",
+        "list",
+        "delete",
+        "ingest-url",
+        "sync",
+    ] {
+        let text = help(&[command]);
+        let options = text.split("Options:").nth(1).unwrap_or_default();
+        let mut lines = options.lines().filter(|l| !l.trim().is_empty()).peekable();
+        while let Some(line) = lines.next() {
+            let flag = line.trim_start();
+            if flag.starts_with('-') {
+                let own_help = flag.split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+                let next_is_help = lines
+                    .peek()
+                    .is_some_and(|n| !n.trim_start().starts_with('-'));
+                assert!(own_help || next_is_help, "{command}: {flag} has no help");
+            }
+        }
+    }
 }
 
 #[test]

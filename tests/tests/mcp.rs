@@ -529,3 +529,83 @@ async fn a_sync_job_started_through_one_process_is_read_through_another() {
     let (err, text) = call(&other, "sync_status", json!({"jobId": "../../etc/passwd"})).await;
     assert!(err && text.contains("Unknown sync job"), "{text}");
 }
+
+/// The tool list as the TypeScript SDK's validator reads it: Ajv with
+/// ajv-formats (installed by `.ci/run` under `target/ajv-node`), through
+/// Node. Any warning (an unknown format) or compile error fails.
+#[tokio::test(flavor = "multi_thread")]
+async fn ajv_compiles_every_tool_schema_without_a_warning() {
+    use std::io::Write;
+    let modules = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/ajv-node/node_modules")
+        .canonicalize()
+        .expect("Ajv expected under target/ajv-node: run .ci/run, or `npm install --prefix target/ajv-node ajv@8.20.0 ajv-formats@3.0.1`");
+    let c = corpus();
+    let client = connect(&c, &[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    client.cancel().await.unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/ajv_check.mjs");
+    let mut node = std::process::Command::new("node")
+        .arg(script)
+        .env("AJV_NODE_MODULES", &modules)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    node.stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(&tools).unwrap().as_bytes())
+        .unwrap();
+    let out = node.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("22 schemas compiled, 0 warnings"), "{text}");
+}
+
+/// JSON-RPC on stdio: a line that is not JSON gets `-32700`, a batch or a
+/// bare value `-32600`, and the session goes on.
+#[test]
+fn lines_that_are_no_request_are_answered_on_stdio() {
+    use std::io::{BufRead, BufReader, Write};
+    let c = corpus();
+    let mut child = std::process::Command::new(binary())
+        .current_dir(&c.root)
+        .env_clear()
+        .envs(c.env.iter().cloned())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"not json\n\xff\xfe broken utf-8\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n42\n")
+        .unwrap();
+    stdin
+        .write_all(
+            br#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        )
+        .unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+    let mut answers: Vec<Value> = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        answers.push(serde_json::from_str(&line.unwrap()).unwrap());
+        if answers.len() == 5 {
+            break;
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let codes: Vec<i64> = answers
+        .iter()
+        .filter_map(|a| a["error"]["code"].as_i64())
+        .collect();
+    assert_eq!(codes, [-32700, -32700, -32600, -32600], "{answers:?}");
+    assert!(answers.iter().all(|a| a["jsonrpc"] == "2.0"));
+    let init = answers.iter().find(|a| a["id"] == 7).unwrap();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "minirag-mcp",
+        "{init}"
+    );
+}

@@ -307,3 +307,61 @@ fn an_unreachable_server_leaves_the_folder_keyword_searchable() {
     let (_, v, _) = c.json(&["sync"]);
     assert_eq!(v["counts"]["reembedded"], 4, "{v}");
 }
+
+#[test]
+fn plain_http_to_another_machine_is_refused_before_anything_is_sent() {
+    let mut c = remote(Corpus::new(FILES));
+    for (k, v) in &mut c.env {
+        if k == "EMBED_URL" {
+            *v = "http://embeddings.example.org/v1".into();
+        }
+    }
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("EMBED_URL='http://embeddings.example.org/v1' is invalid")
+            && err.contains("EMBED_ALLOW_INSECURE=1"),
+        "{err}"
+    );
+    // A key in the URL is never echoed.
+    for (k, v) in &mut c.env {
+        if k == "EMBED_URL" {
+            *v = "https://me:s3cret@embeddings.example.org/v1".into();
+        }
+    }
+    let (_, status, _) = c.json(&["status"]);
+    let text = status.to_string();
+    assert!(
+        text.contains("EMBED_URL") && !text.contains("s3cret"),
+        "{text}"
+    );
+}
+
+#[test]
+fn setup_writes_the_embedding_server_but_never_the_key() {
+    let c = remote(Corpus::new(FILES));
+    let file = c.dir.path().join("client/.mcp.json");
+    let f = file.display().to_string();
+    let out = c.cli_env(
+        &[
+            "setup",
+            "claude",
+            "--write",
+            "--file",
+            &f,
+            "--embed-model",
+            "other-model",
+        ],
+        &[("EMBED_API_KEY", "sk-do-not-write")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("EMBED_API_KEY_FILE"), "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("sk-do-not-write"), "{text}");
+    let entry: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let env = &entry["mcpServers"]["minirag"]["env"];
+    assert_eq!(env["EMBED_URL"], server_url(), "{env}");
+    assert_eq!(env["EMBED_MODEL"], "other-model", "{env}");
+    assert_eq!(env["EMBED_SERVER_PREFIXES"], "1", "{env}");
+}

@@ -64,6 +64,12 @@ pub struct DownloadProgress {
 }
 
 impl DownloadProgress {
+    /// Back to nothing, before another attempt.
+    pub fn reset(&self) {
+        self.done.store(0, Ordering::Relaxed);
+        self.total.store(0, Ordering::Relaxed);
+    }
+
     /// `(done, total)` bytes; total 0 while no file has announced its size.
     pub fn get(&self) -> (u64, u64) {
         (
@@ -86,6 +92,11 @@ fn snapshot_dir(name: &str, cache_dir: &Path) -> PathBuf {
 
 fn has_weights(dir: &Path) -> bool {
     WEIGHTS.iter().any(|w| dir.join(w).is_file())
+}
+
+/// Whether `name` is complete in the cache (no network needed).
+pub fn is_cached(name: &str, cache_dir: &Path) -> bool {
+    complete(&snapshot_dir(name, cache_dir))
 }
 
 fn complete(dir: &Path) -> bool {
@@ -225,7 +236,8 @@ impl<'a> Client<'a> {
             std::fs::create_dir_all(parent)
                 .map_err(|e| fail(format!("cannot create {}: {e}", parent.display()), None))?;
         }
-        let part = target.with_extension("part");
+        // Per process: two processes may fetch the same model at once.
+        let part = target.with_extension(format!("{}.part", std::process::id()));
         let copied = copy_body(
             response.into_reader(),
             &part,

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use minirag_core::cause::Cause;
 use minirag_core::models::{PromptOverride, Prompts};
-use minirag_core::ports::{EmbedError, Embedder, EmbedderState, Embeddings, TokenCounter};
+use minirag_core::ports::{
+    EmbedError, Embedder, EmbedderState, Embeddings, Readiness, TokenCounter,
+};
 use minirag_core::tokens::estimate;
 
 use crate::download::DownloadProgress;
@@ -28,7 +30,14 @@ enum State {
     },
 }
 
+/// Loads on first use; cheap to share (the state is behind an `Arc`), so a
+/// download can run on a thread of its own while the caller goes on.
+#[derive(Clone)]
 pub struct LazyEmbedder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     source: ModelSource,
     /// How people name the model (hub id or folder), for messages.
     name: String,
@@ -46,25 +55,47 @@ pub struct LazyEmbedder {
 
 impl LazyEmbedder {
     pub fn new(source: ModelSource) -> Self {
+        Self::build(source, PromptOverride::default())
+    }
+
+    fn build(source: ModelSource, prompt_override: PromptOverride) -> Self {
         let name = source.id();
         Self {
-            source,
-            name,
-            id: OnceLock::new(),
-            state: Mutex::new(State::NotLoaded),
-            loading: Mutex::new(()),
-            download: DownloadProgress::default(),
-            prompt_override: PromptOverride::default(),
+            inner: Arc::new(Inner {
+                source,
+                name,
+                id: OnceLock::new(),
+                state: Mutex::new(State::NotLoaded),
+                loading: Mutex::new(()),
+                download: DownloadProgress::default(),
+                prompt_override,
+            }),
         }
     }
 
     /// Prefixes set by configuration, winning over the model's own and the
     /// known-model table's.
-    pub fn with_prompt_override(mut self, prompts: PromptOverride) -> Self {
-        self.prompt_override = prompts;
-        self
+    pub fn with_prompt_override(self, prompts: PromptOverride) -> Self {
+        Self::build(self.inner.source.clone(), prompts)
     }
 
+    /// The loaded model, loading it now if needed.
+    pub fn get(&self) -> Result<Arc<CandleEmbedder>, EmbedError> {
+        self.inner.get()
+    }
+
+    /// How people name the model: the hub id or the folder.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Whether the model is loaded (without loading it).
+    pub fn is_loaded(&self) -> bool {
+        matches!(*self.inner.lock_state(), State::Loaded(_))
+    }
+}
+
+impl Inner {
     fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -84,7 +115,7 @@ impl LazyEmbedder {
     }
 
     /// The loaded model, loading it now if needed.
-    pub fn get(&self) -> Result<Arc<CandleEmbedder>, EmbedError> {
+    fn get(&self) -> Result<Arc<CandleEmbedder>, EmbedError> {
         if let Some(known) = self.settled() {
             return known;
         }
@@ -93,6 +124,7 @@ impl LazyEmbedder {
             return known;
         }
         *self.lock_state() = State::Loading;
+        self.download.reset();
         let loaded = self.source.materialize(&self.download).and_then(|dir| {
             let id = content_id(&dir)?;
             let model = CandleEmbedder::load(id, &dir)?;
@@ -125,24 +157,14 @@ impl LazyEmbedder {
             }
         }
     }
-
-    /// How people name the model: the hub id or the folder.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Whether the model is loaded (without loading it).
-    pub fn is_loaded(&self) -> bool {
-        matches!(*self.lock_state(), State::Loaded(_))
-    }
 }
 
 impl Embedder for LazyEmbedder {
     fn state(&self) -> EmbedderState {
-        match &*self.lock_state() {
+        match &*self.inner.lock_state() {
             State::NotLoaded => EmbedderState::NotLoaded,
             State::Loading => {
-                let (done, total) = self.download.get();
+                let (done, total) = self.inner.download.get();
                 EmbedderState::Loading { done, total }
             }
             State::Loaded(_) => EmbedderState::Ready,
@@ -152,12 +174,46 @@ impl Embedder for LazyEmbedder {
         }
     }
 
+    /// A model on disk (a folder, or complete in the cache) is loaded now;
+    /// one that must be downloaded first loads on a thread of its own, and
+    /// the caller hears `Pending` until it is there.
+    fn start(&self) -> Readiness {
+        if let Some(known) = self.inner.settled() {
+            return known.map_or_else(Readiness::Failed, |_| Readiness::Ready);
+        }
+        {
+            let mut state = self.inner.lock_state();
+            match *state {
+                State::Loading => return Readiness::Pending,
+                _ if self.inner.source.needs_download() => *state = State::Loading,
+                _ => {
+                    drop(state);
+                    return self
+                        .ready()
+                        .map_or_else(Readiness::Failed, |()| Readiness::Ready);
+                }
+            }
+        }
+        let inner = self.inner.clone();
+        let spawned = std::thread::Builder::new()
+            .name("minirag-model-download".into())
+            .spawn(move || {
+                let _ = inner.get();
+            });
+        match spawned {
+            Ok(_) => Readiness::Pending,
+            Err(_) => self
+                .ready()
+                .map_or_else(Readiness::Failed, |()| Readiness::Ready),
+        }
+    }
+
     /// The content id, loading the model if needed; the name while it
     /// cannot be loaded (nothing is embedded then, so nothing is stored
     /// under it).
     fn model_id(&self) -> &str {
         let _ = self.get();
-        self.id.get().map_or(&self.name, String::as_str)
+        self.inner.id.get().map_or(&self.inner.name, String::as_str)
     }
 
     fn ready(&self) -> Result<(), EmbedError> {
@@ -179,15 +235,26 @@ impl Embedder for LazyEmbedder {
 }
 
 impl TokenCounter for LazyEmbedder {
-    /// The model tokenizer's count; the character estimate while no model loads.
+    /// The model tokenizer's count; the character estimate while no model
+    /// loads, or while one downloads (chunking does not wait for it).
     fn count(&self, text: &str) -> usize {
-        match self.get() {
-            Ok(m) => m.count(text),
-            Err(_) => estimate(text),
+        match self.loaded_or_not_waiting() {
+            Some(m) => m.count(text),
+            None => estimate(text),
         }
     }
     /// The model's answer; the estimate (no model) does not add up.
     fn additive(&self) -> bool {
-        self.get().is_ok_and(|m| m.additive())
+        self.loaded_or_not_waiting().is_some_and(|m| m.additive())
+    }
+}
+
+impl LazyEmbedder {
+    /// The model, loading it now unless a load is already running.
+    fn loaded_or_not_waiting(&self) -> Option<Arc<CandleEmbedder>> {
+        if matches!(*self.inner.lock_state(), State::Loading) {
+            return None;
+        }
+        self.get().ok()
     }
 }

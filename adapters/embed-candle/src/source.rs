@@ -51,6 +51,19 @@ impl ModelSource {
         }
     }
 
+    /// Whether loading it means a download (a hub model not complete in the
+    /// cache, and the hub not switched off).
+    pub fn needs_download(&self) -> bool {
+        match self {
+            Self::Local(_) => false,
+            Self::Hub {
+                name,
+                cache_dir,
+                hub,
+            } => !hub.offline && !crate::download::is_cached(name, cache_dir),
+        }
+    }
+
     /// A local folder holding the model files, downloading them if needed
     /// (counting the bytes into `progress`).
     pub fn materialize(&self, progress: &DownloadProgress) -> Result<PathBuf, LoadError> {

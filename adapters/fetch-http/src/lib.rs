@@ -65,9 +65,16 @@ impl ureq::Resolver for Pinned {
 }
 
 /// The kind of a non-public address, or `None` for a public one.
+/// An address that carries an IPv4 address inside it (IPv4-mapped or
+/// -compatible, NAT64's well-known prefix, 6to4, Teredo's client) reaches
+/// that IPv4 address: it is judged as that address.
 pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
     let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => IpAddr::V4(v4),
+            None if v6.segments()[..3] == [0x64, 0xff9b, 1] => return Some("NAT64 (local use)"),
+            None => IpAddr::V6(v6),
+        },
         v4 => v4,
     };
     match ip {
@@ -110,6 +117,27 @@ pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
                 None
             }
         }
+    }
+}
+
+fn embedded_v4(a: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    use std::net::Ipv4Addr;
+    let s = a.segments();
+    let last =
+        |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    if let Some(v4) = a.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    match s {
+        // IPv4-compatible (::a.b.c.d), deprecated but routable by some stacks.
+        [0, 0, 0, 0, 0, 0, hi, lo] if hi != 0 => Some(last(hi, lo)),
+        // NAT64, well-known prefix 64:ff9b::/96.
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(last(hi, lo)),
+        // 6to4, 2002:aabb:ccdd::/48.
+        [0x2002, hi, lo, ..] => Some(last(hi, lo)),
+        // Teredo, 2001:0::/32: the client's address, inverted, in the last 32 bits.
+        [0x2001, 0, _, _, _, _, hi, lo] => Some(last(!hi, !lo)),
+        _ => None,
     }
 }
 
@@ -350,6 +378,9 @@ mod tests {
             ("http://[::ffff:10.0.0.1]/", "private"),
             ("http://0.0.0.0/", "unspecified"),
             ("http://100.64.0.1/", "shared"),
+            ("http://[64:ff9b::7f00:1]/", "loopback"),
+            ("http://[2002:7f00:1::]/", "loopback"),
+            ("http://[64:ff9b:1::1]/", "NAT64"),
         ] {
             let e = HttpFetcher::default().fetch(url).unwrap_err().to_string();
             assert!(

@@ -26,29 +26,38 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Which documents, index and model a command works on: flattened into
+/// every command that opens them (not into `man` or `completions`).
 #[derive(Args, Clone, Default)]
-pub struct Common {
+pub struct Settings {
     /// Document root (repeatable); replaces BASE_DIRS / BASE_DIR.
-    #[arg(long = "base-dir", global = true)]
+    #[arg(long = "base-dir")]
     pub base_dir: Vec<String>,
-    /// Index folder (default: <first root>/.minirag/index).
-    #[arg(long = "db-path", global = true)]
+    /// Index folder (default: <first root>/.minirag/index); replaces DB_PATH.
+    #[arg(long = "db-path")]
     pub db_path: Option<String>,
-    /// Where downloaded models are kept.
-    #[arg(long = "cache-dir", global = true)]
+    /// Where downloaded models are kept; replaces CACHE_DIR.
+    #[arg(long = "cache-dir")]
     pub cache_dir: Option<String>,
-    /// Hugging Face model id or local model folder.
-    #[arg(long = "model-name", global = true)]
+    /// Hugging Face model id or local model folder; replaces MODEL_NAME.
+    #[arg(long = "model-name")]
     pub model_name: Option<String>,
     /// An OpenAI-compatible embedding server's base URL; replaces EMBED_URL.
     /// Chunk text and queries are sent there.
-    #[arg(long = "embed-url", global = true)]
+    #[arg(long = "embed-url")]
     pub embed_url: Option<String>,
     /// The model name that server serves; replaces EMBED_MODEL.
-    #[arg(long = "embed-model", global = true)]
+    #[arg(long = "embed-model")]
     pub embed_model: Option<String>,
+}
+
+/// [`Settings`] and `--json`, for the commands that print an answer.
+#[derive(Args, Clone, Default)]
+pub struct Common {
+    #[command(flatten)]
+    pub settings: Settings,
     /// Print the JSON payload the MCP tool returns.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -63,8 +72,10 @@ pub enum Command {
     /// Fetch and index a URL.
     IngestUrl {
         url: String,
+        /// The key to store it under (default: the URL).
         #[arg(long)]
         source: Option<String>,
+        /// The title to give it (default: the page's own).
         #[arg(long)]
         title: Option<String>,
         #[command(flatten)]
@@ -79,8 +90,11 @@ pub enum Command {
     /// Search the index.
     Query {
         text: String,
+        /// Only documents under this folder or file (repeatable; relative to
+        /// the working directory).
         #[arg(long)]
         scope: Vec<String>,
+        /// How many chunks to return (at least 1; large values are capped).
         #[arg(long = "top-k", default_value_t = 8, allow_negative_numbers = true)]
         top_k: i64,
         /// Show each result's rank and score in the vector and keyword lists and the fused score.
@@ -91,14 +105,19 @@ pub enum Command {
     },
     /// Chunks around one chunk of a document.
     ReadNeighbors {
+        /// The chunk's index in its document (a result's chunkIndex).
         #[arg(long = "chunk-index")]
         chunk_index: u32,
+        /// The document, as a file under the roots.
         #[arg(long = "file-path")]
         file_path: Option<String>,
+        /// The document by its source key (ingest-url and ingest_data sources).
         #[arg(long)]
         source: Option<String>,
+        /// Chunks before it.
         #[arg(long, default_value_t = 1)]
         before: u32,
+        /// Chunks after it.
         #[arg(long, default_value_t = 1)]
         after: u32,
         #[command(flatten)]
@@ -107,6 +126,8 @@ pub enum Command {
     /// A whole document rebuilt from the index.
     Read {
         path: Option<String>,
+        /// The document by its source key instead of a path (ingest-url and
+        /// ingest_data sources).
         #[arg(long)]
         source: Option<String>,
         /// Only the part at a place: page=12, lines=40-52, slide=3, rows=4-9, cell=2.
@@ -117,6 +138,7 @@ pub enum Command {
     },
     /// Files under the roots and their index state.
     List {
+        /// Only files under this folder (repeatable).
         #[arg(long)]
         scope: Vec<String>,
         #[command(flatten)]
@@ -130,6 +152,7 @@ pub enum Command {
     /// Remove a document from the index.
     Delete {
         path: Option<String>,
+        /// The document by its source key instead of a path.
         #[arg(long)]
         source: Option<String>,
         #[command(flatten)]
@@ -141,7 +164,7 @@ pub enum Command {
         #[command(flatten)]
         http: crate::http::ServeArgs,
         #[command(flatten)]
-        common: Common,
+        settings: Settings,
     },
     /// Open the search page: serve it on loopback, print its URL, and open a
     /// browser when one is present. The same server also answers MCP at /mcp.
@@ -153,7 +176,7 @@ pub enum Command {
         #[arg(long)]
         no_open: bool,
         #[command(flatten)]
-        common: Common,
+        settings: Settings,
     },
     /// Keep the index current as files change: a full sync to catch up, then
     /// one sync per settled batch of changes, a line each, until Ctrl-C.
@@ -181,23 +204,21 @@ pub enum Command {
         #[arg(long)]
         file: Option<PathBuf>,
         #[command(flatten)]
-        common: Common,
+        settings: Settings,
     },
     /// Print a shell completion script.
-    Completions {
-        shell: clap_complete::Shell,
-        #[command(flatten)]
-        common: Common,
-    },
-    /// Print the man page (roff).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff): the whole tool's, or one command's
+    /// (`man query`).
     Man {
-        #[command(flatten)]
-        common: Common,
+        /// A command, for its own page (minirag-mcp-query(1)).
+        command: Option<String>,
     },
 }
 
 impl Command {
-    fn common(&self) -> &Common {
+    /// The settings and `--json` of this command (defaults where it has none).
+    fn common(&self) -> Common {
         match self {
             Self::Ingest { common, .. }
             | Self::IngestUrl { common, .. }
@@ -208,13 +229,15 @@ impl Command {
             | Self::List { common, .. }
             | Self::Status { common }
             | Self::Delete { common, .. }
-            | Self::Serve { common, .. }
-            | Self::Ui { common, .. }
             | Self::Watch { common }
-            | Self::Doctor { common, .. }
-            | Self::Setup { common, .. }
-            | Self::Completions { common, .. }
-            | Self::Man { common } => common,
+            | Self::Doctor { common, .. } => common.clone(),
+            Self::Serve { settings, .. }
+            | Self::Ui { settings, .. }
+            | Self::Setup { settings, .. } => Common {
+                settings: settings.clone(),
+                json: false,
+            },
+            Self::Completions { .. } | Self::Man { .. } => Common::default(),
         }
     }
 }
@@ -247,16 +270,17 @@ fn out(text: &str) {
 
 /// Runs one subcommand; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
-    let common = cli.command.common().clone();
+    let common = cli.command.common();
+    let settings = &common.settings;
     let flags = CliOverrides {
-        base_dirs: common.base_dir.clone(),
-        db_path: common.db_path.clone(),
-        cache_dir: common.cache_dir.clone(),
-        model_name: common.model_name.clone(),
+        base_dirs: settings.base_dir.clone(),
+        db_path: settings.db_path.clone(),
+        cache_dir: settings.cache_dir.clone(),
+        model_name: settings.model_name.clone(),
     };
     let variables: Vec<(&str, String)> = [
-        ("EMBED_URL", common.embed_url.clone()),
-        ("EMBED_MODEL", common.embed_model.clone()),
+        ("EMBED_URL", settings.embed_url.clone()),
+        ("EMBED_MODEL", settings.embed_model.clone()),
     ]
     .into_iter()
     .filter_map(|(k, v)| Some((k, v?)))
@@ -365,11 +389,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             out(&String::from_utf8_lossy(&script));
             Ok(0)
         }
-        Command::Man { .. } => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut page = Vec::new();
-            clap_mangen::Man::new(cmd).render(&mut page)?;
-            out(&String::from_utf8_lossy(&page));
+        Command::Man { command } => {
+            out(&crate::manpage::render(command.as_deref())?);
             Ok(0)
         }
         Command::Status { .. } => {
@@ -505,7 +526,16 @@ pub fn run(cli: Cli) -> Result<i32> {
                 }
                 report_progress(&bar, s.done, s.total, s.line)
             };
-            let report = app.sync(scope.as_deref(), &progress)?;
+            let report = std::thread::scope(|s| {
+                let (done, ended) = std::sync::mpsc::channel::<()>();
+                if let Some(encoder) = app.embedder() {
+                    let bar = bar.clone();
+                    s.spawn(move || download_lines(encoder.embedder(), &bar, &ended));
+                }
+                let report = app.sync(scope.as_deref(), &progress);
+                drop(done);
+                report
+            })?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
@@ -551,6 +581,33 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
         );
         bar
     })
+}
+
+/// Every 2 s while the model downloads, how far it is, until `ended` hangs up.
+fn download_lines(
+    embedder: &dyn minirag_core::ports::Embedder,
+    bar: &Option<indicatif::ProgressBar>,
+    ended: &std::sync::mpsc::Receiver<()>,
+) {
+    use minirag_core::ports::EmbedderState;
+    while ended.recv_timeout(std::time::Duration::from_secs(2))
+        == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+    {
+        if let EmbedderState::Loading { done, total } = embedder.state() {
+            if total > 0 {
+                let line = format!(
+                    "downloading the model: {}% ({} of {} MB)",
+                    done * 100 / total,
+                    done >> 20,
+                    total >> 20
+                );
+                match bar {
+                    Some(bar) => bar.println(line),
+                    None => eprintln!("{line}"),
+                }
+            }
+        }
+    }
 }
 
 fn report_progress(bar: &Option<indicatif::ProgressBar>, done: u64, total: u64, line: &str) {

@@ -7,14 +7,17 @@ mod cli;
 mod doctor;
 mod http;
 mod instructions;
+mod manpage;
 mod page;
 mod payload;
 mod remote;
 mod reqlog;
 mod resources;
 mod revision;
+mod schema;
 mod server;
 mod setup;
+mod stdio;
 mod watch;
 
 use clap::Parser;

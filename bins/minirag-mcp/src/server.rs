@@ -653,6 +653,12 @@ impl ServerHandler for Server {
     ) -> Result<rmcp::model::ListToolsResult, McpError> {
         let mut tools = self.tool_router.list_all();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
+        for tool in &mut tools {
+            crate::schema::standard_integers(std::sync::Arc::make_mut(&mut tool.input_schema));
+            if let Some(output) = &mut tool.output_schema {
+                crate::schema::standard_integers(std::sync::Arc::make_mut(output));
+            }
+        }
         let hints = Hints::fixed(&ctx);
         let mut out = rmcp::model::ListToolsResult::with_all_items(tools);
         (out.ttl_ms, out.cache_scope, out.meta) = (hints.ttl_ms, hints.cache_scope, hints.meta);
@@ -692,10 +698,19 @@ impl ServerHandler for Server {
             .and_then(Value::as_str)
             .map(str::to_string);
         let modern = is_modern(&context);
+        let peer = context.peer.clone();
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await;
-        if WRITERS.contains(&tool.as_str()) {
+        let succeeded = matches!(
+            &response,
+            Ok(rmcp::model::CallToolResponse::Complete(r)) if r.is_error != Some(true)
+        );
+        if WRITERS.contains(&tool.as_str()) && succeeded {
+            // Listen streams from 2026-07-28 on; the session itself before.
             self.changes.nudge();
+            if !modern {
+                let _ = peer.notify_resource_list_changed().await;
+            }
         }
         if let (true, Ok(rmcp::model::CallToolResponse::Complete(r))) = (modern, &mut response) {
             r.meta.get_or_insert_with(server_meta);
@@ -799,7 +814,9 @@ impl ServerHandler for Server {
 pub async fn serve(app: App) -> Result<()> {
     let server = Server::new(app);
     server.start_watching();
-    let service = server.serve(rmcp::transport::stdio()).await?;
+    let (transport, stdout) = crate::stdio::transport();
+    let service = server.serve(transport).await?;
     service.waiting().await?;
+    let _ = stdout.await;
     Ok(())
 }

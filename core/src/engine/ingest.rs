@@ -12,7 +12,8 @@ use crate::error::EngineError;
 use crate::formats::{self, FormatKind};
 use crate::location::Place;
 use crate::ports::{
-    ConvertRequest, Converted, EmbedError, Embeddings, FileError, SourceRecord, SourceType,
+    ConvertRequest, Converted, EmbedError, Embeddings, FileError, Readiness, SourceRecord,
+    SourceType,
 };
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title, image_title};
@@ -319,6 +320,12 @@ impl Engine {
     /// The second half of an ingest: embed (reusing unchanged chunks'
     /// vectors) and replace the source's chunks in one index write.
     pub fn commit(&self, prepared: PreparedIngest) -> Result<IngestOutcome, EngineError> {
+        if self.ports.embedder.start() == Readiness::Pending {
+            // A model still downloading is not waited for.
+            let notice = "stored without vectors while the embedding model downloads; keyword \
+                          search finds it now, and the next sync adds the vectors";
+            return self.store(prepared, None, Some(notice.into()));
+        }
         let texts: Vec<&str> = prepared.chunks.iter().map(|c| c.text.as_str()).collect();
         let embedded = self.embed_chunks(&texts);
         // Freed before the write: a Vec is dropped at the end of its scope,

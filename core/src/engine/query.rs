@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::Engine;
 use crate::chunk::{parent_id, Chunk};
 use crate::error::EngineError;
-use crate::ports::{IndexError, IndexView};
+use crate::ports::{IndexError, IndexView, Readiness};
 use crate::reconstruct::join_chunks;
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
 use crate::search::shape::sources_of;
@@ -42,7 +42,8 @@ impl Engine {
         // The model is loaded before the view is taken, so a first query's
         // model load (seconds) holds no index generation; a model that
         // cannot load is reported by `embed_query` below.
-        let _ = self.ports.embedder.ready();
+        // A model still downloading is not waited for: keywords answer.
+        let pending = self.ports.embedder.start() == Readiness::Pending;
         // One view for every read of this query: searches, chunks, titles
         // and parents all come from the same index generation.
         let view = self.ports.index.read()?;
@@ -63,10 +64,16 @@ impl Engine {
             let keyword = (s.hybrid_weight > 0.0).then(|| t.spawn(keyword_side));
             // Stored vectors of another model are never compared with this
             // model's query vector: until sync re-embeds them, keyword only.
-            let query_vector = embedder
-                .embed_query(query)
-                .map_err(|e| e.to_string())
-                .and_then(|v| match index.vector_model() {
+            let embedded = if pending {
+                Err(
+                    "the embedding model is still loading (status shows how far its download is); \
+                     vectors join the results once it is ready"
+                        .to_string(),
+                )
+            } else {
+                embedder.embed_query(query).map_err(|e| e.to_string())
+            };
+            let query_vector = embedded.and_then(|v| match index.vector_model() {
                     Some(stored) if stored != embedder.model_id() => Err(format!(
                         "the index holds vectors of another model ({stored}); \
                          run sync_start (CLI: `minirag-mcp sync`) to embed them with the configured one"

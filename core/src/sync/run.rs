@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{plan, Outcome, PlanInput, SyncPlan, SyncReport};
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::ports::{ConvertError, EmbedError, SourceRecord, SourceType, SyncLease};
+use crate::ports::{ConvertError, EmbedError, Readiness, SourceRecord, SourceType, SyncLease};
 pub use crate::progress::{Phase, Progress, Step};
 use crate::progress::{SyncControl, EMBED_BATCH};
 use crate::search::{is_under, Scope};
@@ -23,6 +23,29 @@ fn say(progress: Progress<'_>, phase: Phase, done: u64, total: u64, line: &str) 
         total,
         line,
     });
+}
+
+/// How a pass of the sync gets vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Embedding {
+    /// The model is there: new files are stored keyword-only first and
+    /// embedded in the pass's second phase.
+    Deferred,
+    /// No model can load: stored without vectors for the next sync.
+    Without,
+    /// The model is loading (a download): every file keyword-only; a second
+    /// pass embeds them once it is there.
+    AfterTheModel,
+}
+
+/// Notes that the sync runs without the model, and why.
+fn without_model(report: &mut SyncReport, e: &EmbedError) -> Embedding {
+    report.notices.push(format!(
+        "This sync ran without the embedding model ({e}). Keyword search finds the files now; \
+         the next sync with a working model adds their vectors without converting them again. \
+         Offline, point MODEL_PATH at a local copy of the model folder."
+    ));
+    Embedding::Without
 }
 
 /// A sync that holds the index's sync lock and has not run yet.
@@ -138,39 +161,65 @@ impl Engine {
         };
         let mut report = SyncReport::default();
         report.notices.extend(lease.warning.clone());
-        let model = match self.usable_model() {
-            Ok(id) => Some(id),
-            Err(e) => {
-                report.notices.push(format!(
-                    "This sync ran without the embedding model ({e}). Keyword search finds the files now; \
-                     the next sync with a working model adds their vectors without converting them again. \
-                     Offline, point MODEL_PATH at a local copy of the model folder."
-                ));
-                None
-            }
+        // A model that must be downloaded first loads in the background:
+        // every file is made keyword-searchable meanwhile, and embedded by a
+        // second pass once it is there.
+        let (model, mode) = match self.ports().embedder.start() {
+            Readiness::Ready => match self.usable_model() {
+                Ok(id) => (Some(id), Embedding::Deferred),
+                Err(e) => (None, without_model(&mut report, &e)),
+            },
+            Readiness::Pending => (None, Embedding::AfterTheModel),
+            Readiness::Failed(e) => (None, without_model(&mut report, &e)),
         };
         let files = &self.ports().files;
-        let plan = plan(
-            &PlanInput {
-                scan: &scan,
-                indexed: &indexed,
-                scope,
-                roots,
-                shared: self.ports().index.shared(),
-                model: model.as_deref(),
-                max_file_size: self.settings().max_file_size,
-                images,
-            },
-            &|p: &str| files.sha256(p),
-        );
-        let result = self.execute(
-            plan,
-            &indexed,
-            model.is_some(),
-            progress,
-            cancel,
-            &mut report,
-        );
+        let input = |indexed, model| PlanInput {
+            scan: &scan,
+            indexed,
+            scope,
+            roots,
+            shared: self.ports().index.shared(),
+            model,
+            max_file_size: self.settings().max_file_size,
+            images,
+        };
+        let hasher = |p: &str| files.sha256(p);
+        let first = plan(&input(&indexed, model.as_deref()), &hasher);
+        let mut result = self.execute(first, &indexed, mode, progress, cancel, &mut report);
+        if mode == Embedding::AfterTheModel && result.is_ok() && !cancel.load(Ordering::Relaxed) {
+            say(
+                progress,
+                Phase::Embedding,
+                0,
+                0,
+                "waiting for the embedding model to load",
+            );
+            result = match self.usable_model() {
+                Err(e) => {
+                    without_model(&mut report, &e);
+                    Ok(())
+                }
+                Ok(id) => match self.ports().index.sources(&Scope::all()) {
+                    Err(e) => Err(e.into()),
+                    Ok(now) => {
+                        // The same plan with the model: what the first pass
+                        // stored keyword-only is now unchanged but vectorless.
+                        let second = plan(&input(&now, Some(&id)), &hasher);
+                        let mut embedded = SyncReport::default();
+                        let r = self.execute(
+                            second,
+                            &now,
+                            Embedding::Deferred,
+                            progress,
+                            cancel,
+                            &mut embedded,
+                        );
+                        report.add_embedding_pass(embedded);
+                        r
+                    }
+                },
+            };
+        }
         // A cancelled sync leaves the deferred work to the next one.
         if result.is_ok() && !cancel.load(Ordering::Relaxed) {
             let index = &self.ports().index;
@@ -188,7 +237,7 @@ impl Engine {
         &self,
         plan: SyncPlan,
         indexed: &[SourceRecord],
-        defer: bool,
+        mode: Embedding,
         progress: Progress<'_>,
         cancel: &AtomicBool,
         report: &mut SyncReport,
@@ -274,7 +323,11 @@ impl Engine {
                 if cancel.load(Ordering::Relaxed) {
                     return;
                 }
-                let keyword_only = defer && !known.contains(path.as_str());
+                let keyword_only = match mode {
+                    Embedding::Deferred => !known.contains(path.as_str()),
+                    Embedding::Without => false,
+                    Embedding::AfterTheModel => true,
+                };
                 let result = prepared
                     .and_then(|p| {
                         if keyword_only {
@@ -339,6 +392,10 @@ impl Engine {
                 )
             })
             .collect();
+        if mode == Embedding::AfterTheModel {
+            // The second pass embeds them, once the model is there.
+            return Ok(());
+        }
         work.extend(later.into_iter().map(|(s, n)| (s, n, false)));
         let total = work.iter().map(|w| w.1).sum::<u64>();
         let mut done = 0u64;

@@ -244,6 +244,13 @@ async fn read_body(body: Body, max: usize) -> Result<(Bytes, Option<String>), Re
         }
     })?;
     match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Array(_)) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "a JSON-RPC batch is not served: MCP revisions from 2025-06-18 on have no batches; \
+             send each request in a POST of its own"
+                .into(),
+        )),
         Ok(v) => {
             let method = v.get("method").and_then(Value::as_str).map(str::to_string);
             Ok((bytes, method))
