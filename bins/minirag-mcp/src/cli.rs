@@ -594,10 +594,9 @@ fn download_lines(
         == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
     {
         if let EmbedderState::Loading { done, total } = embedder.state() {
-            if total > 0 {
+            if let Some(percent) = (done * 100).checked_div(total) {
                 let line = format!(
-                    "downloading the model: {}% ({} of {} MB)",
-                    done * 100 / total,
+                    "downloading the model: {percent}% ({} of {} MB)",
                     done >> 20,
                     total >> 20
                 );
