@@ -390,7 +390,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Man { command } => {
-            out(&crate::manpage::render(command.as_deref())?);
+            out(&crate::manpage::render(
+                <Cli as clap::CommandFactory>::command(),
+                command.as_deref(),
+            )?);
             Ok(0)
         }
         Command::Status { .. } => {

@@ -2,9 +2,6 @@
 //! from the clap definitions, with the environment that configures them.
 
 use anyhow::{anyhow, Result};
-use clap::CommandFactory;
-
-use crate::cli::Cli;
 
 /// Every variable the product reads, with what it does; README's
 /// Configuration table has the accepted values.
@@ -39,9 +36,8 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ("PGPASSFILE, PGSSLROOTCERT", "As libpq reads them."),
 ];
 
-/// The page in roff.
-pub fn render(command: Option<&str>) -> Result<String> {
-    let root = Cli::command();
+/// The page in roff of `root` (the CLI's clap command), or of one of its commands.
+pub fn render(root: clap::Command, command: Option<&str>) -> Result<String> {
     let page = match command {
         None => root,
         Some(name) => {
