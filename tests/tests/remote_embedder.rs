@@ -32,6 +32,22 @@ fn remote(c: Corpus) -> Corpus {
     c
 }
 
+/// The corpus pointed at a loopback port nothing listens on yet.
+fn on_a_free_port() -> (u16, Corpus) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = remote(Corpus::new(FILES));
+    for (k, v) in &mut c.env {
+        if k == "EMBED_URL" {
+            *v = format!("http://127.0.0.1:{port}/v1");
+        }
+    }
+    (port, c)
+}
+
 const FILES: &[(&str, &str)] = &[
     (
         "hold.md",
@@ -179,17 +195,7 @@ impl Drop for OwnServer {
 
 #[test]
 fn another_model_behind_the_same_url_and_name_re_embeds() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut c = remote(Corpus::new(FILES));
-    for (k, v) in &mut c.env {
-        if k == "EMBED_URL" {
-            *v = format!("http://127.0.0.1:{port}/v1");
-        }
-    }
+    let (port, c) = on_a_free_port();
     let first = OwnServer::start(port, "original");
     let (code, _, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
@@ -275,17 +281,7 @@ impl HashVectors {
 #[test]
 fn an_unreachable_server_leaves_the_folder_keyword_searchable() {
     // A port nothing listens on: connection refused at once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut c = remote(Corpus::new(FILES));
-    for (k, v) in &mut c.env {
-        if k == "EMBED_URL" {
-            *v = format!("http://127.0.0.1:{port}/v1");
-        }
-    }
+    let (port, c) = on_a_free_port();
     let (code, v, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(v["counts"]["ingested"], 4, "{v}");
