@@ -39,7 +39,7 @@ fn behind_a_silent_proxy(c: &mut Corpus, proxy: &SilentServer) {
     for k in ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"] {
         c.env.push((k.into(), url.clone()));
     }
-    c.env.push(("HF_HUB_DOWNLOAD_TIMEOUT".into(), "2".into()));
+    c.env.push(("HF_HUB_DOWNLOAD_TIMEOUT".into(), "3".into()));
     c.env.push((
         "MODEL_NAME".into(),
         "sentence-transformers/all-MiniLM-L6-v2".into(),
@@ -158,6 +158,33 @@ async fn setup_writes_the_index_and_model_that_were_synced() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // `--check` opens the entry's index and holds it against these settings.
+    let check = c.cli(&["setup", "claude", "--check", "--file", &f, "--db-path", &db]);
+    let said = String::from_utf8_lossy(&check.stdout).to_string();
+    assert_eq!(check.status.code(), Some(0), "{said}");
+    assert!(said.contains(&format!("index:   {db}")), "{said}");
+    assert!(said.contains("ok: the entry opens the index"), "{said}");
+    let holds = said
+        .lines()
+        .find_map(|l| l.strip_prefix("holds:   "))
+        .unwrap_or_default();
+    assert!(holds.ends_with("from 2 documents"), "{said}");
+    // Without the flag these settings name another index: named, exit 1.
+    let other = c.cli(&["setup", "claude", "--check", "--file", &f]);
+    let said = String::from_utf8_lossy(&other.stdout).to_string();
+    assert_eq!(other.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "problem: the entry's index is {db}, these settings' is "
+        )),
+        "{said}"
+    );
+    let missing = c.dir.path().join("nowhere/.mcp.json").display().to_string();
+    let none = c.cli(&["setup", "claude", "--check", "--file", &missing]);
+    let said = String::from_utf8_lossy(&none.stdout).to_string();
+    assert_eq!(none.status.code(), Some(1), "{said}");
+    assert!(said.contains("holds no minirag entry"), "{said}");
+
     let entry: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let entry = &entry["mcpServers"]["minirag"];
     assert_eq!(entry["env"]["DB_PATH"], db.as_str(), "{entry}");
@@ -298,7 +325,8 @@ fn the_readme_quick_start_runs_as_printed() {
 }
 
 /// A model hub on loopback serving the real MiniLM files, except that the
-/// weights wait until the test opens the gate. Each request on a thread.
+/// weights wait until the test opens the gate (with `halfway`, half of them
+/// are sent first). Each request on a thread.
 struct SlowHub {
     url: String,
     gate: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
@@ -306,6 +334,10 @@ struct SlowHub {
 
 impl SlowHub {
     fn start() -> Self {
+        Self::holding(false)
+    }
+
+    fn holding(halfway: bool) -> Self {
         use std::io::{BufRead, BufReader, Write};
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -330,15 +362,27 @@ impl SlowHub {
                         .and_then(|p| p.split("/resolve/main/").nth(1))
                         .unwrap_or_default()
                         .to_string();
+                    let mut s = stream;
+                    let body = std::fs::read(minirag_blackbox::model_dir().join(&file));
                     if file == "model.safetensors" {
+                        if let (true, Ok(body)) = (halfway, &body) {
+                            let _ = write!(
+                                s,
+                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                                body.len()
+                            );
+                            let _ = s.write_all(&body[..body.len() / 2]);
+                        }
                         let (open, opened) = &*gate;
                         let mut is_open = open.lock().unwrap();
                         while !*is_open {
                             is_open = opened.wait(is_open).unwrap();
                         }
                     }
-                    let mut s = stream;
-                    match std::fs::read(minirag_blackbox::model_dir().join(&file)) {
+                    if halfway && file == "model.safetensors" {
+                        return;
+                    }
+                    match body {
                         Ok(body) if !file.is_empty() => {
                             let _ = write!(
                                 s,
@@ -404,4 +448,33 @@ fn files_are_keyword_searchable_while_the_model_downloads() {
     let (code, v, _) = c.json(&["query", "insects that dance"]);
     assert_eq!(code, 0);
     assert!(!v.to_string().contains("keyword-only"), "{v}");
+}
+
+#[test]
+fn doctor_says_how_far_a_stalled_download_got() {
+    let hub = SlowHub::holding(true);
+    let mut c = Corpus::new(&[("a.md", "# A\n\nalpha")]);
+    c.env.retain(|(k, _)| k != "MODEL_PATH");
+    c.env.push(("HF_ENDPOINT".into(), hub.url.clone()));
+    c.env.push(("MODEL_NAME".into(), "test-org/minilm".into()));
+    c.env.push(("HF_HUB_DOWNLOAD_TIMEOUT".into(), "3".into()));
+    let (code, v, stderr) = c.json(&["doctor"]);
+    assert_eq!(code, 1, "{v}");
+    let model = v["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["name"] == "model"))
+        .cloned()
+        .unwrap_or_default();
+    let message = model["message"].as_str().unwrap_or_default();
+    // Half of the weights arrived before the hub fell silent.
+    let percent: u32 = message
+        .split("the download had reached ")
+        .nth(1)
+        .and_then(|rest| rest.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no download reading in {model}"));
+    assert!((40..=60).contains(&percent), "{model}");
+    assert!(message.contains(" MB)"), "{model}");
+    assert!(stderr.contains("downloading the model: "), "{stderr}");
+    hub.open();
 }

@@ -11,6 +11,7 @@ use minirag_core::config::CliOverrides;
 use serde_json::{json, Value};
 
 use crate::app::App;
+use crate::download_progress::while_downloading;
 use crate::payload::sync_json;
 use crate::{doctor, setup};
 use minirag_core::sync::run::{Phase, Step};
@@ -200,6 +201,11 @@ pub enum Command {
         /// Merge into the client's configuration file instead of printing.
         #[arg(long)]
         write: bool,
+        /// Open the index the written entry names, as the client's server
+        /// would, and say whether it is the one these settings name (roots,
+        /// index, model) and how many chunks it holds; exit 1 if not.
+        #[arg(long, conflicts_with = "write")]
+        check: bool,
         /// The configuration file (default: the client's usual one).
         #[arg(long)]
         file: Option<PathBuf>,
@@ -352,10 +358,22 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Setup {
             client,
             write,
+            check,
             file,
             ..
         } => {
             let config = app.config()?;
+            if check {
+                let file = match file {
+                    Some(f) => f,
+                    None => setup::default_file(client, &app.cwd)?,
+                };
+                let report = crate::setup_check::run(client, &file, &app)?;
+                print(j, &crate::payload::value(&report), |_| {
+                    crate::setup_check::human(&report)
+                });
+                return Ok(if report.ok { 0 } else { 1 });
+            }
             let remote: Vec<(String, String)> = app
                 .remote_settings
                 .iter()
@@ -529,16 +547,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                 }
                 report_progress(&bar, s.done, s.total, s.line)
             };
-            let report = std::thread::scope(|s| {
-                let (done, ended) = std::sync::mpsc::channel::<()>();
-                if let Some(encoder) = app.embedder() {
-                    let bar = bar.clone();
-                    s.spawn(move || download_lines(encoder.embedder(), &bar, &ended));
-                }
-                let report = app.sync(scope.as_deref(), &progress);
-                drop(done);
-                report
-            })?;
+            let sync = || app.sync(scope.as_deref(), &progress);
+            let report = match app.embedder() {
+                Some(encoder) => while_downloading(encoder.embedder(), &bar, sync).0,
+                None => sync(),
+            }?;
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
@@ -584,32 +597,6 @@ fn progress_bar() -> Option<indicatif::ProgressBar> {
         );
         bar
     })
-}
-
-/// Every 2 s while the model downloads, how far it is, until `ended` hangs up.
-fn download_lines(
-    embedder: &dyn minirag_core::ports::Embedder,
-    bar: &Option<indicatif::ProgressBar>,
-    ended: &std::sync::mpsc::Receiver<()>,
-) {
-    use minirag_core::ports::EmbedderState;
-    while ended.recv_timeout(std::time::Duration::from_secs(2))
-        == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-    {
-        if let EmbedderState::Loading { done, total } = embedder.state() {
-            if let Some(percent) = (done * 100).checked_div(total) {
-                let line = format!(
-                    "downloading the model: {percent}% ({} of {} MB)",
-                    done >> 20,
-                    total >> 20
-                );
-                match bar {
-                    Some(bar) => bar.println(line),
-                    None => eprintln!("{line}"),
-                }
-            }
-        }
-    }
 }
 
 fn report_progress(bar: &Option<indicatif::ProgressBar>, done: u64, total: u64, line: &str) {

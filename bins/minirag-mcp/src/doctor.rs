@@ -10,6 +10,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
 use crate::app::{App, Encoder};
+use crate::download_progress::while_downloading;
 
 /// Below this much free space under DB_PATH a sync may fail half-way.
 const LOW_DISK: u64 = 1 << 30;
@@ -97,7 +98,10 @@ fn model(app: &App) -> Check {
     };
     let embedder = encoder.embedder();
     let started = Instant::now();
-    match embedder.embed_query("Is this set-up healthy?") {
+    let (answer, downloaded) = while_downloading(embedder, &None, || {
+        embedder.embed_query("Is this set-up healthy?")
+    });
+    match answer {
         Ok(v) => {
             let how = match encoder {
                 Encoder::Local(local) => local
@@ -120,10 +124,14 @@ fn model(app: &App) -> Check {
                 "model",
                 Level::Ok,
                 format!(
-                    "{} ({}) embeds one sentence in {} ms, {} dimensions; {how}",
+                    "{} ({}) embeds one sentence in {} ms{}, {} dimensions; {how}",
                     encoder.name(),
                     embedder.model_id(),
                     started.elapsed().as_millis(),
+                    downloaded.map_or_else(String::new, |d| format!(
+                        " (downloading {} MB first)",
+                        d.total >> 20
+                    )),
                     v.len(),
                 ),
                 None,
@@ -132,7 +140,10 @@ fn model(app: &App) -> Check {
         Err(e) => check(
             "model",
             Level::Fail,
-            e.to_string(),
+            match downloaded {
+                Some(d) => format!("{e} (the download had reached {})", d.describe()),
+                None => e.to_string(),
+            },
             Some(match encoder {
                 Encoder::Local(_) => {
                     "without network access, point MODEL_PATH at a local copy of the model folder \

@@ -5,6 +5,7 @@ mod app;
 mod changes;
 mod cli;
 mod doctor;
+mod download_progress;
 mod http;
 mod instructions;
 mod manpage;
@@ -17,6 +18,7 @@ mod revision;
 mod schema;
 mod server;
 mod setup;
+mod setup_check;
 mod stdio;
 mod watch;
 

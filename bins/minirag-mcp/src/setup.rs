@@ -168,6 +168,66 @@ pub fn merged(client: Client, e: &Entry, existing: &str, file: &Path) -> Result<
     Ok(serde_json::to_string_pretty(&root)? + "\n")
 }
 
+/// Our entry as a client's file holds it (`None` when the file or the entry
+/// is missing), for `setup --check`.
+pub fn read(client: Client, file: &Path) -> Result<Option<Entry>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => bail!("cannot read {}: {err}", file.display()),
+    };
+    if client == Client::Codex {
+        let doc: toml_edit::DocumentMut = text.parse().map_err(|err| {
+            anyhow!(
+                "{} is not valid TOML ({err}); fix it or pass --file with another path",
+                file.display()
+            )
+        })?;
+        let Some(ours) = doc.get("mcp_servers").and_then(|s| s.get(NAME)) else {
+            return Ok(None);
+        };
+        let command = ours
+            .get("command")
+            .and_then(|c| c.as_str())
+            .unwrap_or_default();
+        let env = ours
+            .get("env")
+            .and_then(|e| e.as_table_like())
+            .map(|t| {
+                t.iter()
+                    .filter_map(|(k, v)| Some((k.to_string(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Ok(Some(Entry {
+            command: command.to_string(),
+            env,
+        }));
+    }
+    let root: Value = serde_json::from_str(&text).map_err(|err| {
+        anyhow!(
+            "{} is not valid JSON ({err}); fix it or pass --file with another path",
+            file.display()
+        )
+    })?;
+    let ours = &root[servers_key(client)][NAME];
+    if ours.is_null() {
+        return Ok(None);
+    }
+    let env = ours["env"]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Some(Entry {
+        command: ours["command"].as_str().unwrap_or_default().to_string(),
+        env,
+    }))
+}
+
 /// Writes the merged configuration through a temporary file and a rename.
 pub fn write(client: Client, e: &Entry, file: &Path) -> Result<()> {
     let existing = match std::fs::read_to_string(file) {
@@ -230,6 +290,19 @@ mod tests {
             Some("/usr/local/bin/minirag-mcp")
         );
         assert_eq!(doc["model"].as_str(), Some("o3"));
+    }
+
+    #[test]
+    fn an_entry_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for client in [Client::Claude, Client::Vscode, Client::Codex] {
+            let file = dir.path().join(format!("{client:?}.conf"));
+            assert!(read(client, &file).unwrap().is_none());
+            write(client, &entry(), &file).unwrap();
+            let back = read(client, &file).unwrap().expect("the entry");
+            assert_eq!(back.command, entry().command, "{client:?}");
+            assert_eq!(back.env, entry().env, "{client:?}");
+        }
     }
 
     #[test]
