@@ -39,6 +39,12 @@ pub enum EngineError {
     BadFormat {
         format: String,
     },
+    /// `ingest_data` / `ingest_url` named a `source` that is a file path:
+    /// those sources live apart from files, so they can never stand in for
+    /// one (or be served as one).
+    SourceIsAPath {
+        source: String,
+    },
     /// Conversion produced no text.
     Empty {
         source: String,
@@ -107,6 +113,16 @@ impl std::fmt::Display for EngineError {
                     "format must be one of ('text', 'markdown', 'html'), got '{format}'"
                 )
             }
+            Self::SourceIsAPath { source } => write!(
+                f,
+                "source '{source}' is a file path, and a source of ingest_data or ingest_url \
+                 lives apart from files: name it without a leading '/', '~' or drive (for \
+                 example 'notes/{}'), or index the file itself with ingest_file",
+                source
+                    .rsplit(['/', '\\'])
+                    .find(|p| !p.is_empty())
+                    .unwrap_or("name")
+            ),
             Self::Empty { source } => write!(f, "No text content extracted from {source}"),
             Self::Convert(e) => e.fmt(f),
             Self::Fetch(e) => e.fmt(f),

@@ -171,6 +171,18 @@ fn trial(p: &Pristine, fault: &dyn Fn(&Path)) -> Outcome {
     }
 }
 
+/// `doctor --deep --json` on a copy of the pristine index damaged by
+/// `fault`, before any sync has rebuilt what it lost.
+fn deep_report(p: &Pristine, fault: &dyn Fn(&Path)) -> Value {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("index");
+    copy_dir(&p.index, &dir);
+    fault(&dir);
+    let db = [("DB_PATH", dir.to_str().unwrap())];
+    let out = p.corpus.cli_env(&["doctor", "--deep", "--json"], &db);
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
 fn flip_at(at: u64, name: &'static str) -> impl Fn(&Path) {
     move |dir: &Path| {
         let path = dir.join(name);
@@ -283,6 +295,24 @@ fn the_fault_matrix_holds() {
             std::fs::write(&path, bytes).unwrap();
         }),
     ));
+
+    // Bytes outside every section: the snapshot's generation (which says
+    // what log follows it), and a log deleted while `wal.end` notes records.
+    let generation_flip = flip_at(8, "snapshot.meta");
+    let log_deleted = |dir: &Path| std::fs::remove_file(dir.join("wal.log")).unwrap();
+    rows.push((
+        "snapshot.meta flip @8 (generation)".into(),
+        trial(&p, &generation_flip),
+    ));
+    rows.push(("wal.log deleted".into(), trial(&p, &log_deleted)));
+    for (name, fault) in [
+        ("snapshot.meta flip @8", &generation_flip as &dyn Fn(&Path)),
+        ("wal.log deleted", &log_deleted),
+        ("log cut in the last record", &cut_at(last + 4)),
+    ] {
+        let deep = deep_report(&p, fault);
+        assert_eq!(deep["ok"], false, "{name}: doctor --deep passes: {deep}");
+    }
 
     println!(
         "| trial | opens | reported | sources lost before the next sync | next sync converges |"

@@ -163,6 +163,10 @@ async fn refusals_name_nothing_and_the_server_keeps_serving() {
     assert_eq!((status, body.as_str()), (401, ""), "wrong token");
     let (status, _) = post(&server, INITIALIZE.into(), &[("authorization", TOKEN)]).await;
     assert_eq!(status, 401, "a token without the Bearer scheme");
+    // The scheme's name is case-insensitive.
+    let lower = format!("bearer {TOKEN}");
+    let (status, _) = post(&server, INITIALIZE.into(), &[("authorization", &lower)]).await;
+    assert_eq!(status, 200, "a lower-case scheme");
 
     for (header, want, why) in [
         (

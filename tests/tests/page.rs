@@ -181,6 +181,54 @@ async fn only_an_indexed_file_under_a_root_is_served_and_it_runs_no_script() {
     assert!(body.contains("not found"), "{body}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_the_scan_skips_is_never_served_or_named_by_a_data_source() {
+    let c = corpus();
+    std::fs::write(c.path(".hidden_key"), "-----BEGIN PRIVATE KEY-----").unwrap();
+    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let base = server.base();
+    let client = minirag_blackbox::mcp_client::connect(&c, &[]).await;
+    // The data tools cannot claim a file's name, so nothing lends it a record.
+    for source in [
+        c.path(".hidden_key"),
+        c.path("guide.md"),
+        "/etc/passwd".into(),
+    ] {
+        let (is_error, text) = minirag_blackbox::mcp_client::call(
+            &client,
+            "ingest_data",
+            serde_json::json!({"source": source, "data": "x"}),
+        )
+        .await;
+        assert!(
+            is_error && text.contains("is a file path"),
+            "{source}: {text}"
+        );
+    }
+    client.cancel().await.unwrap();
+    let (status, body) = get(
+        &format!(
+            "{base}/file?source={}",
+            c.path(".hidden_key").replace('/', "%2F")
+        ),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(!body.contains("PRIVATE KEY"), "{body}");
+    // The indexed file still holds its own text.
+    let (status, body) = get(
+        &format!(
+            "{base}/file?source={}",
+            c.path("guide.md").replace('/', "%2F")
+        ),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(body.contains("port 8080"), "{body}");
+}
+
 #[test]
 fn ui_prints_the_page_url_and_serves_it() {
     let c = corpus();

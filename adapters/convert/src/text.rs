@@ -22,6 +22,15 @@ pub fn decode<'a>(name: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ConvertEr
         }
         return Ok(Cow::Owned(text.into_owned()));
     }
+    if let Some(evidence) = binary(bytes) {
+        return Err(malformed(
+            name,
+            &format!(
+                "it holds binary data, not text ({evidence}); index the original document, \
+                 or save it as UTF-8 text if it is one"
+            ),
+        ));
+    }
     if let Ok(s) = std::str::from_utf8(bytes) {
         return Ok(Cow::Borrowed(s));
     }
@@ -38,6 +47,20 @@ pub fn decode<'a>(name: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ConvertEr
         ));
     }
     Ok(Cow::Owned(text.into_owned()))
+}
+
+/// Why `bytes` (with no BOM) are no text file, whatever the name says: a
+/// NUL byte, or control bytes other than tab, line breaks, form feed and
+/// escape in more than 1 in 100 bytes (random data has 1 in 8).
+fn binary(bytes: &[u8]) -> Option<String> {
+    if let Some(at) = bytes.iter().position(|b| *b == 0) {
+        return Some(format!("a NUL byte at offset {at}"));
+    }
+    let controls = bytes
+        .iter()
+        .filter(|b| **b < 0x20 && !matches!(**b, b'\t' | b'\n' | b'\r' | 0x0C | 0x1B))
+        .count();
+    (controls * 100 > bytes.len()).then(|| format!("{controls} control bytes in {}", bytes.len()))
 }
 
 /// UTF-32 with a BOM (encoding_rs has no UTF-32 decoder).
@@ -116,6 +139,31 @@ mod tests {
         let (bytes, _, _) = encoding_rs::WINDOWS_1251.encode("Да");
         let e = decode("r.txt", &bytes).unwrap_err().to_string();
         assert!(e.contains("r.txt") && e.contains("UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn binary_bytes_are_refused_whatever_the_name() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let random: Vec<u8> = (0..200_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 24) as u8
+            })
+            .collect();
+        let e = decode("notes.md", &random).unwrap_err().to_string();
+        assert!(e.contains("notes.md") && e.contains("binary data"), "{e}");
+        let mut nul = b"# Title\n\nText".to_vec();
+        nul.insert(3, 0);
+        let e = decode("n.txt", &nul).unwrap_err().to_string();
+        assert!(e.contains("a NUL byte at offset 3"), "{e}");
+        // Text with a form feed, an escape and a stray bell reads.
+        let text = format!(
+            "Page one\x0cPage two \x1b[1mbold\x1b[0m\x07 {}",
+            "words ".repeat(30)
+        );
+        assert_eq!(decode("t.txt", text.as_bytes()).unwrap(), text);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! On-disk layout of one index folder (DB_PATH):
 //!
-//! - `snapshot.meta`: magic `MRSNAP03`, generation (u64), then two records
+//! - `snapshot.meta`: magic `MRSNAP05`, generation (u64), the CRC-32 of
+//!   those 16 bytes (u32), then three records
 //!   `[len u64][crc32 u32][bincode]`: the head (sources, chunks, which rows
 //!   have vectors, the vector file's name, length and CRC-32) and the
-//!   postings, so opening decodes them on two threads.
+//!   postings, so opening decodes them on two threads; then the chunks'
+//!   locations.
 //! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
 //!   row-major, memory-mapped and scanned in place; its CRC-32 is in the head.
 //! - `wal.log`: magic `MRWAL002` + generation (u64), then records
@@ -36,11 +38,15 @@ pub const FORMAT_VERSION: u32 = 1;
 /// postings; the postings), each with its own length and CRC, so opening
 /// decodes them on two threads. Format 3: format 2 with sources carrying
 /// `ocr_engine`. Format 4: format 3 and a third section, the chunks'
-/// locations by slot. Formats 1 and 2 are read through [`crate::legacy`].
+/// locations by slot. Format 5: format 4 with the header (magic and
+/// generation) under a CRC of its own, as every byte that decides what is
+/// kept must be: the generation says which log records follow. Formats 1
+/// and 2 are read through [`crate::legacy`].
 const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
 const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
 const SNAP_MAGIC_V3: &[u8; 8] = b"MRSNAP03";
-const SNAP_MAGIC: &[u8; 8] = b"MRSNAP04";
+const SNAP_MAGIC_V4: &[u8; 8] = b"MRSNAP04";
+const SNAP_MAGIC: &[u8; 8] = b"MRSNAP05";
 /// WAL format 1: records without `ocr_engine`; format 2: with it.
 const WAL_MAGIC_V1: &[u8; 8] = b"MRWAL001";
 const WAL_MAGIC: &[u8; 8] = b"MRWAL002";
@@ -252,11 +258,28 @@ fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let magic: &[u8] = &header[..8];
-    let known: [&[u8]; 4] = [SNAP_MAGIC, SNAP_MAGIC_V3, SNAP_MAGIC_V2, SNAP_MAGIC_V1];
+    let known: [&[u8]; 5] = [
+        SNAP_MAGIC,
+        SNAP_MAGIC_V4,
+        SNAP_MAGIC_V3,
+        SNAP_MAGIC_V2,
+        SNAP_MAGIC_V1,
+    ];
     if !known.contains(&magic) {
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(header[8..16].try_into().unwrap());
+    let sections_at = if magic == SNAP_MAGIC {
+        let mut crc = [0u8; 4];
+        file.read_exact_at(&mut crc, 16)
+            .map_err(|_| corrupt("truncated"))?;
+        if u32::from_le_bytes(crc) != crc32fast::hash(&header) {
+            return Err(corrupt("header checksum mismatch"));
+        }
+        20
+    } else {
+        16
+    };
     // [len u64][crc u32][payload] sections from `at`: the payload's offset
     // and length, once its checksum holds.
     let section = |at: u64| -> Result<(u64, u64), IndexError> {
@@ -284,7 +307,7 @@ fn read_snapshot_parts(
             .map_err(|e| io(&path, "cannot seek in", e))?;
         Ok(std::io::BufReader::with_capacity(1 << 20, f).take(len))
     };
-    let first = section(16)?;
+    let first = section(sections_at)?;
     let next = first.0 + first.1;
     let mut lost = Lost::default();
     let snap: Snapshot = if magic == SNAP_MAGIC_V1 {
@@ -329,7 +352,7 @@ fn read_snapshot_parts(
         lost.postings = postings.is_none();
         let (text, title) = postings.unwrap_or_default();
         let mut chunks = head.chunks;
-        if magic == SNAP_MAGIC {
+        if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V4 {
             // The chunks' locations; salvaging, a damaged section is none.
             let located = match second.map(|(start, len)| section(start + len)) {
                 Some(Ok(third)) => {
@@ -554,8 +577,11 @@ pub fn write_snapshot<'v>(
         .map(|(slot, (_, c))| (slot as u32, &c.location))
         .collect();
     write_atomic_with(&meta, |f, tmp| {
-        f.write_all(SNAP_MAGIC)
-            .and_then(|()| f.write_all(&generation.to_le_bytes()))
+        let mut header = SNAP_MAGIC.to_vec();
+        header.extend_from_slice(&generation.to_le_bytes());
+        let crc = crc32fast::hash(&header);
+        f.write_all(&header)
+            .and_then(|()| f.write_all(&crc.to_le_bytes()))
             .map_err(|e| io(tmp, "cannot write", e))?;
         stream_record(f, tmp, &head, true)?;
         stream_record(f, tmp, &postings, true)?;

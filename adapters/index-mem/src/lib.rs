@@ -284,8 +284,9 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
     let noted = disk::noted_wal_end(paths, generation);
     catch_up(paths, &mut inner)?;
     if let Some(noted) = noted {
-        if inner.wal_end > 0 && inner.wal_end < noted && !inner.damaged {
-            // The log ends before records that were acknowledged: cut short.
+        if noted > disk::WAL_HEADER && inner.wal_end < noted && !inner.damaged {
+            // The log ends before records that were acknowledged: cut
+            // short, or gone (a missing log reads as ending at 0).
             report_cut(paths, &mut inner, noted);
             // Noted once: the next write starts from the end found.
             disk::note_wal_end(paths, generation, inner.wal_end);
@@ -537,18 +538,51 @@ fn keep_replaced(paths: &Paths, corrupt: &std::path::Path, generation: u64, why:
 /// was cut is gone without a trace, so the log is kept as it is and the cut
 /// named; the next sync rebuilds what those records held from the files.
 fn report_cut(paths: &Paths, inner: &mut Inner, noted: u64) {
-    let copy = keep_log_aside(paths, inner.generation, inner.wal_end);
-    let message = format!(
-        "the index log {} is cut short at byte {}: {} bytes of acknowledged records after it are gone; \
-         the log is kept as {}, and the next sync rebuilds what they held from the files",
-        paths.wal().display(),
-        inner.wal_end,
-        noted - inner.wal_end,
-        copy.display()
+    // Which sources the lost records wrote is not known: every file's
+    // source is rebuilt by the next sync (vectors come back from the cache).
+    let files: Vec<String> = inner
+        .state
+        .sources
+        .iter()
+        .flatten()
+        .filter(|e| e.record.source_type == 0)
+        .map(|e| e.record.source.clone())
+        .collect();
+    let stale = inner.state.mark_stale(&files);
+    let lost = noted - inner.wal_end;
+    let after = format!(
+        "every file's source ({stale}) is marked stale and the next sync rebuilds them from the \
+         files; documents from ingest_data or ingest_url written since the last snapshot are gone"
     );
-    let _ = std::fs::write(copy.with_extension(REPORT_EXTENSION), &message);
+    let (report, message) = if paths.wal().exists() {
+        let copy = keep_log_aside(paths, inner.generation, inner.wal_end);
+        let message = format!(
+            "the index log {} is cut short at byte {}: {lost} bytes of acknowledged records after \
+             it are gone; the log is kept as {}, and {after}",
+            paths.wal().display(),
+            inner.wal_end,
+            copy.display()
+        );
+        (copy.with_extension(REPORT_EXTENSION), message)
+    } else {
+        let message = format!(
+            "the index log {} is missing, but {} notes {lost} bytes of acknowledged records in it: \
+             they are gone, and {after}",
+            paths.wal().display(),
+            paths.wal_end().display()
+        );
+        let report = paths.dir.join(format!(
+            "wal.missing-{}.{REPORT_EXTENSION}",
+            inner.generation
+        ));
+        (report, message)
+    };
+    let _ = std::fs::write(report, &message);
     eprintln!("warn: {message}");
     inner.damage.push(message);
+    // Written out as a snapshot at open, so the stale marks outlive this
+    // process.
+    inner.damaged = true;
 }
 
 /// Damaged logs set aside in `dir` (`wal.damaged-<generation>-<offset>.log`),

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, HeaderValue};
 
 /// Checks a presented token; supplied by the binary so that `/mcp` and the
 /// page compare tokens the same way.
@@ -48,11 +48,7 @@ impl Guard {
         let Some(check) = &self.token else {
             return true;
         };
-        let bearer = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        bearer
+        bearer_token(headers.get(header::AUTHORIZATION))
             .or_else(|| cookie(headers, COOKIE))
             .is_some_and(|t| check(t))
     }
@@ -111,6 +107,16 @@ fn origin_matches(pattern: &str, origin: &str) -> bool {
         }
         None => pattern.eq_ignore_ascii_case(origin),
     }
+}
+
+/// The token of an `Authorization: Bearer …` header; the scheme's name is
+/// matched without regard to case, as HTTP's authentication schemes are.
+pub fn bearer_token(value: Option<&HeaderValue>) -> Option<&str> {
+    let value = value?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
 }
 
 /// The value of cookie `name`.
@@ -176,6 +182,19 @@ mod tests {
             (header::AUTHORIZATION, "Bearer secret-token-123456"),
         ]);
         assert_eq!(g.check(&bearer, false), Ok(()));
+        for scheme in ["bearer", "BEARER", "BeArEr"] {
+            let value = format!("{scheme} secret-token-123456");
+            let h = headers(&[
+                (header::HOST, "localhost"),
+                (header::AUTHORIZATION, value.as_str()),
+            ]);
+            assert_eq!(g.check(&h, false), Ok(()), "{scheme}");
+        }
+        let basic = headers(&[
+            (header::HOST, "localhost"),
+            (header::AUTHORIZATION, "Basic secret-token-123456"),
+        ]);
+        assert_eq!(g.check(&basic, false), Err(Refusal::Token));
         assert!(guard(None).token_ok(&no_origin));
     }
 

@@ -22,7 +22,7 @@ use axum::Router;
 use minirag_core::engine::Engine;
 use minirag_core::jobs::Jobs;
 
-pub use guard::{Guard, TokenCheck};
+pub use guard::{bearer_token, Guard, TokenCheck};
 
 /// What the page needs from the process that serves it.
 pub trait Backend: Send + Sync + 'static {

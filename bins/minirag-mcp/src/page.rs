@@ -46,11 +46,15 @@ impl minirag_web::Backend for PageBackend {
         }))
     }
 
+    /// A file sync indexed, that the scan rules admit now, at its path and
+    /// where its symlinks lead.
     fn original(&self, source: &str) -> Option<PathBuf> {
-        if !source.starts_with('/') {
-            return None;
-        }
         let path = self.app.contain(source, true).ok()?;
-        path.is_file().then_some(path)
+        let served = self
+            .engine()
+            .ok()?
+            .serves_original(source, &path.display().to_string())
+            .ok()?;
+        (served && path.is_file()).then_some(path)
     }
 }

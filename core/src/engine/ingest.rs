@@ -15,6 +15,8 @@ use crate::ports::{
     ConvertRequest, Converted, EmbedError, Embeddings, FileError, Readiness, SourceRecord,
     SourceType,
 };
+use crate::scan_rules::admits_file;
+use crate::search::scope::Scope;
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title, image_title};
 use crate::CHUNK_SCHEME;
@@ -199,6 +201,7 @@ impl Engine {
         format: &str,
         title: Option<&str>,
     ) -> Result<IngestOutcome, EngineError> {
+        apart_from_files(source)?;
         let (markdown, metadata_title) = match format {
             "text" | "markdown" => (data.to_string(), None),
             "html" => {
@@ -238,6 +241,10 @@ impl Engine {
         source: Option<&str>,
         title: Option<&str>,
     ) -> Result<IngestOutcome, EngineError> {
+        let source = source.map(str::trim).filter(|s| !s.is_empty());
+        if let Some(named) = source {
+            apart_from_files(named)?;
+        }
         let fetched = self.ports.fetcher.fetch(url)?;
         let format = format_for_content_type(fetched.content_type.as_deref(), &fetched.final_url);
         let converted = self.ports.converter.convert(ConvertRequest {
@@ -245,10 +252,7 @@ impl Engine {
             format,
             bytes: &fetched.bytes,
         })?;
-        let source = source
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .unwrap_or(url);
+        let source = source.unwrap_or(url);
         let titled = titled_or_id(
             content_title(
                 title,
@@ -260,6 +264,20 @@ impl Engine {
         let places = stored_lines();
         let markdown = (converted.markdown, places);
         self.commit(self.prepare(source, SourceType::Url, markdown, titled, "", 0.0)?)
+    }
+
+    /// Whether the page may hand out the file behind `source`: one that sync
+    /// indexed from the file system, that the scan rules admit now, at the
+    /// path the caller resolved (`resolved`, symlinks followed) as well.
+    pub fn serves_original(&self, source: &str, resolved: &str) -> Result<bool, EngineError> {
+        let roots = &self.settings.roots;
+        if !admits_file(source, roots) || !admits_file(resolved, roots) {
+            return Ok(false);
+        }
+        let records = self.ports.index.sources(&Scope::new([source]))?;
+        Ok(records
+            .iter()
+            .any(|r| r.source == source && r.source_type == SourceType::File))
     }
 
     fn prepare(
@@ -528,4 +546,21 @@ pub(super) fn format_for_content_type(content_type: Option<&str>, url: &str) -> 
         .and_then(|(_, e)| formats::by_extension(&e.to_ascii_lowercase()))
         .filter(|f| f.kind == FormatKind::Document)
         .map_or("html", |f| f.key)
+}
+
+/// A caller-named source never looks like a file path (absolute, from the
+/// home folder, or a drive), so it can never equal a file's key.
+fn apart_from_files(source: &str) -> Result<(), EngineError> {
+    let s = source.trim();
+    let bytes = s.as_bytes();
+    let drive = bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'/' | b'\\');
+    if s.starts_with(['/', '~', '\\']) || drive {
+        return Err(EngineError::SourceIsAPath {
+            source: source.to_string(),
+        });
+    }
+    Ok(())
 }

@@ -74,10 +74,7 @@ impl Gate {
         let Some(expected) = &self.options.token else {
             return true;
         };
-        let presented = value
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
+        let presented = minirag_web::bearer_token(value).unwrap_or("");
         // Digests of equal length: the comparison time says nothing of the
         // token's length or of how many leading bytes matched.
         digest(presented).ct_eq(expected).into()

@@ -160,6 +160,71 @@ fn ingest_data_titles_and_formats() {
 }
 
 #[test]
+fn a_caller_named_source_is_never_a_file_path() {
+    let f = fixture();
+    f.files.put("/docs/key.md", "# Key\n\nThe real file.", 1.0);
+    f.engine.sync(None, &|_| {}, &Default::default()).unwrap();
+    for named in [
+        "/docs/key.md",
+        "/etc/passwd",
+        "~/.ssh/id_rsa",
+        "C:\\notes.md",
+        " /docs/x",
+    ] {
+        let e = f.engine.ingest_data(named, "x", "text", None).unwrap_err();
+        assert!(
+            matches!(e, EngineError::SourceIsAPath { .. }),
+            "{named}: {e}"
+        );
+        let e = f
+            .engine
+            .ingest_url("https://example.org/", Some(named), None)
+            .unwrap_err();
+        assert!(
+            matches!(e, EngineError::SourceIsAPath { .. }),
+            "{named}: {e}"
+        );
+    }
+    // The file's own text is untouched.
+    let text = &f.index.chunks("/docs/key.md", 0..=0).unwrap()[0].text;
+    assert!(text.contains("The real file."), "{text}");
+    assert!(f
+        .engine
+        .ingest_data("notes/passwd", "x", "text", None)
+        .is_ok());
+}
+
+#[test]
+fn only_a_synced_file_the_scan_admits_is_served() {
+    let f = fixture();
+    f.files.put("/docs/a.md", "# A\n\nApples.", 1.0);
+    f.engine.sync(None, &|_| {}, &Default::default()).unwrap();
+    f.engine
+        .ingest_data("data.md", "Data.", "text", None)
+        .unwrap();
+    assert!(f
+        .engine
+        .serves_original("/docs/a.md", "/docs/a.md")
+        .unwrap());
+    // A symlink whose target the scan skips.
+    assert!(!f
+        .engine
+        .serves_original("/docs/a.md", "/docs/.key.md")
+        .unwrap());
+    assert!(!f
+        .engine
+        .serves_original("/docs/.hidden.md", "/docs/.hidden.md")
+        .unwrap());
+    assert!(
+        !f.engine
+            .serves_original("/docs/b.md", "/docs/b.md")
+            .unwrap(),
+        "not indexed"
+    );
+    assert!(!f.engine.serves_original("data.md", "data.md").unwrap());
+}
+
+#[test]
 fn ingest_url_defaults_and_titles() {
     let f = fixture();
     let out = f

@@ -44,21 +44,8 @@ fn clients_see_data_urls_and_the_files_under_their_roots_only() {
         .ingest_data("note", "Plain words.", "text", None)
         .unwrap();
     // Another machine's file in a shared index, outside this process's roots.
-    f.engine
-        .ingest_data("/elsewhere/b.md", "Bananas.", "text", None)
-        .unwrap();
-    let f_record = f.index.sources.lock().unwrap()["/elsewhere/b.md"]
-        .record
-        .clone();
-    let mut other = f_record.unwrap();
-    other.source_type = crate::ports::SourceType::File;
-    f.index
-        .sources
-        .lock()
-        .unwrap()
-        .get_mut("/elsewhere/b.md")
-        .unwrap()
-        .record = Some(other);
+    f.files.put("/elsewhere/b.md", "Bananas.", 1.0);
+    f.engine.ingest_path("/elsewhere/b.md").unwrap();
     let seen: Vec<String> = f
         .engine
         .visible_documents()
