@@ -21,7 +21,25 @@ pub struct HttpServer {
 impl HttpServer {
     /// Starts the server and waits for its `listening` line.
     pub fn start(env: &[(String, String)], cwd: &Path, args: &[&str]) -> Self {
-        let mut cmd = Command::new(binary());
+        Self::spawn(Command::new(binary()), env, cwd, args)
+    }
+
+    /// [`HttpServer::start`] with the open-file limit lowered to `files`
+    /// (the shell's `ulimit -n`, then the binary in its place).
+    pub fn start_with_file_limit(
+        env: &[(String, String)],
+        cwd: &Path,
+        args: &[&str],
+        files: u32,
+    ) -> Self {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+            .arg(binary());
+        Self::spawn(cmd, env, cwd, args)
+    }
+
+    fn spawn(mut cmd: Command, env: &[(String, String)], cwd: &Path, args: &[&str]) -> Self {
         cmd.arg("serve")
             .arg("--http")
             .arg("127.0.0.1:0")

@@ -285,6 +285,37 @@ async fn one_client_cannot_hold_more_than_its_share() {
     drop(stream);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn new_sessions_cannot_get_around_the_cap_of_an_address() {
+    let c = corpus();
+    let server = HttpServer::start(&c.env, &c.root, &["--max-inflight-per-ip", "2"]);
+    let http = reqwest::Client::new();
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let session = initialize(&server).await;
+        post(
+            &server,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+            &[("mcp-session-id", &session)],
+        )
+        .await;
+        let stream = http
+            .get(&server.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status().as_u16(), 200);
+        streams.push(stream);
+    }
+    // Two open streams from two sessions hold the address's two slots.
+    let (status, body) = post(&server, INITIALIZE.into(), &[]).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("--max-inflight-per-ip"), "{body}");
+    drop(streams);
+}
+
 #[test]
 fn a_remote_address_needs_the_flag_and_a_token() {
     let c = corpus();
@@ -417,4 +448,118 @@ async fn sigterm_drains_and_keeps_every_acknowledged_write() {
         .map(|k| counts[k].as_u64().unwrap())
         .sum::<u64>();
     assert_eq!(all, 40, "{done}");
+}
+
+/// `GET /healthz` on a fresh connection; the status, or `None` when the
+/// server closed it or sent nothing within 10 s.
+fn healthz(base: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn idle_connections_cannot_lock_out_healthz() {
+    let c = corpus();
+    // 200 files in all: 250 idle sockets would take every one of them.
+    let server = HttpServer::start_with_file_limit(&c.env, &c.root, &[], 200);
+    let base = server.base();
+    let addr = base.trim_start_matches("http://").to_string();
+    let idle: Vec<std::net::TcpStream> = (0..250)
+        .filter_map(|_| std::net::TcpStream::connect(&addr).ok())
+        .collect();
+    assert_eq!(idle.len(), 250, "the backlog takes them all");
+    for round in 0..3 {
+        assert_eq!(healthz(&base), Some(200), "round {round}");
+    }
+    drop(idle);
+}
+
+#[test]
+fn a_slow_request_head_is_cut_and_an_idle_connection_closed() {
+    use std::io::{Read, Write};
+    let c = corpus();
+    let server = HttpServer::start(
+        &c.env,
+        &c.root,
+        &["--header-timeout-secs", "1", "--idle-timeout-secs", "2"],
+    );
+    let base = server.base();
+    let addr = base.trim_start_matches("http://").to_string();
+    let closed_within = |s: &mut std::net::TcpStream, limit: u64| {
+        s.set_read_timeout(Some(Duration::from_secs(limit)))
+            .unwrap();
+        let started = std::time::Instant::now();
+        let mut byte = [0u8; 1];
+        let read = s.read(&mut byte);
+        (
+            matches!(read, Ok(0) | Err(_)) && started.elapsed() < Duration::from_secs(limit),
+            read,
+        )
+    };
+    // Half a request head, then silence: closed after the header timeout.
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    write!(slow, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
+    let (closed, read) = closed_within(&mut slow, 8);
+    assert!(closed, "a half head was kept open: {read:?}");
+    // A whole request on a keep-alive connection, then nothing: answered,
+    // then closed after the idle timeout.
+    let mut idle = std::net::TcpStream::connect(&addr).unwrap();
+    write!(idle, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut head = [0u8; 12];
+    idle.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let mut rest = vec![0u8; 4096];
+    let _ = idle.read(&mut rest);
+    let (closed, read) = closed_within(&mut idle, 10);
+    assert!(closed, "an idle keep-alive connection was kept: {read:?}");
+    assert_eq!(healthz(&base), Some(200));
+}
+
+/// The server's resident memory, from /proc.
+fn rss_kb(server: &HttpServer) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_initialize_flood_is_bounded_by_the_session_cap() {
+    let c = corpus();
+    let server = HttpServer::start(&c.env, &c.root, &["--max-sessions-per-ip", "16"]);
+    let first = initialize(&server).await;
+    for _ in 0..499 {
+        initialize(&server).await;
+    }
+    let after_500 = rss_kb(&server);
+    let mut last = String::new();
+    for _ in 0..2_500 {
+        last = initialize(&server).await;
+    }
+    let after_3000 = rss_kb(&server);
+    println!("RSS after 500 sessions {after_500} kB, after 3,000 {after_3000} kB");
+    // Unbounded, 2,500 more sessions took about 135 MB.
+    assert!(
+        after_3000 < after_500 + 20 * 1024,
+        "{after_500} kB -> {after_3000} kB"
+    );
+    let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    let (status, _) = post(&server, list.into(), &[("mcp-session-id", &first)]).await;
+    assert_eq!(status, 404, "the session used longest ago was closed");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post(&server, initialized.into(), &[("mcp-session-id", &last)]).await;
+    let (status, body) = post(&server, list.into(), &[("mcp-session-id", &last)]).await;
+    assert_eq!(status, 200, "{body}");
 }

@@ -314,11 +314,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Ui { port, no_open, .. } => {
             let args = crate::http::ServeArgs {
-                session_idle_secs: 1800,
-                max_body_bytes: 8 * 1024 * 1024,
-                max_inflight_per_client: 32,
                 drain_secs: 5,
-                ..Default::default()
+                ..crate::http::ServeArgs::defaults()
             };
             let mut options = crate::http::Options::check(
                 &args,

@@ -80,12 +80,11 @@ impl Gate {
         digest(presented).ct_eq(expected).into()
     }
 
-    fn client_permit(&self, client: ClientKey) -> Option<OwnedSemaphorePermit> {
+    fn client_permit(&self, client: ClientKey, limit: usize) -> Option<OwnedSemaphorePermit> {
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         if clients.len() >= CLIENTS_SWEEP_AT {
             clients.retain(|_, s| Arc::strong_count(s) > 1);
         }
-        let limit = self.options.max_inflight_per_client;
         let slot = clients
             .entry(client)
             .or_insert_with(|| Arc::new(Semaphore::new(limit)))
@@ -102,6 +101,9 @@ impl Gate {
 enum ClientKey {
     Session(String),
     Address(IpAddr),
+    /// Every request from an address, sessions included: new sessions
+    /// cannot get around the per-session cap.
+    AllOf(IpAddr),
 }
 
 impl ClientKey {
@@ -176,12 +178,21 @@ async fn pass(
             .into_response();
         return (r, None);
     }
-    let Some(client) = gate.client_permit(ClientKey::of(&request, peer)) else {
-        let limit = gate.options.max_inflight_per_client;
+    let per_client = gate.options.max_inflight_per_client;
+    let Some(client) = gate.client_permit(ClientKey::of(&request, peer), per_client) else {
         let r = rpc_error(
             StatusCode::TOO_MANY_REQUESTS,
             -32000,
-            format!("too many requests in flight from this client (limit {limit}, the server's --max-inflight-per-client); wait for one to finish"),
+            format!("too many requests in flight from this client (limit {per_client}, the server's --max-inflight-per-client); wait for one to finish"),
+        );
+        return (r, None);
+    };
+    let per_ip = gate.options.max_inflight_per_ip;
+    let Some(address) = gate.client_permit(ClientKey::AllOf(peer.ip()), per_ip) else {
+        let r = rpc_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32000,
+            format!("too many requests in flight from this address across its sessions (limit {per_ip}, the server's --max-inflight-per-ip); wait for one to finish"),
         );
         return (r, None);
     };
@@ -189,7 +200,17 @@ async fn pass(
     let mut post = None;
     let request = if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
-        let bytes = match read_body(body, gate.options.max_body_bytes).await {
+        let read = read_body(body, gate.options.max_body_bytes);
+        let Ok(read) = tokio::time::timeout(gate.options.body_timeout, read).await else {
+            let secs = gate.options.body_timeout.as_secs();
+            let r = rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                format!("the request body did not arrive within {secs} s (the server's --body-timeout-secs)"),
+            );
+            return (r, None);
+        };
+        let bytes = match read {
             Ok((b, method)) => {
                 rpc = method;
                 b
@@ -203,7 +224,10 @@ async fn pass(
         request
     };
     let deleting = request.method() == Method::DELETE;
-    let mut response = next.run(request).await;
+    // The session manager learns whose a new session is from this.
+    let mut response = super::sessions::PEER
+        .scope(peer.ip(), next.run(request))
+        .await;
     // rmcp answers a session's DELETE with 202; nothing is pending, and the
     // official Python client warns on anything but 200/204.
     if deleting && response.status() == StatusCode::ACCEPTED {
@@ -212,7 +236,7 @@ async fn pass(
     let (parts, body) = response.into_parts();
     // The permits live as long as the response streams (SSE included).
     let body = body.map_frame(move |frame| {
-        let _held = (&client, &post);
+        let _held = (&client, &address, &post);
         frame
     });
     (Response::from_parts(parts, Body::new(body)), rpc)

@@ -4,8 +4,10 @@
 //! with `--allow-remote` and a bearer token; `Host` and `Origin` checked
 //! against allow-lists against DNS rebinding; TLS left to a reverse proxy.
 
+mod connections;
 mod gate;
 mod options;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,13 +42,20 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(stop.child_token());
+    let sessions =
+        sessions::BoundedSessions::new(sessions, options.max_sessions, options.max_sessions_per_ip);
     let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.into(), config);
 
+    let connections = connections::Connections::new(options.connections);
     let router = Router::new()
         .route_service("/mcp", mcp)
         .route_layer(axum::middleware::from_fn_with_state(gate.clone(), admit))
         .route("/healthz", get(healthz))
-        .merge(page);
+        .merge(page)
+        .layer(axum::middleware::from_fn_with_state(
+            connections.clone(),
+            connections::track,
+        ));
 
     let listener = tokio::net::TcpListener::bind(options.bind)
         .await
@@ -61,11 +70,16 @@ pub async fn serve(app: App, options: Options) -> Result<()> {
         announce_page(&format!("http://{local}/"), open);
     }
     let drained = shutdown(gate, draining, stop, options.drain);
-    // Small JSON-RPC answers and SSE events must leave at once: with Nagle
-    // on, each waits for the client's delayed ACK (docs/benchmarks.md).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
+    // The bounds of connections::Bounded; nodelay is set on each stream
+    // there (with Nagle on, each small answer waits for a delayed ACK).
+    // The no-op tap gives the listener axum's `SocketAddr` connect info.
+    let listener = axum::serve::ListenerExt::tap_io(
+        connections::Bounded {
+            listener,
+            connections,
+        },
+        |_| {},
+    );
     axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),

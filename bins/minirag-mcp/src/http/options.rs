@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// Shortest bearer token accepted: 128 bits as hex, or a long passphrase.
 const MIN_TOKEN_CHARS: usize = 16;
 
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug)]
 pub struct ServeArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp (IP:PORT; port 0
     /// picks a free one) instead of stdio.
@@ -43,9 +43,50 @@ pub struct ServeArgs {
     /// an MCP session, or an address for requests without one).
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_inflight_per_client: usize,
+    /// Requests and event streams one address may have open at once, over
+    /// all its sessions.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_inflight_per_ip: usize,
     /// On SIGTERM, how long in-flight requests may take to finish.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub drain_secs: u64,
+    /// Live MCP sessions in all; at the cap the one used longest ago closes
+    /// for a new one.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_sessions: usize,
+    /// Live MCP sessions opened from one address; at the cap its session
+    /// used longest ago closes for a new one.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_sessions_per_ip: usize,
+    /// Open connections in all (lowered to what the open-file limit
+    /// allows); at the cap the oldest idle one is closed for a new one.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Open connections from one address; at the cap its oldest idle one
+    /// is closed for a new one.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_connections_per_ip: usize,
+    /// A connection with no request in flight and no byte for this long is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout_secs: u64,
+    /// A request head (line and headers) must arrive within this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// A request body must arrive within this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub body_timeout_secs: u64,
+}
+
+impl ServeArgs {
+    /// Every flag at its default, as `serve --http` has them (for `ui`).
+    pub fn defaults() -> Self {
+        #[derive(clap::Parser)]
+        struct Only {
+            #[command(flatten)]
+            args: ServeArgs,
+        }
+        <Only as clap::Parser>::parse_from(["serve"]).args
+    }
 }
 
 /// Checked HTTP settings.
@@ -62,7 +103,12 @@ pub struct Options {
     pub session_idle: Duration,
     pub max_body_bytes: usize,
     pub max_inflight_per_client: usize,
+    pub max_inflight_per_ip: usize,
+    pub max_sessions: usize,
+    pub max_sessions_per_ip: usize,
     pub drain: Duration,
+    pub connections: super::connections::Limits,
+    pub body_timeout: Duration,
     /// Set by `ui`: print the page's URL on stdout, and open a browser when
     /// this is `Some(true)` and one is present.
     pub page_opens: Option<bool>,
@@ -97,6 +143,17 @@ impl Options {
                 args.max_inflight_per_client as u64,
             ),
             ("--session-idle-secs", args.session_idle_secs),
+            ("--max-inflight-per-ip", args.max_inflight_per_ip as u64),
+            ("--max-sessions", args.max_sessions as u64),
+            ("--max-sessions-per-ip", args.max_sessions_per_ip as u64),
+            ("--max-connections", args.max_connections as u64),
+            (
+                "--max-connections-per-ip",
+                args.max_connections_per_ip as u64,
+            ),
+            ("--idle-timeout-secs", args.idle_timeout_secs),
+            ("--header-timeout-secs", args.header_timeout_secs),
+            ("--body-timeout-secs", args.body_timeout_secs),
         ] {
             if n == 0 {
                 bail!("{flag} must be at least 1");
@@ -131,7 +188,18 @@ impl Options {
             session_idle: Duration::from_secs(args.session_idle_secs),
             max_body_bytes: args.max_body_bytes,
             max_inflight_per_client: args.max_inflight_per_client,
+            max_inflight_per_ip: args.max_inflight_per_ip,
+            max_sessions: args.max_sessions,
+            max_sessions_per_ip: args.max_sessions_per_ip,
             drain: Duration::from_secs(args.drain_secs),
+            connections: super::connections::Limits {
+                total: args.max_connections,
+                per_ip: args.max_connections_per_ip,
+                idle: Duration::from_secs(args.idle_timeout_secs),
+                header: Duration::from_secs(args.header_timeout_secs),
+            }
+            .within_file_limit(),
+            body_timeout: Duration::from_secs(args.body_timeout_secs),
             page_opens: None,
         })
     }
@@ -169,7 +237,7 @@ mod tests {
             session_idle_secs: 60,
             max_body_bytes: 1024,
             max_inflight_per_client: 4,
-            ..Default::default()
+            ..ServeArgs::defaults()
         }
     }
 
