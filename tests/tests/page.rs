@@ -143,6 +143,21 @@ async fn the_guard_refuses_foreign_hosts_foreign_origins_and_wrong_tokens() {
         .unwrap();
     assert_eq!(response.status().as_u16(), 401);
     assert!(response.headers().get("set-cookie").is_none());
+    // Five wrong tokens a minute from one address; the sixth try waits,
+    // even with the right token.
+    let mut statuses = Vec::new();
+    for token in ["wrong-token-000000000001"; 4].into_iter().chain([TOKEN]) {
+        let response = reqwest::Client::new()
+            .post(format!("{base}/login"))
+            .header("origin", &origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("token={token}"))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 429], "{statuses:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -13,6 +13,7 @@ mod guard;
 mod highlight;
 mod markdown;
 mod routes;
+mod sign_in;
 mod views;
 
 use std::path::PathBuf;

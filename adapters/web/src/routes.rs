@@ -44,10 +44,15 @@ const TOP_K: i64 = 20;
 struct Site {
     backend: Arc<dyn Backend>,
     guard: Arc<Guard>,
+    sign_in: Arc<crate::sign_in::SignInLimit>,
 }
 
 pub fn router(backend: Arc<dyn Backend>, guard: Arc<Guard>) -> Router {
-    let site = Site { backend, guard };
+    let site = Site {
+        backend,
+        guard,
+        sign_in: Arc::default(),
+    };
     Router::new()
         .route("/", get(search_page))
         .route("/results", get(results_fragment))
@@ -387,13 +392,31 @@ struct TokenArg {
 }
 
 /// Checks the token once and keeps it in a cookie script cannot read.
-async fn login(State(site): State<Site>, Form(arg): Form<TokenArg>) -> Response {
+/// A few wrong tries a minute per address (the peer the server saw).
+async fn login(State(site): State<Site>, request: Request) -> Response {
+    use axum::extract::{ConnectInfo, FromRequest};
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    let now = Instant::now();
+    if let Some(Err(wait)) = ip.map(|ip| site.sign_in.check(ip, now)) {
+        let message = format!("Too many wrong tokens from this address; try again in {wait} s.");
+        return (StatusCode::TOO_MANY_REQUESTS, message).into_response();
+    }
+    let arg = match Form::<TokenArg>::from_request(request, &site).await {
+        Ok(Form(arg)) => arg,
+        Err(e) => return e.into_response(),
+    };
     let token = arg.token.trim();
     let right = site.guard.token.as_ref().is_none_or(|check| check(token));
     let cookie_safe = token
         .bytes()
         .all(|b| b.is_ascii_graphic() && b != b';' && b != b',');
     if !right || !cookie_safe {
+        if let Some(ip) = ip {
+            site.sign_in.failed(ip, now);
+        }
         return (StatusCode::UNAUTHORIZED, html(views::login(true))).into_response();
     }
     let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");

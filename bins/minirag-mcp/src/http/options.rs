@@ -225,7 +225,63 @@ fn valid_token<'a>(token: &'a str, from: &str) -> Result<&'a str> {
     if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
         bail!("the bearer token in {from} contains whitespace; use one line of visible characters");
     }
+    let bits = estimated_bits(token);
+    if bits < MIN_TOKEN_BITS {
+        bail!(
+            "the bearer token in {from} is too easy to guess (about {bits:.0} bits; at least \
+             {MIN_TOKEN_BITS:.0}): generate one with `openssl rand -hex 32`"
+        );
+    }
     Ok(token)
+}
+
+/// Least estimated entropy of a token (`openssl rand -hex 32` has 256).
+const MIN_TOKEN_BITS: f64 = 120.0;
+
+/// A guesser's view of a token: its length times the bits of a symbol of
+/// the alphabet its character classes span (lower, upper, digits, the rest;
+/// hex digits alone are 16), scaled down by how unevenly it uses them
+/// (its characters' Shannon entropy against the most its length allows),
+/// so repeats and patterns count for little: `aaaa…` is 0 bits.
+fn estimated_bits(token: &str) -> f64 {
+    let chars: Vec<char> = token.chars().collect();
+    let n = chars.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let mut counts = std::collections::HashMap::<char, usize>::new();
+    for c in &chars {
+        *counts.entry(*c).or_default() += 1;
+    }
+    let has = |f: fn(&char) -> bool| chars.iter().any(f);
+    let alphabet: usize = if chars.iter().all(char::is_ascii_hexdigit) {
+        16
+    } else {
+        [
+            (has(char::is_ascii_lowercase), 26),
+            (has(char::is_ascii_uppercase), 26),
+            (has(char::is_ascii_digit), 10),
+            (has(|c| !c.is_ascii_alphanumeric()), 33),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, size)| size)
+        .sum()
+    };
+    let entropy: f64 = counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n as f64;
+            -p * p.log2()
+        })
+        .sum();
+    let most = (n.min(alphabet) as f64).log2();
+    let evenness = if most > 0.0 {
+        (entropy / most).min(1.0)
+    } else {
+        0.0
+    };
+    n as f64 * (alphabet as f64).log2() * evenness
 }
 
 #[cfg(test)]
@@ -256,8 +312,16 @@ mod tests {
         a.allow_remote = true;
         let e = Options::check(&a, "0.0.0.0:8765", None).unwrap_err();
         assert!(e.to_string().contains("MINIRAG_TOKEN"), "{e}");
-        let o = Options::check(&a, "0.0.0.0:8765", Some("0123456789abcdef0".into())).unwrap();
-        assert_eq!(o.token, Some(digest("0123456789abcdef0")));
+        let o = Options::check(
+            &a,
+            "0.0.0.0:8765",
+            Some("test-token-9f86d081884c7d659a2feaa0c55ad015".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            o.token,
+            Some(digest("test-token-9f86d081884c7d659a2feaa0c55ad015"))
+        );
     }
 
     #[test]
@@ -267,6 +331,25 @@ mod tests {
         let e =
             Options::check(&args(), "127.0.0.1:1", Some("0123456789 abcdef0".into())).unwrap_err();
         assert!(e.to_string().contains("whitespace"), "{e}");
+        for weak in [
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "0123456789abcdef0",
+            "abababababababababababababababab",
+        ] {
+            let e = Options::check(&args(), "127.0.0.1:1", Some(weak.into())).unwrap_err();
+            assert!(e.to_string().contains("too easy to guess"), "{weak}: {e}");
+        }
+        // `openssl rand -hex 32`, and a long passphrase, pass.
+        for strong in [
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+            "Lantern-Orbit-Quiver-Mosaic-Thistle-Harbor-7",
+        ] {
+            assert!(
+                Options::check(&args(), "127.0.0.1:1", Some(strong.into())).is_ok(),
+                "{strong}: {}",
+                estimated_bits(strong)
+            );
+        }
         let e = Options::check(&args(), "localhost", None).unwrap_err();
         assert!(e.to_string().contains("IP:PORT"), "{e}");
         let mut a = args();
