@@ -107,8 +107,9 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
     let converter = converter();
     let mut markdown = String::new();
     for range in html_pieces::pieces(html, piece) {
+        let page = html_depth::shallow(&html[range], html_depth::MAX_TAG_DEPTH);
         let tree = converter
-            .html_to_tree(&promote_header_rows(&html[range]))
+            .html_to_tree(&promote_header_rows(&page))
             .map_err(|e| ConvertError::Malformed {
                 cause: None,
                 name: "HTML".into(),
