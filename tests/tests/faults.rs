@@ -305,6 +305,11 @@ fn the_fault_matrix_holds() {
         trial(&p, &generation_flip),
     ));
     rows.push(("wal.log deleted".into(), trial(&p, &log_deleted)));
+    let snapshot_deleted = |dir: &Path| std::fs::remove_file(dir.join("snapshot.meta")).unwrap();
+    let o = trial(&p, &snapshot_deleted);
+    // Rebuilt from the previous generation and the logs, not opened empty.
+    assert_eq!(o.lost, 0, "snapshot.meta deleted: {o:?}");
+    rows.push(("snapshot.meta deleted".into(), o));
     // Records lost for good fail `doctor --deep` until a sync rebuilds
     // them; a flipped generation loses nothing (the previous generation and
     // the logs rebuild it), and doctor names the damage.

@@ -98,10 +98,50 @@ async fn the_guard_refuses_foreign_hosts_foreign_origins_and_wrong_tokens() {
     )
     .await;
     assert_eq!(status, 401);
-    let cookie = format!("minirag_token={TOKEN}");
+    // Signing in gives a random session id, never the token.
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let signed = no_redirects
+        .post(format!("{base}/login"))
+        .header("origin", &base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    let set = signed.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(!set.contains(TOKEN), "{set}");
+    assert!(
+        set.contains("HttpOnly") && set.contains("Max-Age=43200"),
+        "{set}"
+    );
+    assert!(
+        !set.contains("Secure"),
+        "plain HTTP without --trust-proxy: {set}"
+    );
+    let cookie = set.split(';').next().unwrap().to_string();
     let (status, html) = get(&format!("{base}/?q=alpha"), &[("cookie", &cookie)]).await;
     assert_eq!(status, 200);
     assert!(html.contains(">Guide</a>"));
+    let raw = format!("minirag_session={TOKEN}");
+    let (status, _) = get(&format!("{base}/?q=alpha"), &[("cookie", &raw)]).await;
+    assert_eq!(status, 401, "the token as the cookie");
+    // Signing out ends the session id.
+    let out = no_redirects
+        .post(format!("{base}/logout"))
+        .header("origin", &base)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert!(out.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    let (status, _) = get(&format!("{base}/?q=alpha"), &[("cookie", &cookie)]).await;
+    assert_eq!(status, 401, "after logout");
     let (status, _) = get(
         &format!("{base}/"),
         &[("authorization", &bearer), ("host", "evil.example")],
@@ -272,4 +312,32 @@ fn ui_prints_the_page_url_and_serves_it() {
     let _ = child.wait();
     assert_eq!(status, 200);
     assert!(html.contains("other.txt"), "{html}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn behind_a_trusted_tls_proxy_the_sign_in_cookie_is_secure() {
+    let c = corpus();
+    let mut env = c.env.clone();
+    env.push(("MINIRAG_TOKEN".into(), TOKEN.into()));
+    let server = HttpServer::start(&env, &c.root, &["--trust-proxy"]);
+    let base = server.base();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut seen = Vec::new();
+    for proto in ["https", "http"] {
+        let signed = client
+            .post(format!("{base}/login"))
+            .header("origin", &base)
+            .header("x-forwarded-proto", proto)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("token={TOKEN}"))
+            .send()
+            .await
+            .unwrap();
+        let set = signed.headers()["set-cookie"].to_str().unwrap().to_string();
+        seen.push(set.contains("; Secure"));
+    }
+    assert_eq!(seen, [true, false]);
 }

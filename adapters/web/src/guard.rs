@@ -1,7 +1,8 @@
 //! What every page request passes: an allowed `Host` (against DNS
-//! rebinding), the token when one is set (an `HttpOnly`, `SameSite=Strict`
-//! cookie set by the login form, or a bearer header), and on every POST an
-//! `Origin` of this page or an allowed one (against cross-site requests).
+//! rebinding), the token when one is set (a bearer header, or an
+//! `HttpOnly`, `SameSite=Strict` cookie holding the session id the login
+//! form gave), and on every POST an `Origin` of this page or an allowed one
+//! (against cross-site requests).
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use axum::http::{header, HeaderMap, HeaderValue};
 /// page compare tokens the same way.
 pub type TokenCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
-pub const COOKIE: &str = "minirag_token";
+pub const COOKIE: &str = "minirag_session";
 
 #[derive(Clone)]
 pub struct Guard {
@@ -21,6 +22,11 @@ pub struct Guard {
     pub allowed_origins: Vec<String>,
     /// `None`: no token is needed (loopback without one).
     pub token: Option<TokenCheck>,
+    /// Who signed in at `/login`.
+    pub signed_in: Arc<crate::SignedIn>,
+    /// Trust `X-Forwarded-Proto` (a TLS proxy in front): the cookie is then
+    /// `Secure` when the proxy says the request came over https.
+    pub trust_proxy: bool,
 }
 
 /// Why a request was refused.
@@ -48,9 +54,11 @@ impl Guard {
         let Some(check) = &self.token else {
             return true;
         };
-        bearer_token(headers.get(header::AUTHORIZATION))
-            .or_else(|| cookie(headers, COOKIE))
-            .is_some_and(|t| check(t))
+        if let Some(token) = bearer_token(headers.get(header::AUTHORIZATION)) {
+            return check(token);
+        }
+        cookie(headers, COOKIE)
+            .is_some_and(|id| self.signed_in.valid(id, std::time::Instant::now()))
     }
 
     /// A POST comes from this page (its `Origin` is `scheme://Host`) or from
@@ -141,6 +149,8 @@ mod tests {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into()],
             allowed_origins: vec!["http://127.0.0.1:*".into()],
             token: token.map(|t| Arc::new(move |p: &str| p == t) as TokenCheck),
+            signed_in: Arc::default(),
+            trust_proxy: false,
         }
     }
 
@@ -155,10 +165,12 @@ mod tests {
     #[test]
     fn hosts_origins_and_tokens() {
         let g = guard(Some("secret-token-123456"));
+        let id = g.signed_in.start(std::time::Instant::now()).unwrap();
+        let session = format!("a=b; minirag_session={id}");
         let ok = headers(&[
             (header::HOST, "127.0.0.1:8080"),
             (header::ORIGIN, "http://127.0.0.1:8080"),
-            (header::COOKIE, "a=b; minirag_token=secret-token-123456"),
+            (header::COOKIE, session.as_str()),
         ]);
         assert_eq!(g.check(&ok, true), Ok(()));
         let evil = headers(&[(header::HOST, "evil.example:8080")]);
@@ -166,7 +178,7 @@ mod tests {
         let cross = headers(&[
             (header::HOST, "localhost:8080"),
             (header::ORIGIN, "https://evil.example"),
-            (header::COOKIE, "minirag_token=secret-token-123456"),
+            (header::COOKIE, session.as_str()),
         ]);
         assert_eq!(g.check(&cross, true), Err(Refusal::Origin));
         assert_eq!(g.check(&cross, false), Ok(()));
@@ -174,9 +186,15 @@ mod tests {
         assert_eq!(g.check(&no_origin, true), Err(Refusal::Origin));
         let wrong = headers(&[
             (header::HOST, "localhost"),
-            (header::COOKIE, "minirag_token=wrong"),
+            (header::COOKIE, "minirag_session=wrong"),
         ]);
         assert_eq!(g.check(&wrong, false), Err(Refusal::Token));
+        // The cookie holds a session id: the token itself there is refused.
+        let raw = headers(&[
+            (header::HOST, "localhost"),
+            (header::COOKIE, "minirag_session=secret-token-123456"),
+        ]);
+        assert_eq!(g.check(&raw, false), Err(Refusal::Token));
         let bearer = headers(&[
             (header::HOST, "localhost"),
             (header::AUTHORIZATION, "Bearer secret-token-123456"),

@@ -14,6 +14,7 @@ mod highlight;
 mod markdown;
 mod routes;
 mod sign_in;
+mod signed_in;
 mod views;
 
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ use minirag_core::engine::Engine;
 use minirag_core::jobs::Jobs;
 
 pub use guard::{bearer_token, Guard, TokenCheck};
+pub use signed_in::SignedIn;
 
 /// What the page needs from the process that serves it.
 pub trait Backend: Send + Sync + 'static {

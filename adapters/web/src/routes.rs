@@ -63,6 +63,7 @@ pub fn router(backend: Arc<dyn Backend>, guard: Arc<Guard>) -> Router {
         .route("/sync/cancel", post(sync_cancel))
         .route("/sync/job", get(job_fragment))
         .route("/login", get(login_page).post(login))
+        .route("/logout", post(logout))
         .route("/assets/{name}", get(asset))
         .layer(axum::middleware::from_fn_with_state(site.clone(), checked))
         .with_state(site)
@@ -404,6 +405,7 @@ async fn login(State(site): State<Site>, request: Request) -> Response {
         let message = format!("Too many wrong tokens from this address; try again in {wait} s.");
         return (StatusCode::TOO_MANY_REQUESTS, message).into_response();
     }
+    let headers = request.headers().clone();
     let arg = match Form::<TokenArg>::from_request(request, &site).await {
         Ok(Form(arg)) => arg,
         Err(e) => return e.into_response(),
@@ -419,12 +421,52 @@ async fn login(State(site): State<Site>, request: Request) -> Response {
         }
         return (StatusCode::UNAUTHORIZED, html(views::login(true))).into_response();
     }
-    let cookie = format!("{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/");
+    let Some(id) = site.guard.signed_in.start(now) else {
+        let message = "The system gave no randomness for a sign-in; use the bearer header.";
+        return (StatusCode::SERVICE_UNAVAILABLE, message).into_response();
+    };
+    let secure = if over_https(&site.guard, &headers) {
+        "; Secure"
+    } else {
+        ""
+    };
+    let cookie = format!(
+        "{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}{secure}",
+        crate::signed_in::LIFETIME.as_secs()
+    );
     let mut r = Redirect::to("/").into_response();
     if let Ok(v) = HeaderValue::from_str(&cookie) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     r
+}
+
+/// Ends the sign-in of this cookie and clears it.
+async fn logout(State(site): State<Site>, headers: HeaderMap) -> Response {
+    if let Some(id) = crate::guard::cookie(&headers, COOKIE) {
+        site.guard.signed_in.end(id);
+    }
+    let secure = if over_https(&site.guard, &headers) {
+        "; Secure"
+    } else {
+        ""
+    };
+    let cookie = format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}");
+    let mut r = Redirect::to("/login").into_response();
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// Whether the request reached the proxy in front over TLS (trusted only
+/// with `--trust-proxy`; the server itself speaks plain HTTP).
+fn over_https(guard: &Guard, headers: &HeaderMap) -> bool {
+    guard.trust_proxy
+        && headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
 }
 
 async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {

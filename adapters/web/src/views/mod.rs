@@ -81,7 +81,7 @@ pub fn login(wrong: bool) -> Markup {
                 input #token type="password" name="token" autocomplete="current-password" required autofocus;
                 button type="submit" { "Sign in" }
             }
-            p.hint { "The token is kept in a cookie that script cannot read, sent only to this server." }
+            p.hint { "Signing in keeps a random session id (never the token) for 12 hours in a cookie that script cannot read, sent only to this server; POST /logout ends it." }
         },
     )
 }

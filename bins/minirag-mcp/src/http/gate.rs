@@ -67,6 +67,8 @@ impl Gate {
             allowed_hosts: self.options.allowed_hosts.clone(),
             allowed_origins: self.options.extra_origins.clone(),
             token,
+            signed_in: Arc::default(),
+            trust_proxy: self.options.trust_proxy,
         }
     }
 

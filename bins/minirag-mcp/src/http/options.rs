@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// A browser Origin allowed to call, besides loopback origins (repeatable), e.g. https://app.example.com:443.
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,
+    /// A TLS proxy is in front: believe its X-Forwarded-Proto, so the
+    /// page's sign-in cookie is Secure when the request came over https.
+    #[arg(long)]
+    pub trust_proxy: bool,
     /// Put the query text of query_documents in the request log.
     #[arg(long)]
     pub log_queries: bool,
@@ -100,6 +104,7 @@ pub struct Options {
     /// The `--allowed-origin`s alone, without the loopback defaults.
     pub extra_origins: Vec<String>,
     pub log_queries: bool,
+    pub trust_proxy: bool,
     pub session_idle: Duration,
     pub max_body_bytes: usize,
     pub max_inflight_per_client: usize,
@@ -185,6 +190,7 @@ impl Options {
             allowed_origins,
             extra_origins: args.allowed_origins.clone(),
             log_queries: args.log_queries,
+            trust_proxy: args.trust_proxy,
             session_idle: Duration::from_secs(args.session_idle_secs),
             max_body_bytes: args.max_body_bytes,
             max_inflight_per_client: args.max_inflight_per_client,
