@@ -333,8 +333,9 @@ impl Config {
     }
 }
 
-/// An on/off variable; unset is off.
-fn switch(raw: Option<&str>, name: &str) -> Result<bool, ConfigError> {
+/// An on/off variable; unset is off. Shared with the binary's own
+/// variables (`EMBED_*`), so every switch reads the same words.
+pub fn switch(raw: Option<&str>, name: &str) -> Result<bool, ConfigError> {
     match raw {
         None => Ok(false),
         Some(raw) => match raw.trim().to_lowercase().as_str() {

@@ -58,18 +58,7 @@ fn number(
 }
 
 fn switch(env: &BTreeMap<String, String>, name: &str) -> Result<bool, ConfigError> {
-    match env.get(name).map(|v| v.trim().to_lowercase()) {
-        None => Ok(false),
-        Some(v) => match v.as_str() {
-            "1" | "true" | "yes" | "on" => Ok(true),
-            "0" | "false" | "no" | "off" | "" => Ok(false),
-            _ => Err(err(
-                name,
-                &env[name],
-                "one of 1, true, yes, on, 0, false, no, off",
-            )),
-        },
-    }
+    minirag_core::config::switch(env.get(name).map(String::as_str), name)
 }
 
 /// The remote embedder's options when `EMBED_URL` is set; `None` otherwise.
