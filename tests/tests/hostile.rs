@@ -50,3 +50,88 @@ fn binary_bytes_named_md_are_one_refused_file() {
         "{status}"
     );
 }
+
+/// The EPUB fixture with its first chapter replaced by `chapter`.
+fn epub_with_chapter(chapter: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let fixture = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../adapters/convert/tests/fixtures/policy-ru.epub"
+    ))
+    .unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(fixture)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).unwrap();
+        let name = entry.name().unwrap().to_string();
+        out.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        if name == "OEBPS/sections/section0001.xhtml" {
+            out.write_all(chapter.as_bytes()).unwrap();
+        } else {
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).unwrap();
+            out.write_all(&data).unwrap();
+        }
+    }
+    out.finish().unwrap().into_inner()
+}
+
+#[test]
+fn an_epub_nested_3000_deep_is_indexed_beside_the_rest() {
+    let c = Corpus::new(&[(
+        "plain.md",
+        "# Plain\n\nThe plain file beside the deep book.",
+    )])
+    .without_model();
+    let n = 3_000;
+    let chapter = format!(
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\"><body>{}<p>deepest chapter words</p>{}</body></html>",
+        "<div>".repeat(n),
+        "</div>".repeat(n)
+    );
+    std::fs::write(c.path("deep.epub"), epub_with_chapter(&chapter)).unwrap();
+    let (code, v, stderr) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{v} {stderr}");
+    assert_eq!(v["counts"]["ingested"], 2, "{v}");
+    let (_, hits, _) = c.json(&["query", "deepest chapter words"]);
+    assert!(
+        hits["results"][0]["source"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("deep.epub")),
+        "{hits}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ingest_data_of_deep_html_over_http_leaves_the_server_serving() {
+    use minirag_blackbox::http_server::HttpServer;
+    use minirag_blackbox::mcp_client::{call, call_json, connect_http};
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha notes")]).without_model();
+    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let client = connect_http((), &server.url, None).await;
+    let deep = format!(
+        "{}deep page words{}",
+        "<div>".repeat(100_000),
+        "</div>".repeat(100_000)
+    );
+    let (is_error, text) = call(
+        &client,
+        "ingest_data",
+        serde_json::json!({"source": "deep-page", "data": deep, "format": "html"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    let found = call_json(
+        &client,
+        "query_documents",
+        serde_json::json!({"query": "deep page words"}),
+    )
+    .await;
+    assert_eq!(found["results"][0]["source"], "deep-page", "{found}");
+    let health = reqwest::get(format!("{}/healthz", server.base()))
+        .await
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    client.cancel().await.unwrap();
+}
