@@ -563,3 +563,56 @@ async fn an_initialize_flood_is_bounded_by_the_session_cap() {
     let (status, body) = post(&server, list.into(), &[("mcp-session-id", &last)]).await;
     assert_eq!(status, 200, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_is_answered_on_2025_03_26_and_refused_after_it() {
+    let c = corpus();
+    let server = HttpServer::start(&c.env, &c.root, &[]);
+    let old = INITIALIZE.replace("2025-06-18", "2025-03-26");
+    let init = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(old)
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let text = init.text().await.unwrap();
+    assert!(
+        text.contains("\"protocolVersion\":\"2025-03-26\""),
+        "{text}"
+    );
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post(&server, initialized.into(), &[("mcp-session-id", &session)]).await;
+    // 2025-03-26 sends no MCP-Protocol-Version header.
+    let batch = r#"[{"jsonrpc":"2.0","id":5,"method":"tools/list"},
+                    {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}},
+                    {"jsonrpc":"2.0","id":6,"method":"ping"}]"#;
+    let (status, body) = post(&server, batch.into(), &[("mcp-session-id", &session)]).await;
+    assert_eq!(status, 200, "{body}");
+    let answers: Value = serde_json::from_str(&body).expect("a JSON array");
+    let ids: Vec<i64> = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["id"].as_i64())
+        .collect();
+    assert_eq!(ids, [5, 6], "{answers}");
+    assert!(answers[0]["result"]["tools"].is_array(), "{answers}");
+    // The same session claiming a later revision: refused with the reason.
+    let (status, body) = post(
+        &server,
+        batch.into(),
+        &[
+            ("mcp-session-id", &session),
+            ("mcp-protocol-version", "2025-06-18"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("batch"), "{body}");
+}

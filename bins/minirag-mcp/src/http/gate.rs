@@ -202,7 +202,8 @@ async fn pass(
     let mut post = None;
     let request = if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
-        let read = read_body(body, gate.options.max_body_bytes);
+        let batches = super::batch::allowed(&parts.headers);
+        let read = read_body(body, gate.options.max_body_bytes, batches);
         let Ok(read) = tokio::time::timeout(gate.options.body_timeout, read).await else {
             let secs = gate.options.body_timeout.as_secs();
             let r = rpc_error(
@@ -213,9 +214,14 @@ async fn pass(
             return (r, None);
         };
         let bytes = match read {
-            Ok((b, method)) => {
+            Ok(Posted::One(b, method)) => {
                 rpc = method;
                 b
+            }
+            Ok(Posted::Batch(messages)) => {
+                let _held = gate.posts.clone().try_acquire_owned().ok();
+                let r = super::batch::serve(parts.uri, parts.headers, messages, next).await;
+                return (r, Some("batch".into()));
             }
             Err(r) => return (r, None),
         };
@@ -246,7 +252,13 @@ async fn pass(
 
 /// The body under the cap and its JSON-RPC method, or the JSON-RPC error
 /// that says what is wrong with it.
-async fn read_body(body: Body, max: usize) -> Result<(Bytes, Option<String>), Response> {
+/// A POST's body: one message (and its method), or a batch.
+enum Posted {
+    One(Bytes, Option<String>),
+    Batch(Vec<Value>),
+}
+
+async fn read_body(body: Body, max: usize, batches: bool) -> Result<Posted, Response> {
     let bytes = axum::body::to_bytes(body, max).await.map_err(|e| {
         let too_large = e
             .into_inner()
@@ -267,6 +279,9 @@ async fn read_body(body: Body, max: usize) -> Result<(Bytes, Option<String>), Re
         }
     })?;
     match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Array(messages)) if batches && !messages.is_empty() => {
+            Ok(Posted::Batch(messages))
+        }
         Ok(Value::Array(_)) => Err(rpc_error(
             StatusCode::BAD_REQUEST,
             -32600,
@@ -276,7 +291,7 @@ async fn read_body(body: Body, max: usize) -> Result<(Bytes, Option<String>), Re
         )),
         Ok(v) => {
             let method = v.get("method").and_then(Value::as_str).map(str::to_string);
-            Ok((bytes, method))
+            Ok(Posted::One(bytes, method))
         }
         Err(e) => Err(rpc_error(
             StatusCode::BAD_REQUEST,

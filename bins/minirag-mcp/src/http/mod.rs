@@ -4,6 +4,7 @@
 //! with `--allow-remote` and a bearer token; `Host` and `Origin` checked
 //! against allow-lists against DNS rebinding; TLS left to a reverse proxy.
 
+mod batch;
 mod connections;
 mod gate;
 mod options;
