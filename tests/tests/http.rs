@@ -50,11 +50,16 @@ async fn post(server: &HttpServer, body: String, headers: &[(&str, &str)]) -> (u
 
 /// A raw `initialize`, read to its end; the session id it opened.
 async fn initialize(server: &HttpServer) -> String {
+    initialize_at(server, "2025-06-18").await.0
+}
+
+/// A raw `initialize` asking for `revision`; the session id and the answer.
+async fn initialize_at(server: &HttpServer, revision: &str) -> (String, String) {
     let init = reqwest::Client::new()
         .post(&server.url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .body(INITIALIZE)
+        .body(INITIALIZE.replace("2025-06-18", revision))
         .send()
         .await
         .unwrap();
@@ -62,8 +67,7 @@ async fn initialize(server: &HttpServer) -> String {
         .to_str()
         .unwrap()
         .to_string();
-    init.text().await.unwrap();
-    session
+    (session, init.text().await.unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -568,20 +572,7 @@ async fn an_initialize_flood_is_bounded_by_the_session_cap() {
 async fn a_batch_is_answered_on_2025_03_26_and_refused_after_it() {
     let c = corpus();
     let server = HttpServer::start(&c.env, &c.root, &[]);
-    let old = INITIALIZE.replace("2025-06-18", "2025-03-26");
-    let init = reqwest::Client::new()
-        .post(&server.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(old)
-        .send()
-        .await
-        .unwrap();
-    let session = init.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    let text = init.text().await.unwrap();
+    let (session, text) = initialize_at(&server, "2025-03-26").await;
     assert!(
         text.contains("\"protocolVersion\":\"2025-03-26\""),
         "{text}"

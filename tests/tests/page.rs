@@ -46,6 +46,24 @@ async fn post(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     send(reqwest::Method::POST, url, headers).await
 }
 
+/// The login form posted with `token` from `base`'s own origin, redirects
+/// not followed; `extra` headers besides.
+async fn sign_in(base: &str, token: &str, extra: &[(&str, &str)]) -> reqwest::Response {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut request = client
+        .post(format!("{base}/login"))
+        .header("origin", base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}"));
+    for (k, v) in extra {
+        request = request.header(*k, *v);
+    }
+    request.send().await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_results_are_in_the_html_of_the_query_url() {
     let c = corpus();
@@ -103,14 +121,7 @@ async fn the_guard_refuses_foreign_hosts_foreign_origins_and_wrong_tokens() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let signed = no_redirects
-        .post(format!("{base}/login"))
-        .header("origin", &base)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("token={TOKEN}"))
-        .send()
-        .await
-        .unwrap();
+    let signed = sign_in(&base, TOKEN, &[]).await;
     let set = signed.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(!set.contains(TOKEN), "{set}");
     assert!(
@@ -173,28 +184,14 @@ async fn the_guard_refuses_foreign_hosts_foreign_origins_and_wrong_tokens() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("jobId"), "{body}");
     // A login with the wrong token sets no cookie.
-    let response = reqwest::Client::new()
-        .post(format!("{base}/login"))
-        .header("origin", &origin)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("token=wrong-token-000000000000")
-        .send()
-        .await
-        .unwrap();
+    let response = sign_in(&origin, "wrong-token-000000000000", &[]).await;
     assert_eq!(response.status().as_u16(), 401);
     assert!(response.headers().get("set-cookie").is_none());
     // Five wrong tokens a minute from one address; the sixth try waits,
     // even with the right token.
     let mut statuses = Vec::new();
     for token in ["wrong-token-000000000001"; 4].into_iter().chain([TOKEN]) {
-        let response = reqwest::Client::new()
-            .post(format!("{base}/login"))
-            .header("origin", &origin)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(format!("token={token}"))
-            .send()
-            .await
-            .unwrap();
+        let response = sign_in(&origin, token, &[]).await;
         statuses.push(response.status().as_u16());
     }
     assert_eq!(statuses, [401, 401, 401, 401, 429], "{statuses:?}");
@@ -321,21 +318,9 @@ async fn behind_a_trusted_tls_proxy_the_sign_in_cookie_is_secure() {
     env.push(("MINIRAG_TOKEN".into(), TOKEN.into()));
     let server = HttpServer::start(&env, &c.root, &["--trust-proxy"]);
     let base = server.base();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
     let mut seen = Vec::new();
     for proto in ["https", "http"] {
-        let signed = client
-            .post(format!("{base}/login"))
-            .header("origin", &base)
-            .header("x-forwarded-proto", proto)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(format!("token={TOKEN}"))
-            .send()
-            .await
-            .unwrap();
+        let signed = sign_in(&base, TOKEN, &[("x-forwarded-proto", proto)]).await;
         let set = signed.headers()["set-cookie"].to_str().unwrap().to_string();
         seen.push(set.contains("; Secure"));
     }
