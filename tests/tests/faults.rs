@@ -310,12 +310,13 @@ fn the_fault_matrix_holds() {
     // Rebuilt from the previous generation and the logs, not opened empty.
     assert_eq!(o.lost, 0, "snapshot.meta deleted: {o:?}");
     rows.push(("snapshot.meta deleted".into(), o));
-    // Records lost for good fail `doctor --deep` until a sync rebuilds
-    // them; a flipped generation loses nothing (the previous generation and
-    // the logs rebuild it), and doctor names the damage.
+    // Damage fails `doctor --deep` (lost records until a sync rebuilds
+    // them; contained damage until its report is read and deleted); a
+    // flipped generation loses nothing, and doctor names it.
     for (name, fault) in [
         ("wal.log deleted", &log_deleted as &dyn Fn(&Path)),
         ("log cut in the last record", &cut_at(last + 4)),
+        ("snapshot.meta flip @8", &generation_flip),
     ] {
         let deep = deep_report(&p, fault);
         assert_eq!(deep["ok"], false, "{name}: doctor --deep passes: {deep}");

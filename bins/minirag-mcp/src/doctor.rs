@@ -76,7 +76,7 @@ pub fn run(app: &App, deep: bool) -> Report {
     };
     checks.push(model(app));
     if config.database.is_some() {
-        checks.extend(shared(config));
+        checks.extend(shared(config, deep));
     } else {
         let db = Path::new(&config.db_path);
         checks.extend(index(db, deep));
@@ -181,7 +181,7 @@ fn index(db: &Path, deep: bool) -> Vec<Check> {
             )]
         }
     };
-    let mut checks = inspect(&index, "opens and its checksums verify");
+    let mut checks = inspect(&index, "opens and its checksums verify", deep);
     if deep {
         checks.push(match index.verify() {
             Ok(problems) if problems.is_empty() => check(
@@ -204,9 +204,9 @@ fn index(db: &Path, deep: bool) -> Vec<Check> {
 
 /// The shared index on PostgreSQL: it connects, its schema is ours, and
 /// the same checks as the embedded one.
-fn shared(config: &minirag_core::config::Config) -> Vec<Check> {
+fn shared(config: &minirag_core::config::Config, deep: bool) -> Vec<Check> {
     match crate::app::open_index(config) {
-        Ok(index) => inspect(index.as_ref(), "connects"),
+        Ok(index) => inspect(index.as_ref(), "connects", deep),
         Err(e) => vec![check(
             "index",
             Level::Fail,
@@ -216,7 +216,9 @@ fn shared(config: &minirag_core::config::Config) -> Vec<Check> {
     }
 }
 
-fn inspect(index: &dyn Index, opened: &str) -> Vec<Check> {
+/// `deep`: damage the index found and contained fails the check (until
+/// its report is read and deleted), as anything else `--deep` finds does.
+fn inspect(index: &dyn Index, opened: &str, deep: bool) -> Vec<Check> {
     let mut out = Vec::new();
     let read = index
         .read()
@@ -240,7 +242,7 @@ fn inspect(index: &dyn Index, opened: &str) -> Vec<Check> {
             for message in s.damage {
                 out.push(check(
                     "damage",
-                    Level::Warn,
+                    if deep { Level::Fail } else { Level::Warn },
                     message,
                     Some("run `minirag-mcp sync` to rebuild what was lost from the files; delete the .damage.txt beside the kept file once you have read this"),
                 ));
