@@ -19,11 +19,9 @@ pub fn skipped_name(name: &str, is_dir: bool) -> bool {
 /// format the product reads. Asked again wherever a path is served, so a
 /// file the scan skips is never handed out by another route.
 pub fn admits_file(path: &str, roots: &[String]) -> bool {
-    let Some(root) = roots.iter().find(|r| is_under(path, r)) else {
+    let Some(parts) = below_root(path, roots) else {
         return false;
     };
-    let below = path[root.trim_end_matches('/').len()..].trim_start_matches('/');
-    let parts: Vec<&str> = below.split('/').filter(|p| !p.is_empty()).collect();
     let Some((name, folders)) = parts.split_last() else {
         return false;
     };
@@ -32,6 +30,14 @@ pub fn admits_file(path: &str, roots: &[String]) -> bool {
         && name
             .rsplit_once('.')
             .is_some_and(|(_, ext)| by_extension(&ext.to_ascii_lowercase()).is_some())
+}
+
+/// The names between the root that holds `path` and `path` itself, or
+/// `None` when no root holds it.
+pub(crate) fn below_root<'a>(path: &'a str, roots: &[String]) -> Option<Vec<&'a str>> {
+    let root = roots.iter().find(|r| is_under(path, r))?;
+    let below = path[root.trim_end_matches('/').len()..].trim_start_matches('/');
+    Some(below.split('/').filter(|p| !p.is_empty()).collect())
 }
 
 #[cfg(test)]

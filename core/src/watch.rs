@@ -14,7 +14,7 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::formats::is_document_extension;
 use crate::ports::IndexError;
-use crate::scan_rules::skipped_name;
+use crate::scan_rules::{below_root, skipped_name};
 use crate::search::scope::is_under;
 use crate::sync::SyncReport;
 
@@ -87,11 +87,10 @@ pub enum WatchEvent<'a> {
 /// Whether a change to `path` can matter: under a root, not hidden or in a
 /// tool folder, and a document extension, or no extension (a folder).
 pub fn relevant(path: &str, roots: &[String]) -> bool {
-    let Some(root) = roots.iter().find(|r| is_under(path, r)) else {
+    let Some(parts) = below_root(path, roots) else {
         return false;
     };
-    let below = path[root.trim_end_matches('/').len()..].trim_start_matches('/');
-    let mut parts = below.split('/').filter(|p| !p.is_empty()).peekable();
+    let mut parts = parts.into_iter().peekable();
     while let Some(part) = parts.next() {
         let last = parts.peek().is_none();
         // An inner part is a folder; the last may be a file or a folder.

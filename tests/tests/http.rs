@@ -48,6 +48,19 @@ async fn post(server: &HttpServer, body: String, headers: &[(&str, &str)]) -> (u
     (status, response.text().await.unwrap_or_default())
 }
 
+/// A session's open event stream (GET), checked to have opened.
+async fn event_stream(server: &HttpServer, session: &str) -> reqwest::Response {
+    let stream = reqwest::Client::new()
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    stream
+}
+
 /// A raw `initialize`, read to its end; the session id it opened.
 async fn initialize(server: &HttpServer) -> String {
     initialize_at(server, "2025-06-18").await.0
@@ -253,7 +266,6 @@ async fn refusals_name_nothing_and_the_server_keeps_serving() {
 async fn one_client_cannot_hold_more_than_its_share() {
     let c = corpus();
     let server = HttpServer::start(&c.env, &c.root, &["--max-inflight-per-client", "1"]);
-    let http = reqwest::Client::new();
     let session = initialize(&server).await;
     let (status, _) = post(
         &server,
@@ -263,14 +275,7 @@ async fn one_client_cannot_hold_more_than_its_share() {
     .await;
     assert_eq!(status, 202);
     // The session's event stream stays open, and holds the client's one slot.
-    let stream = http
-        .get(&server.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stream.status().as_u16(), 200);
+    let stream = event_stream(&server, &session).await;
     let (status, body) = post(
         &server,
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#.into(),
@@ -293,7 +298,6 @@ async fn one_client_cannot_hold_more_than_its_share() {
 async fn new_sessions_cannot_get_around_the_cap_of_an_address() {
     let c = corpus();
     let server = HttpServer::start(&c.env, &c.root, &["--max-inflight-per-ip", "2"]);
-    let http = reqwest::Client::new();
     let mut streams = Vec::new();
     for _ in 0..2 {
         let session = initialize(&server).await;
@@ -303,15 +307,7 @@ async fn new_sessions_cannot_get_around_the_cap_of_an_address() {
             &[("mcp-session-id", &session)],
         )
         .await;
-        let stream = http
-            .get(&server.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", &session)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(stream.status().as_u16(), 200);
-        streams.push(stream);
+        streams.push(event_stream(&server, &session).await);
     }
     // Two open streams from two sessions hold the address's two slots.
     let (status, body) = post(&server, INITIALIZE.into(), &[]).await;

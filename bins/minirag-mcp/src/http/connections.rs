@@ -39,20 +39,17 @@ pub struct Limits {
 impl Limits {
     /// `total` lowered to what the process's open-file limit can hold.
     pub fn within_file_limit(mut self) -> Self {
-        if let Ok((soft, _)) = rlimit_nofile() {
-            let room = soft.saturating_sub(FD_RESERVE).max(8);
-            self.total = self.total.min(usize::try_from(room).unwrap_or(usize::MAX));
-        }
+        let room = open_file_limit().saturating_sub(FD_RESERVE).max(8);
+        self.total = self.total.min(usize::try_from(room).unwrap_or(usize::MAX));
         self
     }
 }
 
-fn rlimit_nofile() -> io::Result<(u64, u64)> {
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    Ok((
-        limit.current.unwrap_or(u64::MAX),
-        limit.maximum.unwrap_or(u64::MAX),
-    ))
+/// The process's soft limit on open files (unlimited: `u64::MAX`).
+fn open_file_limit() -> u64 {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX)
 }
 
 /// One open connection, as the registry and its I/O see it.
@@ -428,7 +425,7 @@ mod tests {
     #[test]
     fn the_total_never_exceeds_the_file_limit() {
         let l = limits(1_000_000, 64).within_file_limit();
-        let (soft, _) = rlimit_nofile().unwrap();
+        let soft = open_file_limit();
         assert!(l.total as u64 <= soft.max(8 + FD_RESERVE), "{l:?}");
     }
 }
