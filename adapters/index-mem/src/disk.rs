@@ -212,31 +212,22 @@ pub fn read_snapshot(paths: &Paths) -> Result<Option<(u64, Snapshot)>, IndexErro
         None if snapshot_was_written(paths) => Err(storage(
             &paths.meta(),
             "is missing",
-            "the folder holds what only a written snapshot leaves (a vector file, \
-             wal.prev.log, or a log of a later generation), so it was deleted or lost; \
+            "the folder holds what only a written snapshot leaves (snapshot.prev.meta \
+             or wal.prev.log), so it was deleted or lost; \
              restore it from a backup, or move the folder away and re-sync",
         )),
         found => Ok(found),
     }
 }
 
-/// Files that only a snapshot's writing leaves behind: a vector file, the
-/// previous generation's snapshot or log, or a log past generation 0.
+/// Files that only a written snapshot leaves behind: the previous
+/// generation's snapshot or log (the first compaction keeps the log it
+/// folded in). Neither a vector file nor the log's generation counts: a
+/// compaction writes its vector file before `snapshot.meta`, so one that
+/// failed between the two leaves a vector file in a sound folder, and a
+/// flipped bit in the log's header is damage the log reports itself.
 fn snapshot_was_written(paths: &Paths) -> bool {
-    let vectors = std::fs::read_dir(&paths.dir).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("vectors-") && name.ends_with(".f32")
-        })
-    });
-    let mut head = [0u8; 16];
-    let later_log = File::open(paths.wal())
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && (&head[..8] == WAL_MAGIC || &head[..8] == WAL_MAGIC_V1)
-        && u64::from_le_bytes(head[8..16].try_into().unwrap_or_default()) > 0;
-    vectors || paths.prev_meta().exists() || paths.prev_wal().exists() || later_log
+    paths.prev_meta().exists() || paths.prev_wal().exists()
 }
 
 pub fn read_snapshot_at(path: &Path) -> Result<Option<(u64, Snapshot)>, IndexError> {
