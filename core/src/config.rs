@@ -9,7 +9,7 @@ use crate::chunk::{DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET};
 use crate::json_strings::parse_string_array;
 use crate::search::Grouping;
 
-pub const DEFAULT_MODEL: &str = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2";
+pub use crate::default_model::DEFAULT_MODEL;
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 104_857_600;
 pub const DEFAULT_OCR_MIN_CHARS_PER_PAGE: u32 = 25;
 pub const DEFAULT_OCR_LANG: &str = "rus+eng";
@@ -46,6 +46,10 @@ pub struct Config {
     pub db_path: String,
     pub cache_dir: String,
     pub model_name: String,
+    /// Whether MODEL_NAME or `--model-name` named the model; when neither
+    /// did, an index of the previous default keeps it (see
+    /// [`crate::default_model`]).
+    pub model_name_set: bool,
     /// A local model directory (MODEL_PATH); no network is used when set.
     pub model_path: Option<String>,
     /// MODEL_QUERY_PREFIX / MODEL_PASSAGE_PREFIX: override the prefixes the
@@ -149,6 +153,7 @@ impl Config {
             Some(p) => path(p.trim()),
             None => normalize(&ctx.default_cache_dir),
         };
+        let model_name_set = flags.model_name.is_some() || get("MODEL_NAME").is_some();
         let model_name = match flags.model_name.as_deref().or(get("MODEL_NAME")) {
             Some(m) if m.trim().is_empty() => {
                 return Err(err("MODEL_NAME", m, "a Hugging Face model id such as sentence-transformers/all-MiniLM-L6-v2, or a local model folder"))
@@ -312,6 +317,7 @@ impl Config {
             db_path,
             cache_dir,
             model_name,
+            model_name_set,
             model_path,
             prompts,
             max_file_size,

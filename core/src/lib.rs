@@ -27,6 +27,7 @@ pub mod chunk;
 pub mod config;
 pub mod containment;
 pub mod datauri;
+pub mod default_model;
 pub mod engine;
 pub mod error;
 pub mod formats;

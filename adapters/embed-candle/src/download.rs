@@ -99,6 +99,12 @@ pub fn is_cached(name: &str, cache_dir: &Path) -> bool {
     complete(&snapshot_dir(name, cache_dir))
 }
 
+/// `name`'s folder in the cache, when it is complete there.
+pub fn cached_dir(name: &str, cache_dir: &Path) -> Option<PathBuf> {
+    let dir = snapshot_dir(name, cache_dir);
+    complete(&dir).then_some(dir)
+}
+
 fn complete(dir: &Path) -> bool {
     REQUIRED.iter().all(|f| dir.join(f).is_file()) && has_weights(dir)
 }

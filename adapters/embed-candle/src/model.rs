@@ -4,7 +4,7 @@ use std::path::Path;
 
 use minirag_core::models::Prompts;
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
-use tokenizers::{Tokenizer, TruncationParams};
+use tokenizers::{PostProcessor, Tokenizer, TruncationDirection};
 
 use crate::counter::TokenizerCounter;
 use crate::encoder::config::BertConfig;
@@ -21,10 +21,9 @@ pub const DEFAULT_BATCH_TOKENS: usize = 4096;
 pub struct CandleEmbedder {
     id: String,
     encoder: Encoder,
-    /// Truncation and padding off: counts what the chunker must fit.
+    /// Truncation and padding off: counts what the chunker must fit, and
+    /// tokenizes what is embedded (truncated by [`Self::embedded_ids`]).
     counter: TokenizerCounter,
-    /// Truncation at max_seq_length, exactly as sentence-transformers does.
-    truncating: Tokenizer,
     settings: SentenceSettings,
     dim: usize,
     batch_tokens: usize,
@@ -54,13 +53,6 @@ impl CandleEmbedder {
         let tok_path = dir.join("tokenizer.json");
         let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
         let counter = TokenizerCounter::new(tokenizer).map_err(|e| bad(&tok_path, e))?;
-        let mut truncating = counter.tokenizer().clone();
-        truncating
-            .with_truncation(Some(TruncationParams {
-                max_length: settings.max_seq_length,
-                ..Default::default()
-            }))
-            .map_err(|e| bad(&tok_path, e))?;
 
         let weights =
             WeightFile::open(dir, config.model_type.as_deref()).map_err(|(path, reason)| {
@@ -79,7 +71,6 @@ impl CandleEmbedder {
             id: id.into(),
             encoder,
             counter,
-            truncating,
             dim,
             settings,
             batch_tokens: DEFAULT_BATCH_TOKENS,
@@ -110,18 +101,32 @@ impl CandleEmbedder {
     }
 
     /// Token ids as embedded: special tokens added, truncated at max_seq_length.
+    /// The counter's tokenizer does it (truncating the text's own tokens,
+    /// then adding the special ones, as a truncating tokenizer would): a
+    /// second copy would cost as much memory again, 280 MB for a
+    /// 250k-piece vocabulary.
     pub fn embedded_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
-        let encodings = self
-            .truncating
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Failed {
-                cause: None,
-                reason: format!("tokenizer: {e}"),
-            })?;
-        Ok(encodings
+        let failed = |e: tokenizers::Error| EmbedError::Failed {
+            cause: None,
+            reason: format!("tokenizer: {e}"),
+        };
+        let tokenizer = self.counter.tokenizer();
+        let added = tokenizer
+            .get_post_processor()
+            .map_or(0, |p| p.added_tokens(false));
+        let room = self.settings.max_seq_length.saturating_sub(added).max(1);
+        tokenizer
+            .encode_batch(texts.to_vec(), false)
+            .map_err(failed)?
             .into_iter()
-            .map(|e| e.get_ids().to_vec())
-            .collect())
+            .map(|mut e| {
+                e.truncate(room, 0, TruncationDirection::Right);
+                tokenizer
+                    .post_process(e, None, true)
+                    .map(|e| e.get_ids().to_vec())
+                    .map_err(failed)
+            })
+            .collect()
     }
 
     /// Embeds pre-tokenised inputs: longest first, packed into batches of at
@@ -162,12 +167,21 @@ impl CandleEmbedder {
                 normalise(dst);
             }
         }
+        // A sync's batch: let go of the embedding rows it read, so the
+        // resident set does not grow with every token a sync has seen. A
+        // query's few rows stay (releasing them would cost it page faults).
+        if ids.iter().map(Vec::len).sum::<usize>() >= RELEASE_AFTER_TOKENS {
+            self.encoder.release_word_rows();
+        }
         Ok(Embeddings {
             dim: self.dim,
             data: out,
         })
     }
 }
+
+/// Inputs of at least this many tokens release the embedding rows they read.
+const RELEASE_AFTER_TOKENS: usize = 2048;
 
 /// One sequence's token rows pooled as sentence-transformers configures.
 fn pool(pooling: Pooling, tokens: &[&[f32]], dst: &mut [f32]) {

@@ -81,6 +81,13 @@ impl ModelSource {
     }
 }
 
+/// The content id of hub model `name` where it is complete in the cache,
+/// without loading it or touching the network: an index embedded with it
+/// holds this id.
+pub fn cached_content_id(name: &str, cache_dir: &Path) -> Option<String> {
+    content_id(&crate::download::cached_dir(name, cache_dir)?).ok()
+}
+
 fn check_folder(dir: &Path) -> Result<(), LoadError> {
     for file in REQUIRED {
         if !dir.join(file).is_file() {

@@ -43,6 +43,11 @@ pub struct App {
     pub cwd: PathBuf,
     embedder: Option<Encoder>,
     engine: Mutex<Option<Arc<Engine>>>,
+    /// The index, when choosing the model opened it before the engine.
+    opened: Mutex<Option<Arc<dyn Index>>>,
+    /// Why the model in use is not the default one (an index that keeps
+    /// the previous default), for status and doctor.
+    pub model_notice: Option<String>,
     /// The live index's state, when this process watches the roots.
     pub watch: Arc<Mutex<minirag_core::watch::WatchState>>,
     /// The `EMBED_*` variables in force (flags included), for `setup`.
@@ -88,6 +93,10 @@ impl App {
             }
             Err(_) => None,
         };
+        let (opened, model_notice) = match config.as_mut() {
+            Ok(c) if remote.is_none() => settle_default_model(c),
+            _ => (None, None),
+        };
         let roots = config
             .as_ref()
             .map(|c| {
@@ -123,6 +132,8 @@ impl App {
             cwd,
             embedder,
             engine: Mutex::new(None),
+            opened: Mutex::new(opened),
+            model_notice,
             watch: Arc::default(),
         }
     }
@@ -144,7 +155,11 @@ impl App {
         if let Some(e) = slot.as_ref() {
             return Ok(e.clone());
         }
-        let index = open_index(config)?;
+        let opened = self.opened.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let index = match opened {
+            Some(index) => index,
+            None => open_index(config)?,
+        };
         let embedder = self
             .embedder
             .clone()
@@ -245,6 +260,24 @@ impl Encoder {
         }
     }
 
+    /// The prefixes in force for an encoder in this process: the loaded
+    /// model's, else what its name and the configuration give (a folder's
+    /// own declaration is read when it loads); `None` for a server's.
+    pub fn prompts(
+        &self,
+        configured: &minirag_core::models::PromptOverride,
+    ) -> Option<minirag_core::models::Prompts> {
+        match self {
+            Self::Local(e) if e.is_loaded() => e.get().ok().map(|m| m.prompts().clone()),
+            Self::Local(e) => Some(minirag_core::models::Prompts::resolve(
+                e.name(),
+                None,
+                configured,
+            )),
+            Self::Remote(_) => None,
+        }
+    }
+
     /// The remote endpoint (host only), when chunk text leaves the machine.
     pub fn endpoint(&self) -> Option<String> {
         match self {
@@ -269,6 +302,44 @@ fn hub_options(config: &Config) -> HubOptions {
 
 /// The index the configuration names: PostgreSQL with `DB_URL`, else the
 /// embedded one under `DB_PATH`.
+/// With no model configured, the model core's rule picks for this index
+/// (see [`minirag_core::default_model`]), written into `config`; the index
+/// comes back when it had to be opened to tell. Only an index beside a
+/// cached copy of the previous default can keep it, so only then is it
+/// opened here.
+fn settle_default_model(config: &mut Config) -> (Option<Arc<dyn Index>>, Option<String>) {
+    use minirag_core::default_model::{unconfigured, IndexModel, PREVIOUS_DEFAULT_MODEL};
+    if config.model_name_set || config.model_path.is_some() {
+        return (None, None);
+    }
+    let Some(previous) = minirag_embed_candle::source::cached_content_id(
+        PREVIOUS_DEFAULT_MODEL,
+        Path::new(&config.cache_dir),
+    ) else {
+        return (None, None);
+    };
+    if config.database.is_none() && !Path::new(&config.db_path).exists() {
+        return (None, None);
+    }
+    let Ok(index) = open_index(config) else {
+        return (None, None);
+    };
+    let held = index.read().ok().map(|view| {
+        (
+            view.vector_model(),
+            view.stats().map_or(0, |s| s.chunk_count),
+        )
+    });
+    let (vector_model, chunk_count) = held.unwrap_or_default();
+    let choice = unconfigured(IndexModel {
+        vector_model: vector_model.as_deref(),
+        previous_default_id: Some(&previous),
+        chunk_count,
+    });
+    config.model_name = choice.name;
+    (Some(index), choice.notice)
+}
+
 pub fn open_index(config: &Config) -> Result<Arc<dyn Index>> {
     Ok(match &config.database {
         Some(db) => Arc::new(PgIndex::open(&db.url, &db.schema, &pg_options())?),

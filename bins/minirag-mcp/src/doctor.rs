@@ -75,6 +75,14 @@ pub fn run(app: &App, deep: bool) -> Report {
         }
     };
     checks.push(model(app));
+    if let Some(notice) = &app.model_notice {
+        checks.push(check(
+            "model choice",
+            Level::Warn,
+            notice.clone(),
+            Some("set MODEL_NAME to the model you want; the notice names both"),
+        ));
+    }
     if config.database.is_some() {
         checks.extend(shared(config, deep));
     } else {

@@ -252,6 +252,16 @@ pub struct Status {
     pub db_schema: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What goes in front of every query and every passage the model
+    /// embeds (the e5 family's `query: ` / `passage: `); empty for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passage_prefix: Option<String>,
+    /// Why the model in use is not the default (an index that keeps the
+    /// model its vectors came from), and how to switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_notice: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid_weight: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -487,6 +497,7 @@ impl App {
                     .clone()
                     .unwrap_or_else(|| config.model_name.clone()),
             ),
+            model_notice: self.model_notice.clone(),
             hybrid_weight: Some(config.hybrid_weight),
             chunk_scheme: Some(CHUNK_SCHEME),
             ..Status::default()
@@ -527,6 +538,9 @@ impl App {
             out.embed_endpoint = embedder.endpoint();
             if out.embed_endpoint.is_some() {
                 out.model = Some(embedder.name());
+            } else if let Some(prompts) = embedder.prompts(&config.prompts) {
+                out.query_prefix = Some(prompts.query);
+                out.passage_prefix = Some(prompts.passage);
             }
         }
         value(&out)

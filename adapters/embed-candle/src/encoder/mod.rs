@@ -236,6 +236,12 @@ impl Encoder {
         Ok(x)
     }
 
+    /// Lets go of the word-embedding rows read so far (see
+    /// [`Param::release_pages`]); a sync calls it after each large batch.
+    pub fn release_word_rows(&self) {
+        self.words.release_pages();
+    }
+
     fn embed(&self, seqs: &[&[u32]], x: &mut [f32]) {
         let h = self.config.hidden_size;
         let (words, positions, types) = (
