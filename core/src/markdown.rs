@@ -118,6 +118,19 @@ pub fn timestamp_seconds(line: &str) -> Option<u64> {
     }
 }
 
+/// An ordered list item's marker: digits with dots (`4.`, `2.1.`) or one
+/// letter (`b.`), ending in `.` or `)`.
+pub fn is_list_marker(s: &str) -> bool {
+    let Some(body) = s.strip_suffix(['.', ')']) else {
+        return false;
+    };
+    let numbered = !body.is_empty()
+        && body.len() <= 12
+        && body.split('.').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let lettered = body.chars().count() == 1 && body.chars().all(char::is_alphabetic);
+    numbered || lettered
+}
+
 /// Python's `\w`: letters, digits and the underscore.
 pub fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
@@ -125,13 +138,18 @@ pub fn is_word_char(c: char) -> bool {
 
 /// Splits `text` after each sentence end (`.`, `!`, `?`, `…` followed by
 /// whitespace). Pieces keep their own text without the separating whitespace.
+/// An ordered list's marker at the start (`4.`, `2.1.`, `b.`) ends no
+/// sentence: the step and its number stay one piece.
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut prev: Option<char> = None;
     let mut iter = text.char_indices().peekable();
     while let Some((i, c)) = iter.next() {
-        if c.is_whitespace() && matches!(prev, Some('.' | '!' | '?' | '…')) {
+        if c.is_whitespace()
+            && matches!(prev, Some('.' | '!' | '?' | '…'))
+            && !(start == 0 && is_list_marker(text[..i].trim()))
+        {
             let piece = text[start..i].trim();
             if !piece.is_empty() {
                 out.push(piece);
@@ -213,5 +231,16 @@ mod tests {
             ["More text here.", "Second sentence!", "Third…", "end"]
         );
         assert_eq!(sentences("v1.2 is out"), ["v1.2 is out"]);
+        // A list item keeps its number; a later number still ends one.
+        assert_eq!(
+            sentences("4. Restart the server. Then wait."),
+            ["4. Restart the server.", "Then wait."]
+        );
+        assert_eq!(sentences("2.1. Install it."), ["2.1. Install it."]);
+        assert_eq!(sentences("b. Open it. Close"), ["b. Open it.", "Close"]);
+        assert_eq!(
+            sentences("It is step 4. Next comes 5."),
+            ["It is step 4.", "Next comes 5."]
+        );
     }
 }

@@ -361,22 +361,60 @@ fn find_tag(html: &str, from: usize, tag: &str) -> Option<usize> {
         })
 }
 
-/// Text of the first `<title>` element, entities decoded for the common cases.
+/// Text of the first `<title>` element, its character references decoded.
 fn title(html: &str) -> Option<String> {
     let open = find_tag(html, 0, "<title")?;
     let start = open + html[open..].find('>')? + 1;
     let end = find_tag(html, start, "</title")?;
-    let raw = html[start..end]
+    let text = decode_references(&html[start..end])
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let text = raw
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'");
     (!text.is_empty()).then_some(text)
+}
+
+/// `&mdash;`, `&#8212;`, `&#x2014;` and every other HTML5 character
+/// reference (html5ever's own table) as the characters they name; anything
+/// else after a `&` stays as written.
+fn decode_references(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let decoded = rest[1..]
+            .find(';')
+            .filter(|&end| end <= 32)
+            .and_then(|end| Some((reference(&rest[1..end + 2])?, end + 2)));
+        match decoded {
+            Some((chars, len)) => {
+                out.push_str(&chars);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The characters of one reference, `name;` without its `&`.
+fn reference(name: &str) -> Option<String> {
+    let char_of = |n: u32| char::from_u32(n).filter(|c| *c != '\0');
+    if let Some(number) = name.strip_prefix('#').and_then(|n| n.strip_suffix(';')) {
+        let code = match number.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => number.parse().ok()?,
+        };
+        return char_of(code).map(String::from);
+    }
+    let &(first, second) = markup5ever::data::NAMED_ENTITIES.get(name)?;
+    let mut out: String = char_of(first)?.into();
+    out.extend(char_of(second));
+    Some(out)
 }
 
 #[cfg(test)]
@@ -447,6 +485,11 @@ mod tests {
             <table><tr><th>os</th><th>cmd</th></tr><tr><td>debian</td><td>apt</td></tr></table></body></html>";
         let c = convert(html).unwrap();
         assert_eq!(c.metadata_title.as_deref(), Some("Guide & Notes"));
+        let page = "<title>QEMU disk image utility &mdash; QEMU &#x2014; v&#57; &bogus; AT&T</title>";
+        assert_eq!(
+            super::title(page).as_deref(),
+            Some("QEMU disk image utility — QEMU — v9 &bogus; AT&T")
+        );
         assert!(c.markdown.contains("# Install"), "{}", c.markdown);
         let table: Vec<&str> = c.markdown.lines().filter(|l| l.starts_with('|')).collect();
         assert_eq!(table.len(), 3, "{}", c.markdown);

@@ -851,3 +851,26 @@ fn summed_counts_pack_exactly_as_counting_each_candidate_unit() {
         }
     }
 }
+
+#[test]
+fn a_numbered_step_keeps_its_number_when_a_list_is_split() {
+    let steps: Vec<String> = (1..=12)
+        .map(|i| format!("{i}. Open the settings panel and choose option number {i} there."))
+        .collect();
+    let md = format!("# Steps\n\n{}", steps.join("\n"));
+    let units = texts(&md, None, 40);
+    assert!(units.len() > 2, "{units:#?}");
+    for unit in &units {
+        let last = unit.lines().last().unwrap_or_default().trim();
+        assert!(
+            !crate::markdown::is_list_marker(last),
+            "a unit ends with a bare marker: {unit:?}"
+        );
+        for line in unit.lines().skip(2) {
+            let first = line.split(' ').next().unwrap_or_default();
+            if crate::markdown::is_list_marker(first) {
+                assert!(line.contains("Open the settings"), "{line:?}");
+            }
+        }
+    }
+}
