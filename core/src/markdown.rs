@@ -126,7 +126,9 @@ pub fn is_list_marker(s: &str) -> bool {
     };
     let numbered = !body.is_empty()
         && body.len() <= 12
-        && body.split('.').all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        && body
+            .split('.')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     let lettered = body.chars().count() == 1 && body.chars().all(char::is_alphabetic);
     numbered || lettered
 }

@@ -485,7 +485,8 @@ mod tests {
             <table><tr><th>os</th><th>cmd</th></tr><tr><td>debian</td><td>apt</td></tr></table></body></html>";
         let c = convert(html).unwrap();
         assert_eq!(c.metadata_title.as_deref(), Some("Guide & Notes"));
-        let page = "<title>QEMU disk image utility &mdash; QEMU &#x2014; v&#57; &bogus; AT&T</title>";
+        let page =
+            "<title>QEMU disk image utility &mdash; QEMU &#x2014; v&#57; &bogus; AT&T</title>";
         assert_eq!(
             super::title(page).as_deref(),
             Some("QEMU disk image utility — QEMU — v9 &bogus; AT&T")

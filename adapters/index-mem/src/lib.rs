@@ -27,7 +27,7 @@ pub mod vectors;
 
 use std::fs::File;
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 use memmap2::Mmap;
@@ -236,17 +236,25 @@ impl MemIndex {
 
 fn load(paths: &Paths) -> Result<Inner, IndexError> {
     let snapshot_identity = disk::snapshot_identity(paths);
-    let loaded = disk::read_snapshot(paths).and_then(|snap| match snap {
-        Some((generation, snap)) => {
-            let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
-            let bytes = meta + snap.vector_bytes;
-            Ok((generation, from_snapshot(paths, snap)?, bytes))
-        }
-        None => Ok((0, empty_state(paths), 0)),
-    });
+    let loaded = disk::read_snapshot(paths)
+        .map_err(|error| Damaged {
+            file: paths.meta(),
+            error,
+        })
+        .and_then(|snap| match snap {
+            Some((generation, snap)) => {
+                let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
+                let bytes = meta + snap.vector_bytes;
+                Ok((generation, from_snapshot(paths, snap)?, bytes))
+            }
+            None => Ok((0, empty_state(paths), 0)),
+        });
     let (generation, state, snapshot_bytes) = match loaded {
         Ok(l) => l,
-        Err(corrupt) => {
+        Err(Damaged {
+            file,
+            error: corrupt,
+        }) => {
             let Some(inner) = recover(paths, snapshot_identity) else {
                 // No history to rebuild from: open what is sound.
                 return salvage(paths, snapshot_identity, &corrupt).ok_or(corrupt);
@@ -258,16 +266,6 @@ fn load(paths: &Paths) -> Result<Inner, IndexError> {
                 paths.wal().display()
             );
             let why = corrupt.to_string();
-            let file = if why.contains("vectors-") {
-                paths.dir.join(
-                    why.split_whitespace()
-                        .find(|w| w.contains("vectors-"))
-                        .and_then(|w| std::path::Path::new(w.trim_end_matches(':')).file_name())
-                        .map_or_else(|| std::path::PathBuf::from("vectors"), Into::into),
-                )
-            } else {
-                paths.meta()
-            };
             keep_replaced(
                 paths,
                 &file,
@@ -658,22 +656,46 @@ fn snapshot_consistent(snap: &Snapshot) -> Result<(), String> {
     Ok(())
 }
 
-fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
+/// A snapshot that could not be taken up, with the file at fault: recovery
+/// sets that file aside by name (the error's text is for people).
+#[derive(Debug)]
+struct Damaged {
+    file: PathBuf,
+    error: IndexError,
+}
+
+impl From<Damaged> for IndexError {
+    fn from(d: Damaged) -> Self {
+        d.error
+    }
+}
+
+fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Damaged> {
+    let damaged = |file: &Path, error| Damaged {
+        file: file.to_path_buf(),
+        error,
+    };
     if let Err(why) = snapshot_consistent(&snap) {
-        return Err(disk::storage(
-            &paths.meta(),
-            "is corrupt",
-            format!("{why}; move it away and re-sync, or restore it from a backup"),
+        let meta = paths.meta();
+        return Err(damaged(
+            &meta,
+            disk::storage(
+                &meta,
+                "is corrupt",
+                format!("{why}; move it away and re-sync, or restore it from a backup"),
+            ),
         ));
     }
     let mut state = State::new();
     let dim = snap.dim as usize;
     let map = if snap.vector_bytes > 0 {
         let path = paths.dir.join(&snap.vector_file);
-        let file = File::open(&path).map_err(|e| disk::io(&path, "cannot open", e))?;
+        let file =
+            File::open(&path).map_err(|e| damaged(&path, disk::io(&path, "cannot open", e)))?;
         // SAFETY: vector files are written once, renamed into place and never
         // modified; a replaced file stays valid while mapped.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| disk::io(&path, "cannot map", e))?;
+        let map = unsafe { Mmap::map(&file) }
+            .map_err(|e| damaged(&path, disk::io(&path, "cannot map", e)))?;
         Some((path, map))
     } else {
         None
@@ -704,10 +726,13 @@ fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, IndexError> {
     let (mapped, rows) = (map.is_some(), snap.present.len());
     state.vectors = match map {
         Some((path, _)) if !vectors_ok => {
-            return Err(disk::storage(
+            return Err(damaged(
                 &path,
-                "is corrupt",
-                "checksum mismatch; move the index folder away and re-sync",
+                disk::storage(
+                    &path,
+                    "is corrupt",
+                    "checksum mismatch; move the index folder away and re-sync",
+                ),
             ))
         }
         Some((_, map)) => Matrix::with_base(dim, map, snap.present),

@@ -175,8 +175,22 @@ fn a_corrupt_vector_file_is_rebuilt_too() {
                 .unwrap()
         })
         .unwrap();
-    flip_last_byte(&dir.path().join(newest));
-    assert_three_generations(&MemIndex::open(dir.path()).unwrap());
+    flip_last_byte(&dir.path().join(&newest));
+    let index = MemIndex::open(dir.path()).unwrap();
+    assert_three_generations(&index);
+    // The file set aside is the vector file, not the snapshot that named it.
+    let kept: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".damaged-") && !n.ends_with(".txt"))
+        .collect();
+    assert!(
+        kept.len() == 1 && kept[0].starts_with(&format!("{newest}.damaged-")),
+        "{kept:?}"
+    );
+    let damage = index.stats().unwrap().damage;
+    assert!(damage.iter().any(|d| d.contains(&newest)), "{damage:?}");
 }
 
 /// Without its history, a snapshot whose sources and chunks cannot be read
