@@ -53,4 +53,6 @@ pub mod testing;
 /// Version of the chunking rules. Stored with every source so that a change of
 /// rules can mark old chunks stale and have sync rebuild them. 4: every
 /// chunk carries its location (vectors come back from the chunk-text cache).
-pub const CHUNK_SCHEME: u32 = 4;
+/// 5: a numbered step keeps its number, PDF text that looks like Markdown
+/// stays text, HTML titles decode every character reference.
+pub const CHUNK_SCHEME: u32 = 5;

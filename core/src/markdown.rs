@@ -119,11 +119,13 @@ pub fn timestamp_seconds(line: &str) -> Option<u64> {
 }
 
 /// An ordered list item's marker: digits with dots (`4.`, `2.1.`) or one
-/// letter (`b.`), ending in `.` or `)`.
+/// letter (`b.`), ending in `.` or `)`, escaped or not (`4\.`: a converter
+/// of plain text escapes what Markdown would read as a list).
 pub fn is_list_marker(s: &str) -> bool {
     let Some(body) = s.strip_suffix(['.', ')']) else {
         return false;
     };
+    let body = body.strip_suffix('\\').unwrap_or(body);
     let numbered = !body.is_empty()
         && body.len() <= 12
         && body
@@ -239,6 +241,7 @@ mod tests {
             ["4. Restart the server.", "Then wait."]
         );
         assert_eq!(sentences("2.1. Install it."), ["2.1. Install it."]);
+        assert_eq!(sentences("3\\. Escaped. Next"), ["3\\. Escaped.", "Next"]);
         assert_eq!(sentences("b. Open it. Close"), ["b. Open it.", "Close"]);
         assert_eq!(
             sentences("It is step 4. Next comes 5."),

@@ -16,6 +16,7 @@ mod pdf_layout;
 mod pdf_lines;
 mod pdf_spans;
 mod pdf_table;
+mod plain_text;
 pub mod pptx;
 pub mod sheets;
 mod source_lines;

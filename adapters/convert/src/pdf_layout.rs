@@ -144,7 +144,13 @@ impl Paragraphs {
 }
 
 fn write_line(this: &TextLine, next: Option<&TextLine>, out: &mut String) {
-    let line = &this.text;
+    // A line that starts a block is text, whatever it starts with.
+    let at_start = out.is_empty() || out.ends_with('\n');
+    let line: &str = &if at_start {
+        crate::plain_text::escape_line_start(&this.text)
+    } else {
+        std::borrow::Cow::Borrowed(this.text.as_str())
+    };
     let Some(TextLine {
         text: next,
         size: next_size,
