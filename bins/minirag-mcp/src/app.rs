@@ -300,8 +300,6 @@ fn hub_options(config: &Config) -> HubOptions {
     }
 }
 
-/// The index the configuration names: PostgreSQL with `DB_URL`, else the
-/// embedded one under `DB_PATH`.
 /// With no model configured, the model core's rule picks for this index
 /// (see [`minirag_core::default_model`]), written into `config`; the index
 /// comes back when it had to be opened to tell. Only an index beside a
@@ -331,6 +329,8 @@ fn settle_default_model(config: &mut Config) -> (Option<Arc<dyn Index>>, Option<
         )
     });
     let (vector_model, chunk_count) = held.unwrap_or_default();
+    // The previous default declares no prefixes, so its vectors carry its
+    // content id as it is (no prefix suffix).
     let choice = unconfigured(IndexModel {
         vector_model: vector_model.as_deref(),
         previous_default_id: Some(&previous),
@@ -340,6 +340,8 @@ fn settle_default_model(config: &mut Config) -> (Option<Arc<dyn Index>>, Option<
     (Some(index), choice.notice)
 }
 
+/// The index the configuration names: PostgreSQL with `DB_URL`, else the
+/// embedded one under `DB_PATH`.
 pub fn open_index(config: &Config) -> Result<Arc<dyn Index>> {
     Ok(match &config.database {
         Some(db) => Arc::new(PgIndex::open(&db.url, &db.schema, &pg_options())?),
