@@ -48,8 +48,9 @@ fn cache_dir(c: &Corpus) -> std::path::PathBuf {
     c.dir.path().join("cache")
 }
 
-fn status(c: &Corpus, extra: &[(&str, &str)]) -> Value {
-    let out = c.cli_env(&["status", "--json"], extra);
+/// `minirag-mcp <command> --json` with `extra` variables, which must succeed.
+fn run_json(c: &Corpus, command: &str, extra: &[(&str, &str)]) -> Value {
+    let out = c.cli_env(&[command, "--json"], extra);
     assert!(
         out.status.success(),
         "{}",
@@ -58,14 +59,12 @@ fn status(c: &Corpus, extra: &[(&str, &str)]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+fn status(c: &Corpus, extra: &[(&str, &str)]) -> Value {
+    run_json(c, "status", extra)
+}
+
 fn sync(c: &Corpus, extra: &[(&str, &str)]) -> Value {
-    let out = c.cli_env(&["sync", "--json"], extra);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    run_json(c, "sync", extra)
 }
 
 #[test]
