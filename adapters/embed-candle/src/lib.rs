@@ -6,7 +6,6 @@
 //! - [`download`]: the hub download, with a time limit on every wait.
 //! - [`settings`]: the sentence-transformers side files (pooling, sequence
 //!   length, normalisation).
-//! - [`counter`]: token counts by the model's own tokenizer.
 //! - [`encoder`]: the BERT forward pass on candle's gemm kernels, over
 //!   sequences packed without padding.
 //! - [`model`]: [`CandleEmbedder`], the loaded model: length-sorted batches
@@ -14,7 +13,6 @@
 //! - [`lazy`]: [`LazyEmbedder`], which loads on first use and reports an
 //!   unavailable model instead of failing the process.
 
-pub mod counter;
 pub mod download;
 pub mod encoder;
 pub mod error;
@@ -23,9 +21,9 @@ pub mod model;
 pub mod settings;
 pub mod source;
 
-pub use counter::TokenizerCounter;
 pub use download::{DownloadProgress, HubOptions};
 pub use error::LoadError;
 pub use lazy::LazyEmbedder;
+pub use minirag_tokenizer_hf::TokenizerCounter;
 pub use model::CandleEmbedder;
 pub use source::ModelSource;

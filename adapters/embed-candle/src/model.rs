@@ -4,14 +4,14 @@ use std::path::Path;
 
 use minirag_core::models::Prompts;
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
-use tokenizers::{PostProcessor, Tokenizer, TruncationDirection};
+use tokenizers::{PostProcessor, TruncationDirection};
 
-use crate::counter::TokenizerCounter;
 use crate::encoder::config::BertConfig;
 use crate::encoder::weights::WeightFile;
 use crate::encoder::{Encoder, Scratch};
 use crate::error::LoadError;
 use crate::settings::{Pooling, SentenceSettings};
+use minirag_tokenizer_hf::TokenizerCounter;
 
 /// Tokens per forward pass. Sequences are packed without padding, so the
 /// budget only bounds activation memory (~15 KB per token for MiniLM: 60 MB
@@ -31,16 +31,6 @@ pub struct CandleEmbedder {
     prompts: Prompts,
 }
 
-/// A file the tokenizers crate could not read: its errors are boxed
-/// without `Error` on the box, so only their message is kept.
-fn bad(path: &Path, e: impl ToString) -> LoadError {
-    LoadError::BadFile {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-        source: None,
-    }
-}
-
 impl CandleEmbedder {
     /// Loads a model folder; weights are memory-mapped, not read.
     pub fn load(id: impl Into<String>, dir: &Path) -> Result<Self, LoadError> {
@@ -51,8 +41,9 @@ impl CandleEmbedder {
         let settings = SentenceSettings::load(dir, config.max_position_embeddings)?;
 
         let tok_path = dir.join("tokenizer.json");
-        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| bad(&tok_path, e))?;
-        let counter = TokenizerCounter::new(tokenizer).map_err(|e| bad(&tok_path, e))?;
+        let tokenizer = minirag_tokenizer_hf::from_file(&tok_path)
+            .map_err(|e| LoadError::bad_file(&tok_path, e))?;
+        let counter = TokenizerCounter::new(tokenizer);
 
         let weights =
             WeightFile::open(dir, config.model_type.as_deref()).map_err(|(path, reason)| {

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use minirag_core::models::Prompts;
 use minirag_core::ports::{EmbedError, Embedder, EmbedderState, Embeddings, TokenCounter};
 use minirag_core::tokens::estimate;
+use minirag_tokenizer_hf::TokenizerCounter;
 
 use client::{Client, InputType};
 pub use options::{masked, parse_endpoint, ApiKey, EndpointError, HttpOptions};
@@ -55,7 +56,7 @@ pub struct HttpEmbedder {
     state: Mutex<State>,
     /// One probe at a time; the others wait for its outcome.
     probing: Mutex<()>,
-    tokenizer: Option<tokenizers::Tokenizer>,
+    tokenizer: Option<TokenizerCounter>,
     /// Why EMBED_TOKENIZER could not be read, for `doctor`.
     tokenizer_error: Option<String>,
     /// Milliseconds the probe took, for `doctor`.
@@ -71,13 +72,9 @@ impl HttpEmbedder {
         };
         let (tokenizer, tokenizer_error) = match &options.tokenizer {
             None => (None, None),
-            Some(path) => match tokenizers::Tokenizer::from_file(path) {
-                Ok(mut t) => {
-                    // Counts of whole texts: nothing cut, nothing padded.
-                    let _ = t.with_truncation(None);
-                    t.with_padding(None);
-                    (Some(t), None)
-                }
+            // Counts of whole texts: the counter cuts and pads nothing.
+            Some(path) => match minirag_tokenizer_hf::from_file(path) {
+                Ok(t) => (Some(TokenizerCounter::new(t)), None),
                 Err(e) => (
                     None,
                     Some(format!(
@@ -332,7 +329,9 @@ impl TokenCounter for HttpEmbedder {
     fn count(&self, text: &str) -> usize {
         self.tokenizer
             .as_ref()
-            .and_then(|t| t.encode(text, true).ok())
-            .map_or_else(|| estimate(text), |e| e.len())
+            .map_or_else(|| estimate(text), |t| t.count(text))
+    }
+    fn additive(&self) -> bool {
+        self.tokenizer.as_ref().is_some_and(|t| t.additive())
     }
 }

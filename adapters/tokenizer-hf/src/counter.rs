@@ -1,28 +1,29 @@
 //! Token counts by the model's own tokenizer: what the chunker must fit,
 //! and how the blind rule judges whether the model can read a query.
 
+use crate::{AnyModel, HfTokenizer};
 use minirag_core::ports::TokenCounter;
 use minirag_core::tokens::estimate;
-use tokenizers::Tokenizer;
 
 /// A tokenizer with padding and truncation off, counting special tokens.
 #[derive(Clone)]
 pub struct TokenizerCounter {
-    tokenizer: Tokenizer,
+    tokenizer: HfTokenizer,
     additive: bool,
 }
 
 impl TokenizerCounter {
-    pub fn new(mut tokenizer: Tokenizer) -> Result<Self, String> {
+    pub fn new(mut tokenizer: HfTokenizer) -> Self {
         tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| e.to_string())?;
-        Ok(Self {
+        // Taking truncation off cannot fail: only setting it is checked.
+        let _ = tokenizer.with_truncation(None);
+        Self {
             additive: additive(&tokenizer),
             tokenizer,
-        })
+        }
     }
 
-    pub fn tokenizer(&self) -> &Tokenizer {
+    pub fn tokenizer(&self) -> &HfTokenizer {
         &self.tokenizer
     }
 }
@@ -43,9 +44,10 @@ impl TokenCounter for TokenizerCounter {
 /// behind BERT's pre-tokenizer (which splits at every whitespace), a
 /// per-character BERT normalizer or none, and no added token that holds
 /// whitespace (which could match across a join).
-fn additive(t: &Tokenizer) -> bool {
+fn additive(t: &HfTokenizer) -> bool {
     use tokenizers::{ModelWrapper, NormalizerWrapper, PreTokenizerWrapper};
-    let model = matches!(t.get_model(), ModelWrapper::WordPiece(_));
+    let model =
+        matches!(t.get_model(), AnyModel::Crate(m) if matches!(**m, ModelWrapper::WordPiece(_)));
     let pre = matches!(
         t.get_pre_tokenizer(),
         Some(PreTokenizerWrapper::BertPreTokenizer(_))
