@@ -214,6 +214,19 @@ async fn ingest_url_refuses_loopback_unless_allowed() {
         err && text.contains("loopback") && text.contains("ALLOW_PRIVATE_URLS"),
         "{text}"
     );
+    // The same page through addresses that embed 127.0.0.1: NAT64's
+    // well-known prefix and 6to4. Each is judged by the address inside it.
+    let port = url::Url::parse(&url).unwrap().port().unwrap();
+    for wrapped in [
+        format!("http://[64:ff9b::7f00:1]:{port}/"),
+        format!("http://[2002:7f00:1::]:{port}/"),
+    ] {
+        let (err, text) = call(&client, "ingest_url", json!({"url": wrapped})).await;
+        assert!(
+            err && text.contains("loopback") && text.contains("ALLOW_PRIVATE_URLS"),
+            "{wrapped}: {text}"
+        );
+    }
     assert_eq!(
         hits.load(std::sync::atomic::Ordering::SeqCst),
         0,

@@ -212,7 +212,7 @@ fn another_model_behind_the_same_url_and_name_re_embeds() {
     // gives the same vectors as its first, so the other model is a loopback
     // server whose vectors come from a hash of each text: valid, 384 wide,
     // and unlike e5's.
-    let _other = HashVectors::start(port);
+    hash_vectors(port);
     let (code, v, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(v["counts"]["reembedded"], 4, "{v}");
@@ -223,59 +223,143 @@ fn another_model_behind_the_same_url_and_name_re_embeds() {
 }
 
 /// An embeddings server on `port` whose 384-wide vectors come from a hash of
-/// each input; answers until the test process ends.
-struct HashVectors;
-
-impl HashVectors {
-    fn start(port: u16) -> Self {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
-        std::thread::spawn(move || {
-            for mut stream in listener.incoming().flatten() {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
+/// each input: valid, and unlike e5's.
+fn hash_vectors(port: u16) {
+    loopback_server(port, |req| {
+        let data: Vec<_> = req["input"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for b in t.as_str().unwrap_or_default().bytes() {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
                 }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-                let data: Vec<_> = req["input"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| {
-                        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-                        for b in t.as_str().unwrap_or_default().bytes() {
-                            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-                        }
-                        let v: Vec<f32> = (0..384)
-                            .map(|k| {
-                                h = h.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(k);
-                                ((h >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-                            })
-                            .collect();
-                        serde_json::json!({"index": i, "embedding": v})
+                let v: Vec<f32> = (0..384)
+                    .map(|k| {
+                        h = h.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(k);
+                        ((h >> 40) as f32 / (1u64 << 24) as f32) - 0.5
                     })
                     .collect();
-                let text = serde_json::json!({"data": data}).to_string();
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
+                serde_json::json!({"index": i, "embedding": v})
+            })
+            .collect();
+        (200, serde_json::json!({"data": data}).to_string())
+    });
+}
+
+/// A loopback HTTP server on `port` that answers every request with the
+/// status and JSON body `answer` gives for the request's JSON body; it
+/// answers until the test process ends.
+fn loopback_server(
+    port: u16,
+    answer: impl Fn(&serde_json::Value) -> (u16, String) + Send + 'static,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
             }
-        });
-        Self
-    }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let (status, text) = answer(&req);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+}
+
+/// A loopback listener on `port` that accepts every connection and never
+/// says a word; connections stay open until the test process ends.
+fn silent_server(port: u16) {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in listener.incoming().flatten() {
+            open.push(stream);
+        }
+    });
+}
+
+#[test]
+fn a_server_that_never_answers_costs_its_read_limit_and_keywords_still_work() {
+    let (port, mut c) = on_a_free_port();
+    c.env.push(("EMBED_READ_TIMEOUT".into(), "2".into()));
+    c.env.push(("EMBED_TIMEOUT".into(), "4".into()));
+    silent_server(port);
+    let started = std::time::Instant::now();
+    let (code, v, err) = c.json(&["sync"]);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{err}");
+    // A hang would be the default 120 s limit times every batch; one read
+    // limit and the keyword pass are far below this.
+    assert!(took < Duration::from_secs(60), "sync took {took:?}");
+    assert_eq!(v["counts"]["ingested"], 4, "{v}");
+    assert!(
+        v["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("without the embedding model")
+                && n.contains(&format!("127.0.0.1:{port}"))),
+        "{v}"
+    );
+    let (code, q, err) = c.json(&["query", "vegetables"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(q["results"][0]["source"], c.path("soup.md"), "{q}");
+    assert!(q.to_string().contains("keyword"), "no keyword notice: {q}");
+}
+
+#[test]
+fn a_server_that_fails_for_ever_loses_nothing_already_indexed() {
+    let (port, c) = on_a_free_port();
+    let up = OwnServer::start(port, "original");
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, before, _) = c.json(&["status"]);
+    assert_eq!(before["vectorlessChunkCount"], 0, "{before}");
+    drop(up);
+
+    loopback_server(port, |_| (500, r#"{"error":"model crashed"}"#.into()));
+    std::fs::write(
+        c.path("kettle.md"),
+        "# Kettle\n\nDescale the kettle with vinegar.",
+    )
+    .unwrap();
+    let (code, v, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["counts"]["ingested"], 1, "{v}");
+    let (_, after, _) = c.json(&["status"]);
+    let chunks = |s: &serde_json::Value| s["chunkCount"].as_u64().unwrap();
+    assert_eq!(chunks(&after), chunks(&before) + 1, "{after}");
+    assert_eq!(
+        after["vectorlessChunkCount"], 1,
+        "only the new file waits for vectors: {after}"
+    );
+    assert_eq!(after["vectorModel"], before["vectorModel"], "{after}");
+    let (_, q, _) = c.json(&["query", "descale vinegar"]);
+    assert_eq!(q["results"][0]["source"], c.path("kettle.md"), "{q}");
+    let out = c.cli(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("HTTP 500") && report.contains("model crashed"),
+        "{report}"
+    );
 }
 
 #[test]
