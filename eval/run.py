@@ -94,9 +94,10 @@ def environment(system, root, db, weight):
     # RAG_* settings of the caller pass through (tuning on dev); the mode's
     # weight wins. DB_URL / DB_SCHEMA too: the same eval on the PostgreSQL
     # index (fill it with tests/src/bin/copy-index.rs to skip embedding).
-    # EMBED_* too: the same eval through an embedding server.
+    # EMBED_* too: the same eval through an embedding server; MODEL_PRECISION
+    # the same eval with the int8 encoder.
     env.update({k: v for k, v in os.environ.items()
-                if k.startswith("RAG_") or (system == "rust" and (k in ("DB_URL", "DB_SCHEMA")
+                if k.startswith("RAG_") or (system == "rust" and (k in ("DB_URL", "DB_SCHEMA", "MODEL_PRECISION")
                                                                   or k.startswith("EMBED_")))})
     if weight is not None:
         env["RAG_HYBRID_WEIGHT"] = weight

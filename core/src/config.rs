@@ -55,6 +55,8 @@ pub struct Config {
     /// MODEL_QUERY_PREFIX / MODEL_PASSAGE_PREFIX: override the prefixes the
     /// model declares or the known-model table gives (set but empty: none).
     pub prompts: crate::models::PromptOverride,
+    /// MODEL_PRECISION: the in-process encoder's dense layers in fp32 or int8.
+    pub precision: crate::models::Precision,
     pub max_file_size: u64,
     /// Largest body `ingest_url` accepts (URL_MAX_BYTES).
     pub url_max_bytes: u64,
@@ -170,6 +172,16 @@ impl Config {
         let prompts = crate::models::PromptOverride {
             query: get("MODEL_QUERY_PREFIX").map(str::to_string),
             passage: get("MODEL_PASSAGE_PREFIX").map(str::to_string),
+        };
+        let precision = match get("MODEL_PRECISION") {
+            Some(raw) => crate::models::Precision::parse(raw).ok_or_else(|| {
+                err(
+                    "MODEL_PRECISION",
+                    raw,
+                    "fp32 (the default) or int8 (faster embedding, vectors within 0.985 cosine of fp32)",
+                )
+            })?,
+            None => crate::models::Precision::default(),
         };
 
         let max_file_size = match get("MAX_FILE_SIZE") {
@@ -320,6 +332,7 @@ impl Config {
             model_name_set,
             model_path,
             prompts,
+            precision,
             max_file_size,
             url_max_bytes,
             chunk_token_budget,

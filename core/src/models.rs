@@ -168,6 +168,45 @@ pub struct Prompts {
     pub source: PromptSource,
 }
 
+/// The arithmetic of an in-process encoder's dense layers (MODEL_PRECISION).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 throughout.
+    #[default]
+    Fp32,
+    /// int8 weights and activations in the dense layers, f32 elsewhere.
+    Int8,
+}
+
+impl Precision {
+    /// The values MODEL_PRECISION accepts, as written.
+    pub const NAMES: [&'static str; 2] = ["fp32", "int8"];
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "fp32" | "f32" => Some(Precision::Fp32),
+            "int8" | "i8" => Some(Precision::Int8),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Int8 => "int8",
+        }
+    }
+
+    /// What the model id carries, so vectors of the two never mix: a
+    /// change of precision re-embeds, as a change of model does.
+    pub fn identity_suffix(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "",
+            Precision::Int8 => "+int8",
+        }
+    }
+}
+
 /// Prefixes from configuration (`None`: not set, so not an override).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PromptOverride {

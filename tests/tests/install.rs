@@ -292,3 +292,42 @@ fn doctor_shows_the_prefixes_and_a_changed_prefix_re_embeds() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["counts"]["reembedded"], 0, "{}", v["counts"]);
 }
+
+/// MODEL_PRECISION=int8 is a changed model: the next sync re-embeds every
+/// file and converts none again, `doctor` names the precision, search
+/// still finds the document, and a value it does not know is refused by
+/// name with the accepted ones.
+#[test]
+fn int8_precision_re_embeds_and_doctor_names_it() {
+    let c = Corpus::new(&[
+        ("a.md", "# Tides\n\nThe moon pulls the oceans into tides."),
+        ("b.md", "# Bread\n\nYeast makes the dough rise overnight."),
+    ]);
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let int8 = [("MODEL_PRECISION", "int8")];
+    let out = c.cli_env(&["sync", "--json"], &int8);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["counts"]["ingested"], 0, "{}", v["counts"]);
+    assert_eq!(v["counts"]["reembedded"], 2, "{}", v["counts"]);
+    let (code, d) = doctor(&c, &int8);
+    assert_eq!(code, 0, "{d}");
+    let (_, text) = level(&d, "model");
+    assert!(text.contains("dense layers in int8"), "{text}");
+    let out = c.cli_env(&["query", "lunar gravity and sea water", "--json"], &int8);
+    let q: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = q["results"][0]["source"].as_str().unwrap_or_default();
+    assert!(first.ends_with("a.md"), "the tides file ranks first: {q}");
+    let out = c.cli_env(&["sync"], &[("MODEL_PRECISION", "int4")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("MODEL_PRECISION") && err.contains("int4") && err.contains("int8"),
+        "{err}"
+    );
+}

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use minirag_core::cause::Cause;
-use minirag_core::models::{PromptOverride, Prompts};
+use minirag_core::models::{Precision, PromptOverride, Prompts};
 use minirag_core::ports::{
     EmbedError, Embedder, EmbedderState, Embeddings, Readiness, TokenCounter,
 };
@@ -51,14 +51,16 @@ struct Inner {
     download: DownloadProgress,
     /// MODEL_QUERY_PREFIX / MODEL_PASSAGE_PREFIX.
     prompt_override: PromptOverride,
+    /// MODEL_PRECISION.
+    precision: Precision,
 }
 
 impl LazyEmbedder {
     pub fn new(source: ModelSource) -> Self {
-        Self::build(source, PromptOverride::default())
+        Self::build(source, PromptOverride::default(), Precision::default())
     }
 
-    fn build(source: ModelSource, prompt_override: PromptOverride) -> Self {
+    fn build(source: ModelSource, prompt_override: PromptOverride, precision: Precision) -> Self {
         let name = source.id();
         Self {
             inner: Arc::new(Inner {
@@ -69,6 +71,7 @@ impl LazyEmbedder {
                 loading: Mutex::new(()),
                 download: DownloadProgress::default(),
                 prompt_override,
+                precision,
             }),
         }
     }
@@ -76,7 +79,17 @@ impl LazyEmbedder {
     /// Prefixes set by configuration, winning over the model's own and the
     /// known-model table's.
     pub fn with_prompt_override(self, prompts: PromptOverride) -> Self {
-        Self::build(self.inner.source.clone(), prompts)
+        Self::build(self.inner.source.clone(), prompts, self.inner.precision)
+    }
+
+    /// The dense layers' arithmetic once loaded (int8 is part of the id).
+    pub fn with_precision(self, precision: Precision) -> Self {
+        let prompts = self.inner.prompt_override.clone();
+        Self::build(self.inner.source.clone(), prompts, precision)
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.inner.precision
     }
 
     /// The loaded model, loading it now if needed.
@@ -133,7 +146,7 @@ impl Inner {
                 model.settings().declared_prompts.clone(),
                 &self.prompt_override,
             );
-            Ok(model.with_prompts(prompts))
+            Ok(model.with_prompts(prompts).with_precision(self.precision))
         });
         match loaded {
             Ok(m) => {

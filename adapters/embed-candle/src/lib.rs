@@ -24,6 +24,7 @@ pub mod source;
 pub use download::{DownloadProgress, HubOptions};
 pub use error::LoadError;
 pub use lazy::LazyEmbedder;
+pub use minirag_core::models::Precision;
 pub use minirag_tokenizer_hf::TokenizerCounter;
 pub use model::CandleEmbedder;
 pub use source::ModelSource;

@@ -2,13 +2,13 @@
 
 use std::path::Path;
 
-use minirag_core::models::Prompts;
+use minirag_core::models::{Precision, Prompts};
 use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
 use tokenizers::{PostProcessor, TruncationDirection};
 
 use crate::encoder::config::BertConfig;
 use crate::encoder::weights::WeightFile;
-use crate::encoder::{Encoder, Scratch};
+use crate::encoder::{Dense, Encoder, Scratch};
 use crate::error::LoadError;
 use crate::settings::{Pooling, SentenceSettings};
 use minirag_tokenizer_hf::TokenizerCounter;
@@ -79,6 +79,25 @@ impl CandleEmbedder {
 
     pub fn prompts(&self) -> &Prompts {
         &self.prompts
+    }
+
+    /// Runs the dense layers in `precision`; int8 becomes part of the id.
+    /// Every dense layer goes int8: keeping the first, the last or the
+    /// feed-forward down-projections in f32 bought no measurable closeness
+    /// to fp32 (docs/benchmarks.md, 2026-12-03).
+    pub fn with_precision(self, precision: Precision) -> Self {
+        match precision {
+            Precision::Fp32 => self,
+            Precision::Int8 => self.with_int8_layers(precision.identity_suffix(), |_, _| true),
+        }
+    }
+
+    /// Quantizes the layers `choose` picks and appends `suffix` to the id:
+    /// for measuring one choice of layers against another.
+    pub fn with_int8_layers(mut self, suffix: &str, choose: impl Fn(usize, Dense) -> bool) -> Self {
+        self.encoder.quantize(choose);
+        self.id.push_str(suffix);
+        self
     }
 
     /// Sets the token budget of one forward pass (at least one sequence runs).

@@ -117,7 +117,9 @@ impl App {
                     hub_options(c),
                 );
                 Encoder::Local(Arc::new(
-                    LazyEmbedder::new(source).with_prompt_override(c.prompts.clone()),
+                    LazyEmbedder::new(source)
+                        .with_prompt_override(c.prompts.clone())
+                        .with_precision(c.precision),
                 ))
             }
         });

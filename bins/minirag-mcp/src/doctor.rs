@@ -112,9 +112,16 @@ fn model(app: &App) -> Check {
     match answer {
         Ok(v) => {
             let how = match encoder {
-                Encoder::Local(local) => local
-                    .get()
-                    .map_or_else(|_| String::new(), |m| m.prompts().describe()),
+                Encoder::Local(local) => local.get().map_or_else(
+                    |_| String::new(),
+                    |m| {
+                        format!(
+                            "{}; dense layers in {} (MODEL_PRECISION)",
+                            m.prompts().describe(),
+                            local.precision().name()
+                        )
+                    },
+                ),
                 Encoder::Remote(remote) => format!(
                     "texts and queries are sent to {}; prefixes: {}; chunk sizes: {}{}",
                     remote.endpoint(),

@@ -13,6 +13,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ("MODEL_NAME", "Hugging Face model id or local model folder of the in-process encoder."),
     ("MODEL_PATH", "A local model folder; no network is used."),
     ("MODEL_QUERY_PREFIX, MODEL_PASSAGE_PREFIX", "Text put before every query / passage; a change re-embeds."),
+    ("MODEL_PRECISION", "fp32 (default) or int8: the encoder's dense layers; a change re-embeds."),
     ("CACHE_DIR", "Where downloaded models are kept."),
     ("HF_HUB_OFFLINE", "Never dial the model hub; a model not in the cache is a named error."),
     ("HF_HUB_DOWNLOAD_TIMEOUT", "Seconds a model download waits to connect or for its next bytes (default 10)."),

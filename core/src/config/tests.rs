@@ -217,3 +217,26 @@ fn model_prefixes_are_taken_as_written() {
         "set but empty: no prefix"
     );
 }
+
+#[test]
+fn model_precision_is_fp32_unless_set_and_a_bad_value_names_the_choices() {
+    use crate::models::Precision;
+    assert_eq!(load(&[]).unwrap().precision, Precision::Fp32);
+    assert_eq!(
+        load(&[("MODEL_PRECISION", " INT8 ")]).unwrap().precision,
+        Precision::Int8
+    );
+    assert_eq!(
+        load(&[("MODEL_PRECISION", "fp32")]).unwrap().precision,
+        Precision::Fp32
+    );
+    let e = load(&[("MODEL_PRECISION", "fp16")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("MODEL_PRECISION") && e.contains("fp16") && e.contains("int8"),
+        "{e}"
+    );
+    assert_eq!(Precision::Int8.identity_suffix(), "+int8");
+    assert_eq!(Precision::Fp32.identity_suffix(), "");
+}

@@ -127,6 +127,7 @@ macro_rules! simd_kernel {
         }
     };
 }
+pub(crate) use simd_kernel;
 
 simd_kernel! {
 /// `x = act(x + bias)` for every `bias`-wide row.

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use gemm::{gemm, Parallelism};
 
+use super::int8::QuantWeights;
 use super::panels::Panels;
 use super::weights::Param;
 
@@ -18,6 +19,8 @@ pub struct Linear {
     /// `W` packed for the few-rows kernel, on the first short batch (a
     /// query): a server that only syncs never holds the copy.
     panels: OnceLock<Option<Panels>>,
+    /// `W` in int8, where this layer runs quantized (`f32` weights then gone).
+    int8: Option<QuantWeights>,
 }
 
 impl Linear {
@@ -30,7 +33,24 @@ impl Linear {
             inputs,
             outputs,
             panels: OnceLock::new(),
+            int8: None,
         }
+    }
+
+    /// Runs this layer in int8 from now on, and lets go of its f32 weights.
+    /// False (and nothing changes) where the shape does not quantize.
+    pub fn quantize(&mut self) -> bool {
+        let Some(q) = QuantWeights::quantize(self.weight.data(), self.inputs) else {
+            return false;
+        };
+        self.weight.release_pages();
+        self.weight = Param::owned(Vec::new());
+        self.int8 = Some(q);
+        true
+    }
+
+    pub fn is_int8(&self) -> bool {
+        self.int8.is_some()
     }
 
     pub fn bias(&self) -> &[f32] {
@@ -44,6 +64,10 @@ impl Linear {
         assert_eq!(x.len(), rows * self.inputs);
         assert_eq!(dst.len(), rows * self.outputs);
         if rows == 0 {
+            return;
+        }
+        if let Some(q) = &self.int8 {
+            q.apply(x, dst);
             return;
         }
         if rows <= super::panels::MAX_ROWS {

@@ -9,12 +9,14 @@
 //! - [`config`]: the `config.json` fields used, and what is refused.
 //! - [`weights`]: weights borrowed from the safetensors memory map.
 //! - [`linear`]: the gemm calls.
+//! - [`int8`]: dense layers with int8 weights and activations.
 //! - [`attention`]: ragged self-attention.
 //! - [`kernels`]: GELU, LayerNorm, softmax, and their run-time SIMD dispatch.
 
 pub mod attention;
 pub mod config;
 pub mod few_rows;
+pub mod int8;
 pub mod kernels;
 pub mod linear;
 pub mod panels;
@@ -66,6 +68,19 @@ struct Layer {
     up: Linear,
     down: Linear,
     ffn_norm: Norm,
+}
+
+/// The four dense layers of a BERT layer, to choose which run in int8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dense {
+    /// Query, key and value, as one layer.
+    Qkv,
+    /// The attention output projection.
+    Out,
+    /// The feed-forward up-projection.
+    Up,
+    /// The feed-forward down-projection.
+    Down,
 }
 
 /// Activation buffers of one forward pass, reusable across batches.
@@ -153,6 +168,29 @@ impl Encoder {
             layers,
             config,
         })
+    }
+
+    /// Runs the dense layers `choose(layer index, which)` picks in int8.
+    /// Returns how many now do.
+    pub fn quantize(&mut self, choose: impl Fn(usize, Dense) -> bool) -> usize {
+        let mut done = 0;
+        for (n, layer) in self.layers.iter_mut().enumerate() {
+            for (which, linear) in [
+                (Dense::Qkv, &mut layer.qkv),
+                (Dense::Out, &mut layer.out),
+                (Dense::Up, &mut layer.up),
+                (Dense::Down, &mut layer.down),
+            ] {
+                if choose(n, which) && (linear.is_int8() || linear.quantize()) {
+                    done += 1;
+                }
+            }
+        }
+        done
+    }
+
+    pub fn layer_count(&self) -> usize {
+        self.layers.len()
     }
 
     pub fn hidden_size(&self) -> usize {
