@@ -13,15 +13,15 @@ pub enum EngineError {
         path: String,
         extension: String,
     },
-    /// An image file, and no OCR engine: `hint` says what to install.
+    /// An image file, and no OCR engine: `why` says what to install.
     Image {
         path: String,
-        hint: String,
+        why: Box<crate::ports::OcrUnavailable>,
     },
     /// A PDF with no text layer, and no OCR engine.
     ScannedPdf {
         path: String,
-        hint: String,
+        why: Box<crate::ports::OcrUnavailable>,
     },
     /// Recognition ran and found no text.
     OcrEmpty {
@@ -93,9 +93,9 @@ impl std::fmt::Display for EngineError {
                     list.join(", ")
                 )
             }
-            Self::Image { path, hint } => write!(f, "{path} is an image, which needs OCR: {hint}"),
-            Self::ScannedPdf { path, hint } => {
-                write!(f, "{path} looks like a scanned PDF (no text layer); {hint}")
+            Self::Image { path, why } => write!(f, "{path} is an image, which needs OCR: {why}"),
+            Self::ScannedPdf { path, why } => {
+                write!(f, "{path} looks like a scanned PDF (no text layer); {why}")
             }
             Self::OcrEmpty { path } => {
                 write!(
@@ -157,6 +157,7 @@ impl std::error::Error for EngineError {
             Self::Index(e) => Some(e),
             Self::File(e) => Some(e),
             Self::Ocr(e) => Some(e),
+            Self::Image { why, .. } | Self::ScannedPdf { why, .. } => Some(why.as_ref()),
             _ => None,
         }
     }

@@ -94,6 +94,59 @@ pub trait Converter: Send + Sync {
 
 // ---------------------------------------------------------------- Ocr
 
+/// Why text recognition cannot run, each phrased as what to install or
+/// change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OcrUnavailable {
+    /// The engine's program does not start or does not answer: `step`
+    /// says which, `reason` what running it said.
+    NotRunning {
+        program: String,
+        step: &'static str,
+        reason: String,
+        install: String,
+    },
+    /// Languages the setting names have no data installed.
+    MissingLanguages {
+        setting: &'static str,
+        configured: String,
+        missing: Vec<String>,
+        installed: Vec<String>,
+    },
+    /// No engine is wired in (a build or test without one).
+    NotWired { install: String },
+    /// OCR routing is off by configuration.
+    Off { setting: &'static str },
+}
+
+impl std::fmt::Display for OcrUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotRunning {
+                program,
+                step,
+                reason,
+                install,
+            } => write!(f, "{program} {step} ({reason}); {install}"),
+            Self::MissingLanguages {
+                setting,
+                configured,
+                missing,
+                installed,
+            } => write!(
+                f,
+                "{setting} is '{configured}', but Tesseract has no '{}'; installed: {} (Debian: apt install tesseract-ocr-<lang>)",
+                missing.join("+"),
+                installed.join(", ")
+            ),
+            Self::NotWired { install } => f.write_str(install),
+            Self::Off { setting } => write!(f, "OCR routing is off ({setting}=0)"),
+        }
+    }
+}
+
+impl std::error::Error for OcrUnavailable {}
+
 /// Why recognition failed. The message names the file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OcrError {
@@ -121,7 +174,7 @@ impl std::error::Error for OcrError {
 pub trait Ocr: Send + Sync {
     /// The engine's name (`tesseract 5.3.0 (rus+eng)`), or why it is
     /// unavailable, phrased as what to install or change.
-    fn engine(&self) -> Result<String, String>;
+    fn engine(&self) -> Result<String, OcrUnavailable>;
     /// The text of every frame of an image (each page of a multi-page TIFF).
     fn image(&self, name: &str, bytes: &[u8]) -> Result<Vec<String>, OcrError>;
     /// The text of the given 1-based pages of a PDF, in that order. After

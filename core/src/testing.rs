@@ -139,8 +139,10 @@ pub struct NoOcr;
 pub const NO_OCR_HINT: &str = "install Tesseract (tests have none)";
 
 impl crate::ports::Ocr for NoOcr {
-    fn engine(&self) -> Result<String, String> {
-        Err(NO_OCR_HINT.into())
+    fn engine(&self) -> Result<String, crate::ports::OcrUnavailable> {
+        Err(crate::ports::OcrUnavailable::NotWired {
+            install: NO_OCR_HINT.into(),
+        })
     }
     fn image(&self, name: &str, _bytes: &[u8]) -> Result<Vec<String>, crate::ports::OcrError> {
         Err(crate::ports::OcrError {

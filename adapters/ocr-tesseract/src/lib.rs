@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use minirag_core::ports::{Ocr, OcrError};
+use minirag_core::ports::{Ocr, OcrError, OcrUnavailable};
 
 pub use child::Limits;
 
@@ -42,7 +42,7 @@ pub struct Tesseract {
     pdftoppm: PathBuf,
     lang: String,
     limits: Limits,
-    probed: OnceLock<Result<String, String>>,
+    probed: OnceLock<Result<String, OcrUnavailable>>,
 }
 
 impl Tesseract {
@@ -61,15 +61,22 @@ impl Tesseract {
     }
 
     /// `tesseract --version` and `--list-langs`, once.
-    fn probe(&self) -> Result<String, String> {
+    fn probe(&self) -> Result<String, OcrUnavailable> {
         let quick = Limits {
             time: Duration::from_secs(20),
             memory: self.limits.memory,
         };
         let mut version = Command::new(&self.tesseract);
         version.arg("--version");
-        let out = child::run(version, None, quick)
-            .map_err(|e| format!("Tesseract is not available ({e}); {INSTALL_HINT}"))?;
+        let not_running = |step: &'static str| {
+            move |reason: String| OcrUnavailable::NotRunning {
+                program: "Tesseract".into(),
+                step,
+                reason,
+                install: INSTALL_HINT.into(),
+            }
+        };
+        let out = child::run(version, None, quick).map_err(not_running("is not available"))?;
         let text = String::from_utf8_lossy(&out);
         let name = text
             .lines()
@@ -79,8 +86,8 @@ impl Tesseract {
             .to_string();
         let mut langs = Command::new(&self.tesseract);
         langs.arg("--list-langs");
-        let out = child::run(langs, None, quick)
-            .map_err(|e| format!("Tesseract cannot list its languages ({e}); {INSTALL_HINT}"))?;
+        let out =
+            child::run(langs, None, quick).map_err(not_running("cannot list its languages"))?;
         let installed: Vec<String> = String::from_utf8_lossy(&out)
             .lines()
             .skip(1)
@@ -93,12 +100,12 @@ impl Tesseract {
             .filter(|l| !installed.iter().any(|i| i == l))
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "RAG_OCR_LANG is '{}', but Tesseract has no '{}'; installed: {} (Debian: apt install tesseract-ocr-<lang>)",
-                self.lang,
-                missing.join("+"),
-                installed.join(", ")
-            ));
+            return Err(OcrUnavailable::MissingLanguages {
+                setting: "RAG_OCR_LANG",
+                configured: self.lang.clone(),
+                missing: missing.iter().map(|m| m.to_string()).collect(),
+                installed,
+            });
         }
         Ok(format!("{name} ({})", self.lang))
     }
@@ -197,7 +204,7 @@ fn scratch(name: &str) -> Result<tempfile::TempDir, OcrError> {
 }
 
 impl Ocr for Tesseract {
-    fn engine(&self) -> Result<String, String> {
+    fn engine(&self) -> Result<String, OcrUnavailable> {
         self.probed.get_or_init(|| self.probe()).clone()
     }
 
@@ -283,7 +290,17 @@ mod tests {
             ..Tesseract::new("eng")
         };
         let e = t.engine().unwrap_err();
-        assert!(e.contains("apt install tesseract-ocr"), "{e}");
+        assert!(
+            matches!(
+                &e,
+                OcrUnavailable::NotRunning {
+                    step: "is not available",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("apt install tesseract-ocr"), "{e}");
     }
 
     #[test]
@@ -339,6 +356,11 @@ mod with_tesseract {
     fn an_unknown_language_lists_the_installed_ones() {
         let t = Tesseract::new("rus+xyz");
         let hint = t.engine().unwrap_err();
+        assert!(
+            matches!(&hint, OcrUnavailable::MissingLanguages { missing, .. } if missing == &["xyz"]),
+            "{hint:?}"
+        );
+        let hint = hint.to_string();
         assert!(hint.contains("'xyz'") && hint.contains("eng"), "{hint}");
     }
 }

@@ -529,7 +529,7 @@ impl App {
                 Ok(name) => out.ocr = Some(name),
                 Err(hint) => {
                     out.ocr = Some("unavailable".into());
-                    out.ocr_hint = Some(hint);
+                    out.ocr_hint = Some(hint.to_string());
                 }
             }
         }

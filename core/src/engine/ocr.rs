@@ -65,7 +65,7 @@ impl Engine {
     }
 
     /// The OCR engine's name, or why there is none (for `status`).
-    pub fn ocr_engine(&self) -> Result<String, String> {
+    pub fn ocr_engine(&self) -> Result<String, crate::ports::OcrUnavailable> {
         self.ports.ocr.engine()
     }
 
@@ -76,9 +76,9 @@ impl Engine {
         path: &str,
         bytes: &[u8],
     ) -> Result<(Converted, String), EngineError> {
-        let engine = self.ports.ocr.engine().map_err(|hint| EngineError::Image {
+        let engine = self.ports.ocr.engine().map_err(|why| EngineError::Image {
             path: path.into(),
-            hint,
+            why: Box::new(why),
         })?;
         let frames = self
             .ports
@@ -134,7 +134,9 @@ impl Engine {
                 // OCR routing is off: a PDF with no text layer stays unreadable.
                 Some(_) => Err(EngineError::ScannedPdf {
                     path: path.into(),
-                    hint: "OCR routing is off (RAG_OCR_MIN_CHARS_PER_PAGE=0)".into(),
+                    why: Box::new(crate::ports::OcrUnavailable::Off {
+                        setting: "RAG_OCR_MIN_CHARS_PER_PAGE",
+                    }),
                 }),
                 None => Ok((converted, String::new())),
             };
@@ -143,10 +145,10 @@ impl Engine {
         let blank = converted.markdown.trim().is_empty();
         let engine = match self.ports.ocr.engine() {
             Ok(engine) => engine,
-            Err(hint) if every_page && blank => {
+            Err(why) if every_page && blank => {
                 return Err(EngineError::ScannedPdf {
                     path: path.into(),
-                    hint,
+                    why: Box::new(why),
                 })
             }
             Err(_) => return Ok((converted, String::new())),

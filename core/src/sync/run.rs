@@ -257,7 +257,10 @@ impl Engine {
         }
         for path in plan.kept_unreadable {
             report.counts.unreadable += 1;
-            let hint = self.ocr_engine().err().unwrap_or_default();
+            let hint = self
+                .ocr_engine()
+                .err()
+                .map_or_else(String::new, |why| why.to_string());
             let message = format!(
                 "kept in the index: this installation cannot read this file type now ({hint})"
             );
