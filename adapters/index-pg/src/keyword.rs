@@ -3,14 +3,14 @@
 //! source) (see [`crate::packed`]), document and title postings one row per
 //! (term, source). BM25 is summed in hash maps and the top k taken here, so
 //! a frequent term costs one row per document that holds it, not one per
-//! chunk, and nothing is sorted in SQL. Scores use the same formula and
-//! constants as before (N and average lengths from `stats`, document
+//! chunk, and nothing is sorted in SQL. Scores use the analyzer's formula and
+//! constants, as index-mem does (N and average lengths from `stats`, document
 //! frequencies over the whole index, also for a scoped query).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use minirag_analyzer::{B, K1, TITLE_WEIGHT};
+use minirag_analyzer::{idf, tf_part, TITLE_WEIGHT};
 use minirag_core::ports::IndexError;
 use minirag_core::search::{Candidate, ChunkKey, DocumentHit};
 
@@ -18,11 +18,10 @@ use crate::memo::{keep_best, KeywordMemo};
 use crate::packed::unpack;
 use crate::view::PgView;
 
-/// BM25 of one posting, in f64 as PostgreSQL scored it.
+/// BM25 of one posting by the analyzer's formula (the one index-mem
+/// uses), summed here in f64.
 fn bm25(n: f64, df: f64, tf: f64, len: f64, avg: f64) -> f64 {
-    let (k1, b) = (f64::from(K1), f64::from(B));
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * tf * (k1 + 1.0)
-        / (tf + k1 * (1.0 - b + b * len / avg))
+    f64::from(idf(n as f32, df as f32)) * f64::from(tf_part(tf as f32, len as f32, avg as f32))
 }
 
 fn damaged(source_id: i64, term: &str) -> IndexError {
