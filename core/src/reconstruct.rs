@@ -1,7 +1,7 @@
 //! Units back into parent sections and whole documents.
 //!
-//! [`join_parent`] rebuilds one section from its units exactly as the
-//! reference does: lines a unit shares with its predecessor (breadcrumb,
+//! The tests' `join_parent` rebuilds one section from its units exactly as
+//! the reference does: lines a unit shares with its predecessor (breadcrumb,
 //! repeated table header, split note) appear once. [`document`] goes further
 //! than the reference: it strips breadcrumbs and emits each section's
 //! headings as real ATX lines, so `read_file` returns the document's own
@@ -13,9 +13,12 @@ use crate::chunk::{Chunk, UnitKind, CODE_SPLIT_NOTE};
 use crate::markdown::{is_delimiter_row, is_table_row, timestamp_seconds};
 
 /// Most leading lines two consecutive units may share.
+#[cfg(test)]
 const MAX_SHARED_LINES: usize = 4;
 
-/// Joins the units of one parent section.
+/// Joins the units of one parent section, as the reference does: the
+/// chunker's tests hold packing to it.
+#[cfg(test)]
 pub fn join_parent<S: AsRef<str>>(units: &[S]) -> String {
     let mut out = String::new();
     let mut prev: Option<Vec<&str>> = None;
@@ -55,7 +58,7 @@ pub fn join_parent<S: AsRef<str>>(units: &[S]) -> String {
 
 /// What `unit` adds after `prev` in the same parent: the breadcrumb, a
 /// repeated table header and the split note are the chunker's, not the
-/// document's, and are dropped. Unlike [`join_parent`], which drops any
+/// document's, and are dropped. Unlike the tests' `join_parent`, which drops any
 /// shared leading lines, this never drops a document line (two code blocks
 /// opening with the same fence line both survive).
 fn fresh_part<'a>(unit: &'a Chunk, prev: &Chunk) -> &'a str {

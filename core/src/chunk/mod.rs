@@ -112,7 +112,9 @@ pub fn parent_id(source: &str, parent: u32) -> String {
     format!("{source}#p{parent}")
 }
 
-/// Splits `<source>#p<n>` back into its parts.
+/// Splits `<source>#p<n>` back into its parts (the tests' check of
+/// [`parent_id`]).
+#[cfg(test)]
 pub fn parse_parent_id(id: &str) -> Option<(&str, u32)> {
     let (source, n) = id.rsplit_once("#p")?;
     Some((source, n.parse().ok()?))
