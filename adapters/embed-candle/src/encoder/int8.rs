@@ -1,10 +1,11 @@
-//! Dense layers in int8: weights quantized once per output channel,
-//! activations per token row, products summed exactly in i32, then one
-//! multiply by the two scales. f32 has no headroom left on AVX2 (the gemm
-//! runs near the FMA peak); `vpmaddwd` does 16 multiply-adds per
-//! instruction where an FMA does 8, and the 8-bit values, held as i16 pairs,
-//! never saturate (127 · 127 · 2 fits i16 pairs' i32 sum with room), so the
-//! AVX2 kernel and the portable one give the same integers.
+//! Dense layers with int8 weights (quantized once per output channel) and
+//! 12-bit activations (quantized per token row), products summed exactly
+//! in i32, then one multiply by the two scales. f32 has no headroom left on
+//! AVX2 (the gemm runs near the FMA peak); `vpmaddwd` does 16 multiply-adds
+//! per instruction where an FMA does 8. Both operands are held as i16, and
+//! each pair of products is summed in i32, so nothing saturates (as
+//! `vpmaddubsw` would) and the AVX2 kernel and the portable one give the
+//! same integers.
 
 use std::cell::RefCell;
 
