@@ -416,6 +416,22 @@ async fn annotations_structured_output_and_resources() {
             jsonschema::validator_for(&schema).unwrap(),
         );
     }
+    // A job's state and phase are enums a client can read from the schema.
+    let status = tools.iter().find(|t| t.name == "sync_status").unwrap();
+    let schema = Value::Object(status.output_schema.as_deref().unwrap().clone()).to_string();
+    for value in [
+        "running",
+        "succeeded",
+        "failed",
+        "indexing",
+        "recognising",
+        "embedding",
+    ] {
+        assert!(
+            schema.contains(&format!("\"{value}\"")),
+            "{value}: {schema}"
+        );
+    }
     // Every tool's structuredContent matches its schema and the text block.
     let structured = |name: &str, r: &rmcp::model::CallToolResult| -> Value {
         assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);

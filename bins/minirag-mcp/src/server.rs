@@ -180,8 +180,9 @@ pub struct NoArgs {}
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct JobProgress {
     /// `indexing` (every new or changed file, keyword-searchable as soon as
-    /// it is written) or `embedding` (chunks without vectors).
-    pub phase: String,
+    /// it is written), `recognising` (pages of a scan, inside indexing) or
+    /// `embedding` (chunks without vectors).
+    pub phase: PhaseName,
     pub done: u64,
     pub total: u64,
 }
@@ -190,8 +191,7 @@ pub struct JobProgress {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobBody {
-    /// `running`, `succeeded` or `failed`.
-    pub state: String,
+    pub state: JobStateName,
     pub started_at: String,
     pub finished_at: Option<String>,
     pub counts: Counts,
@@ -222,6 +222,47 @@ pub struct SyncStarted {
     pub finished: Option<JobBody>,
 }
 
+/// A sync job's state on the wire: an enum, so `outputSchema` lists the
+/// values a client can meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStateName {
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl From<minirag_core::progress::JobState> for JobStateName {
+    fn from(s: minirag_core::progress::JobState) -> Self {
+        use minirag_core::progress::JobState;
+        match s {
+            JobState::Running => Self::Running,
+            JobState::Succeeded => Self::Succeeded,
+            JobState::Failed => Self::Failed,
+        }
+    }
+}
+
+/// What a running sync is doing, on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseName {
+    Indexing,
+    Recognising,
+    Embedding,
+}
+
+impl From<minirag_core::progress::Phase> for PhaseName {
+    fn from(p: minirag_core::progress::Phase) -> Self {
+        use minirag_core::progress::Phase;
+        match p {
+            Phase::Indexing => Self::Indexing,
+            Phase::Recognising => Self::Recognising,
+            Phase::Embedding => Self::Embedding,
+        }
+    }
+}
+
 /// The protocol's view of a core job.
 fn job_payload(j: &Job) -> SyncJob {
     let (counts, errors, notice) = match &j.report {
@@ -231,14 +272,14 @@ fn job_payload(j: &Job) -> SyncJob {
     SyncJob {
         job_id: j.id.clone(),
         body: JobBody {
-            state: j.state.as_str().into(),
+            state: j.state.into(),
             started_at: iso_utc(j.started_at),
             finished_at: j.finished_at.map(iso_utc),
             counts,
             errors,
             error: j.error.clone(),
             progress: JobProgress {
-                phase: j.progress.phase.as_str().into(),
+                phase: j.progress.phase.into(),
                 done: j.progress.done,
                 total: j.progress.total,
             },
