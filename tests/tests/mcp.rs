@@ -432,6 +432,21 @@ async fn annotations_structured_output_and_resources() {
             "{value}: {schema}"
         );
     }
+    let list = tools.iter().find(|t| t.name == "list_files").unwrap();
+    let schema = Value::Object(list.output_schema.as_deref().unwrap().clone()).to_string();
+    for value in [
+        "ingested",
+        "stale",
+        "stale_scheme",
+        "not_ingested",
+        "unlisted",
+        "unreadable",
+    ] {
+        assert!(
+            schema.contains(&format!("\"{value}\"")),
+            "{value}: {schema}"
+        );
+    }
     // Every tool's structuredContent matches its schema and the text block.
     let structured = |name: &str, r: &rmcp::model::CallToolResult| -> Value {
         assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);

@@ -206,9 +206,7 @@ pub struct ListedFile {
     pub source: String,
     pub source_type: String,
     pub title: String,
-    /// `ingested`, `stale`, `stale_scheme`, `not_ingested`, `unlisted`, or
-    /// `unreadable` (an indexed image no OCR engine can read now).
-    pub state: String,
+    pub state: ListedStateName,
     pub chunk_count: u32,
     /// The OCR engine that read part of the document, or empty.
     pub ocr_engine: String,
@@ -222,6 +220,38 @@ pub struct UnlistedFolder {
     pub error: Option<String>,
     pub indexed_count: usize,
     pub message: String,
+}
+
+/// A listed file's state on the wire: an enum, so `outputSchema` lists the
+/// values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ListedStateName {
+    Ingested,
+    /// The file changed, or its vectors are another model's.
+    Stale,
+    /// Chunked by an older scheme: the next sync chunks it again.
+    StaleScheme,
+    /// Seen, not in the index.
+    NotIngested,
+    /// In the index, under a folder that could not be listed.
+    Unlisted,
+    /// An indexed image no OCR engine can read now.
+    Unreadable,
+}
+
+impl From<minirag_core::sync::ListedState> for ListedStateName {
+    fn from(s: minirag_core::sync::ListedState) -> Self {
+        use minirag_core::sync::ListedState as S;
+        match s {
+            S::Ingested => Self::Ingested,
+            S::Stale => Self::Stale,
+            S::StaleScheme => Self::StaleScheme,
+            S::NotIngested => Self::NotIngested,
+            S::Unlisted => Self::Unlisted,
+            S::Unreadable => Self::Unreadable,
+        }
+    }
 }
 
 /// `list_files`.

@@ -29,11 +29,50 @@ pub enum FileState {
 
 impl FileState {
     /// The `state` field of `list_files`.
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> ListedState {
         match self {
-            Self::Changed | Self::StaleModel => "stale",
+            Self::Changed | Self::StaleModel => ListedState::Stale,
+            Self::StaleScheme => ListedState::StaleScheme,
+            Self::Unchanged => ListedState::Ingested,
+        }
+    }
+}
+
+/// A `list_files` row's state: [`FileState`] for a file the scan sees,
+/// and what only the list knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListedState {
+    Ingested,
+    /// The file changed, or its vectors are another model's.
+    Stale,
+    /// Chunked by an older scheme.
+    StaleScheme,
+    /// Seen by the scan, not in the index.
+    NotIngested,
+    /// In the index, but under a folder the scan could not list.
+    Unlisted,
+    /// An indexed image no OCR engine can read now.
+    Unreadable,
+}
+
+impl ListedState {
+    pub const ALL: [ListedState; 6] = [
+        Self::Ingested,
+        Self::Stale,
+        Self::StaleScheme,
+        Self::NotIngested,
+        Self::Unlisted,
+        Self::Unreadable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ingested => "ingested",
+            Self::Stale => "stale",
             Self::StaleScheme => "stale_scheme",
-            Self::Unchanged => "ingested",
+            Self::NotIngested => "not_ingested",
+            Self::Unlisted => "unlisted",
+            Self::Unreadable => "unreadable",
         }
     }
 }
@@ -74,11 +113,11 @@ pub fn file_state(
 }
 
 /// A source (scan-visible or not) for data and URL sources, by scheme only.
-pub fn stored_state(record: &SourceRecord) -> &'static str {
+pub fn stored_state(record: &SourceRecord) -> ListedState {
     if record.scheme_version < CHUNK_SCHEME {
-        "stale_scheme"
+        ListedState::StaleScheme
     } else {
-        "ingested"
+        ListedState::Ingested
     }
 }
 

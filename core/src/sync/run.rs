@@ -67,9 +67,7 @@ pub struct ListedFile {
     pub source: String,
     pub source_type: SourceType,
     pub title: String,
-    /// `ingested`, `stale`, `stale_scheme`, `not_ingested`, `unlisted`, or
-    /// `unreadable` (an indexed image no OCR engine can read now).
-    pub state: &'static str,
+    pub state: super::ListedState,
     pub chunk_count: u32,
     /// The OCR engine that read part of it, or empty.
     pub ocr_engine: String,
@@ -478,7 +476,7 @@ impl Engine {
                     source: file.path.clone(),
                     source_type: SourceType::File,
                     title: String::new(),
-                    state: "not_ingested",
+                    state: super::ListedState::NotIngested,
                     chunk_count: 0,
                     ocr_engine: String::new(),
                 },
@@ -510,12 +508,12 @@ impl Engine {
             }
             // An indexed image on disk that no OCR engine can read now: kept.
             if !images && crate::formats::is_image_path(&r.source) && hasher(&r.source).is_some() {
-                rows.push(listed(r, "unreadable"));
+                rows.push(listed(r, super::ListedState::Unreadable));
                 continue;
             }
             if let Some(b) = scan.blind.iter().position(|b| is_under(&r.source, &b.path)) {
                 held[b] += 1;
-                rows.push(listed(r, "unlisted"));
+                rows.push(listed(r, super::ListedState::Unlisted));
             }
         }
         rows.sort_by(|a, b| a.source.cmp(&b.source));
@@ -542,7 +540,7 @@ impl Engine {
     }
 }
 
-fn listed(r: SourceRecord, state: &'static str) -> ListedFile {
+fn listed(r: SourceRecord, state: super::ListedState) -> ListedFile {
     ListedFile {
         source: r.source,
         source_type: r.source_type,

@@ -123,9 +123,15 @@ fn list_labels_follow_the_same_rule() {
     let r = record("/r/a.md", "h", 1.0, Some("m0"));
     let f = file("/r/a.md", 1.0);
     let none = Table::new(&[]);
-    assert_eq!(file_state(&r, &f, Some("m0"), &none).label(), "ingested");
-    assert_eq!(file_state(&r, &f, Some("m1"), &none).label(), "stale");
-    assert_eq!(file_state(&r, &f, None, &none).label(), "ingested");
+    assert_eq!(
+        file_state(&r, &f, Some("m0"), &none).label().as_str(),
+        "ingested"
+    );
+    assert_eq!(
+        file_state(&r, &f, Some("m1"), &none).label().as_str(),
+        "stale"
+    );
+    assert_eq!(file_state(&r, &f, None, &none).label().as_str(), "ingested");
     let moved = file("/r/a.md", 9.0);
     assert_eq!(
         file_state(&r, &moved, Some("m0"), &none),

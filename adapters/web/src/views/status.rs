@@ -4,6 +4,7 @@
 use maud::{html, Markup};
 use minirag_core::progress::{Job, JobState};
 use minirag_core::sync::run::ListedFile;
+use minirag_core::sync::ListedState;
 use serde_json::Value;
 
 use super::{doc_link, enc, page, Nav};
@@ -16,15 +17,6 @@ pub struct Wanted {
     #[serde(default)]
     pub job: String,
 }
-
-const STATES: &[&str] = &[
-    "ingested",
-    "stale",
-    "stale_scheme",
-    "not_ingested",
-    "unlisted",
-    "unreadable",
-];
 
 pub fn view(
     wanted: &Wanted,
@@ -64,7 +56,7 @@ pub fn view(
                     label { "State "
                         select name="state" {
                             option value="" { "any" }
-                            @for s in STATES { option value=(s) selected[*s == wanted.state] { (s) } }
+                            @for s in ListedState::ALL.map(ListedState::as_str) { option value=(s) selected[s == wanted.state] { (s) } }
                         }
                     }
                     button type="submit" { "Filter" }
@@ -133,7 +125,7 @@ fn files_table(wanted: &Wanted, files: Result<&[ListedFile], &str>) -> Markup {
     };
     let shown: Vec<&ListedFile> = files
         .iter()
-        .filter(|f| wanted.state.is_empty() || f.state == wanted.state)
+        .filter(|f| wanted.state.is_empty() || f.state.as_str() == wanted.state)
         .collect();
     html! {
         p.meta { (shown.len()) " of " (files.len()) " files" }
@@ -142,12 +134,12 @@ fn files_table(wanted: &Wanted, files: Result<&[ListedFile], &str>) -> Markup {
                 thead { tr { th scope="col" { "File" } th scope="col" { "State" } th scope="col" { "Chunks" } } }
                 tbody {
                     @for f in shown {
-                        tr data-state=(f.state) {
+                        tr data-state=(f.state.as_str()) {
                             td {
                                 @if f.chunk_count > 0 { a href=(doc_link(&f.source, None, "")) { (f.source) } }
                                 @else { (f.source) }
                             }
-                            td { (f.state) }
+                            td { (f.state.as_str()) }
                             td.num { (f.chunk_count) }
                         }
                     }

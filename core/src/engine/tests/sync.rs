@@ -10,7 +10,7 @@ fn states(f: &Fixture) -> Vec<&'static str> {
         .unwrap()
         .files
         .iter()
-        .map(|x| x.state)
+        .map(|x| x.state.as_str())
         .collect()
 }
 
