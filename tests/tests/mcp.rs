@@ -416,36 +416,41 @@ async fn annotations_structured_output_and_resources() {
             jsonschema::validator_for(&schema).unwrap(),
         );
     }
-    // A job's state and phase are enums a client can read from the schema.
-    let status = tools.iter().find(|t| t.name == "sync_status").unwrap();
-    let schema = Value::Object(status.output_schema.as_deref().unwrap().clone()).to_string();
-    for value in [
-        "running",
-        "succeeded",
-        "failed",
-        "indexing",
-        "recognising",
-        "embedding",
-    ] {
-        assert!(
-            schema.contains(&format!("\"{value}\"")),
-            "{value}: {schema}"
-        );
-    }
-    let list = tools.iter().find(|t| t.name == "list_files").unwrap();
-    let schema = Value::Object(list.output_schema.as_deref().unwrap().clone()).to_string();
-    for value in [
-        "ingested",
-        "stale",
-        "stale_scheme",
-        "not_ingested",
-        "unlisted",
-        "unreadable",
-    ] {
-        assert!(
-            schema.contains(&format!("\"{value}\"")),
-            "{value}: {schema}"
-        );
+    // A job's state and phase, and a listed file's state, are enums a
+    // client can read from the schema.
+    let enums: [(&str, &[&str]); 2] = [
+        (
+            "sync_status",
+            &[
+                "running",
+                "succeeded",
+                "failed",
+                "indexing",
+                "recognising",
+                "embedding",
+            ],
+        ),
+        (
+            "list_files",
+            &[
+                "ingested",
+                "stale",
+                "stale_scheme",
+                "not_ingested",
+                "unlisted",
+                "unreadable",
+            ],
+        ),
+    ];
+    for (tool, values) in enums {
+        let t = tools.iter().find(|t| t.name == tool).unwrap();
+        let schema = Value::Object(t.output_schema.as_deref().unwrap().clone()).to_string();
+        for value in values {
+            assert!(
+                schema.contains(&format!("\"{value}\"")),
+                "{tool} {value}: {schema}"
+            );
+        }
     }
     // Every tool's structuredContent matches its schema and the text block.
     let structured = |name: &str, r: &rmcp::model::CallToolResult| -> Value {

@@ -297,6 +297,19 @@ fn silent_server(port: u16) {
     });
 }
 
+/// A sync's answer when the server on `port` gave no vectors: the four
+/// files ingested, and a notice that names the server.
+fn assert_synced_without_the_model(v: &serde_json::Value, port: u16) {
+    assert_eq!(v["counts"]["ingested"], 4, "{v}");
+    assert!(
+        v["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("without the embedding model")
+                && n.contains(&format!("127.0.0.1:{port}"))),
+        "{v}"
+    );
+}
+
 #[test]
 fn a_server_that_never_answers_costs_its_read_limit_and_keywords_still_work() {
     let (port, mut c) = on_a_free_port();
@@ -310,14 +323,7 @@ fn a_server_that_never_answers_costs_its_read_limit_and_keywords_still_work() {
     // A hang would be the default 120 s limit times every batch; one read
     // limit and the keyword pass are far below this.
     assert!(took < Duration::from_secs(60), "sync took {took:?}");
-    assert_eq!(v["counts"]["ingested"], 4, "{v}");
-    assert!(
-        v["notice"]
-            .as_str()
-            .is_some_and(|n| n.contains("without the embedding model")
-                && n.contains(&format!("127.0.0.1:{port}"))),
-        "{v}"
-    );
+    assert_synced_without_the_model(&v, port);
     let (code, q, err) = c.json(&["query", "vegetables"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(q["results"][0]["source"], c.path("soup.md"), "{q}");
@@ -368,14 +374,7 @@ fn an_unreachable_server_leaves_the_folder_keyword_searchable() {
     let (port, c) = on_a_free_port();
     let (code, v, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(v["counts"]["ingested"], 4, "{v}");
-    assert!(
-        v["notice"]
-            .as_str()
-            .is_some_and(|n| n.contains("without the embedding model")
-                && n.contains(&format!("127.0.0.1:{port}"))),
-        "{v}"
-    );
+    assert_synced_without_the_model(&v, port);
     let (_, q, _) = c.json(&["query", "vegetables"]);
     assert_eq!(q["results"][0]["source"], c.path("soup.md"), "{q}");
     let out = c.cli(&["doctor"]);

@@ -25,8 +25,8 @@ const PANEL: usize = 16;
 const VECS: usize = PANEL / 8;
 /// Rows of `x` per register tile: 4 × 2 accumulators, 2 weight vectors,
 /// a broadcast and a product take 12 of AVX2's 16 registers (4 × 3
-/// spilled an accumulator to the stack and ran at less than half speed;
-/// 3 × 3 was 10 % slower than this).
+/// spilled an accumulator to the stack, a quarter slower; 3 × 3 was about
+/// 10 % slower than this).
 const TILE_ROWS: usize = 4;
 /// Rows per parallel task when a batch has rows enough for every thread.
 const ROWS_PER_TASK: usize = 32;

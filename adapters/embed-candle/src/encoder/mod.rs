@@ -170,10 +170,9 @@ impl Encoder {
         })
     }
 
-    /// Runs the dense layers `choose(layer index, which)` picks in int8.
-    /// Returns how many now do.
-    pub fn quantize(&mut self, choose: impl Fn(usize, Dense) -> bool) -> usize {
-        let mut done = 0;
+    /// Runs the dense layers `choose(layer index, which)` picks in int8
+    /// (a shape that does not quantize stays f32).
+    pub fn quantize(&mut self, choose: impl Fn(usize, Dense) -> bool) {
         for (n, layer) in self.layers.iter_mut().enumerate() {
             for (which, linear) in [
                 (Dense::Qkv, &mut layer.qkv),
@@ -181,16 +180,11 @@ impl Encoder {
                 (Dense::Up, &mut layer.up),
                 (Dense::Down, &mut layer.down),
             ] {
-                if choose(n, which) && (linear.is_int8() || linear.quantize()) {
-                    done += 1;
+                if choose(n, which) && !linear.is_int8() {
+                    linear.quantize();
                 }
             }
         }
-        done
-    }
-
-    pub fn layer_count(&self) -> usize {
-        self.layers.len()
     }
 
     pub fn hidden_size(&self) -> usize {
