@@ -55,4 +55,7 @@ pub mod testing;
 /// chunk carries its location (vectors come back from the chunk-text cache).
 /// 5: a numbered step keeps its number, PDF text that looks like Markdown
 /// stays text, HTML titles decode every character reference.
-pub const CHUNK_SCHEME: u32 = 5;
+/// 6: short paragraphs share units (documents without headings are no longer
+/// one section per paragraph; a unit under 16 tokens joins a neighbour),
+/// table-of-contents lines are left out.
+pub const CHUNK_SCHEME: u32 = 6;

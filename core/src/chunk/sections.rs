@@ -1,9 +1,10 @@
 //! Sections (parent units) and their breadcrumb ladders.
 
 use super::blocks;
+use super::cap::SECTION_CAP;
 use super::category::{detect, Category};
 use super::{Heading, Section};
-use crate::markdown::{atx_heading, code_lines, slide_marker, timestamp_seconds};
+use crate::markdown::{atx_heading, code_lines, slide_marker, starts_heading, timestamp_seconds};
 
 /// Transcript windows are this many seconds long.
 pub const WINDOW_SECONDS: u64 = 120;
@@ -20,12 +21,58 @@ pub fn build(markdown: &str, title: &str) -> (Category, Vec<Section>) {
     };
     let sections: Vec<Section> = sections
         .into_iter()
+        .map(without_contents_lines)
         .filter(|s| !s.body.trim().is_empty())
         .collect();
     if sections.is_empty() && !markdown.trim().is_empty() && category != Category::Generic {
         return (Category::Generic, generic(markdown));
     }
     (category, sections)
+}
+
+/// A section without its table-of-contents lines: the headings they list
+/// are the document's own, and leader dots are no passage anyone searches
+/// for.
+fn without_contents_lines(mut section: Section) -> Section {
+    if section.body.lines().any(is_contents_line) {
+        let kept: Vec<&str> = section
+            .body
+            .split('\n')
+            .filter(|l| !is_contents_line(l))
+            .collect();
+        section.body = body_of(&kept);
+    }
+    section
+}
+
+/// A line of a table of contents: runs of leader dots or colons (`. . .`,
+/// `: : :`, `.....`, `…`) make up a good part of it, and it has a page
+/// number.
+pub fn is_contents_line(line: &str) -> bool {
+    let leader = |w: &str| !w.is_empty() && w.chars().all(|c| matches!(c, '.' | ':' | '·' | '…'));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut leader_chars = 0;
+    let mut run = 0;
+    for (k, w) in words.iter().enumerate() {
+        if leader(w) {
+            run += 1;
+            let next_leader = words.get(k + 1).is_some_and(|n| leader(n));
+            if !next_leader {
+                let run_words = &words[k + 1 - run..=k];
+                let chars: usize = run_words.iter().map(|w| w.chars().count()).sum();
+                if run >= 3 || chars >= 4 {
+                    leader_chars += chars;
+                }
+                run = 0;
+            }
+        }
+    }
+    let all: usize = words.iter().map(|w| w.chars().count()).sum();
+    leader_chars >= 4
+        && leader_chars * 10 >= all * 3
+        && line
+            .chars()
+            .any(|c| c.is_ascii_digit() || matches!(c, 'i' | 'v' | 'x'))
 }
 
 /// Joins lines, dropping blank lines at both ends and trailing whitespace.
@@ -223,9 +270,62 @@ fn slides(markdown: &str) -> Vec<Section> {
     out
 }
 
+/// Consecutive blocks of a document without headings, grouped into
+/// sections of up to the cap, so the packer can fill units from several
+/// short paragraphs (one section per block gave a PDF manual a median of 9
+/// words a unit). A block that opens with a heading starts a new section:
+/// units never run across a heading.
 fn generic(markdown: &str) -> Vec<Section> {
-    blocks::split(markdown, None)
-        .into_iter()
-        .map(|b| Section::plain(b.text))
-        .collect()
+    let mut out: Vec<Section> = Vec::new();
+    let mut body = String::new();
+    let mut body_chars = 0;
+    for block in blocks::split(markdown, None) {
+        let opens_heading = block.text.lines().next().is_some_and(starts_heading);
+        let len = block.text.chars().count();
+        if !body.is_empty() && (opens_heading || body_chars + 2 + len > SECTION_CAP) {
+            out.push(Section::plain(std::mem::take(&mut body)));
+            body_chars = 0;
+        }
+        if !body.is_empty() {
+            body.push_str("\n\n");
+            body_chars += 2;
+        }
+        body.push_str(&block.text);
+        body_chars += len;
+    }
+    if !body.is_empty() {
+        out.push(Section::plain(body));
+    }
+    out
+}
+
+#[cfg(test)]
+mod contents_tests {
+    use super::is_contents_line;
+
+    #[test]
+    fn leader_lines_are_contents() {
+        for line in [
+            "2.1. NAME : : : : : : : : : : : : : : : : : : 2",
+            "Introduction .................... 7",
+            "3.4. Handling data . . . . . . . . . . . . 24",
+            "| 2.8. CAVEATS | : : : : : : : : : : : : : : : : : : : : 7 |",
+            "Preface ……………………… iii",
+        ] {
+            assert!(is_contents_line(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn prose_and_code_are_not() {
+        for line in [
+            "See section 2.1 for details.",
+            "for (i = 0; i < n; i++) { ... }",
+            "Wait... what? It took 3 days.",
+            "a ::= b | c : d",
+            "",
+        ] {
+            assert!(!is_contents_line(line), "{line}");
+        }
+    }
 }
