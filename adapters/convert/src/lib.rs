@@ -14,6 +14,7 @@ pub mod pdf;
 mod pdf_columns;
 mod pdf_layout;
 mod pdf_lines;
+mod pdf_outline;
 mod pdf_spans;
 mod pdf_table;
 mod plain_text;

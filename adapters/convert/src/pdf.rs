@@ -4,7 +4,8 @@
 //! ([`crate::pdf_table`]), two-column pages read left column first
 //! ([`crate::pdf_columns`]), running headers and footers are dropped and
 //! wrapped lines joined into paragraphs, across columns and pages
-//! ([`crate::pdf_layout`]). A PDF without a text layer is a clear "scanned,
+//! ([`crate::pdf_layout`]); the outline's entries become headings
+//! ([`crate::pdf_outline`]). A PDF without a text layer is a clear "scanned,
 //! needs OCR" error, never an empty document.
 
 use minirag_core::location::{word_count, Mark, Place};
@@ -14,6 +15,7 @@ use crate::office::{malformed, malformed_by};
 use crate::pdf_columns::reading_order;
 use crate::pdf_layout::{Paragraphs, RunningLines};
 use crate::pdf_lines::{lines, Line};
+use crate::pdf_outline;
 use crate::pdf_spans::{page_spans, FontCache};
 use crate::pdf_table::{self, Block};
 
@@ -82,6 +84,8 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
             pages: page_chars.len() as u32,
         });
     };
+    let outline = pdf_outline::entries(&doc);
+    let markdown = pdf_outline::apply(&markdown, &places, &outline);
     Ok(Converted {
         markdown,
         metadata_title: None,
