@@ -54,7 +54,10 @@ fn reads_as(line: &[String], title: &[String]) -> bool {
         return false;
     }
     let extra = line.len() - title.len();
-    line[extra..] == *title && line[..extra].iter().all(|w| w.chars().all(|c| c.is_ascii_digit()))
+    line[extra..] == *title
+        && line[..extra]
+            .iter()
+            .all(|w| w.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Turns the lines the outline names into headings. Entries are matched in
