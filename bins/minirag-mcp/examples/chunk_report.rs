@@ -42,12 +42,9 @@ fn main() {
         let chunks = index
             .chunks(&record.source, 0..=record.chunk_count - 1)
             .unwrap_or_else(|e| fail(&record.source, &e));
-        let format = record
-            .source
-            .rsplit_once('.')
-            .map(|(_, ext)| ext.to_ascii_lowercase())
-            .filter(|ext| ext.len() <= 5 && !ext.contains('/'))
-            .unwrap_or_else(|| "other".into());
+        let format = minirag_core::formats::of_source(&record.source)
+            .map_or("other", |f| f.key)
+            .to_string();
         for chunk in chunks {
             let tokens = counter.count(&chunk.text);
             by_format.entry(format.clone()).or_default().push(tokens);

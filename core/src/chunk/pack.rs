@@ -131,6 +131,16 @@ fn atoms(body: &str) -> Vec<Atom> {
     out
 }
 
+/// Appends atoms to `text`, each after its separator.
+fn join_atoms(text: &mut String, atoms: &[Atom]) {
+    for (k, atom) in atoms.iter().enumerate() {
+        if k > 0 {
+            text.push_str(atom.sep);
+        }
+        text.push_str(&atom.text);
+    }
+}
+
 struct Packer<'a> {
     budget: usize,
     counter: &'a dyn TokenCounter,
@@ -153,12 +163,7 @@ impl Packer<'_> {
 
     fn render(&self, header: Option<&str>, atoms: &[Atom]) -> String {
         let mut text = self.head(header);
-        for (k, atom) in atoms.iter().enumerate() {
-            if k > 0 {
-                text.push_str(atom.sep);
-            }
-            text.push_str(&atom.text);
-        }
+        join_atoms(&mut text, atoms);
         text
     }
 
@@ -442,12 +447,7 @@ fn split_long_sentences(atoms: Vec<Atom>, packer: &Packer<'_>) -> Vec<Atom> {
 fn absorb_small_runs(pieces: &mut Vec<Piece>, packer: &Packer<'_>) {
     let body_tokens = |atoms: &[Atom]| {
         let mut text = String::new();
-        for (k, atom) in atoms.iter().enumerate() {
-            if k > 0 {
-                text.push_str(atom.sep);
-            }
-            text.push_str(&atom.text);
-        }
+        join_atoms(&mut text, atoms);
         packer.counter.count(&text)
     };
     let small = |piece: &Piece| match piece {
