@@ -58,4 +58,6 @@ pub mod testing;
 /// 6: short paragraphs share units (documents without headings are no longer
 /// one section per paragraph; a unit under 16 tokens joins a neighbour),
 /// table-of-contents lines are left out.
-pub const CHUNK_SCHEME: u32 = 6;
+/// 7: a PDF without an outline takes headings from its type, and its
+/// monospaced lines are code blocks.
+pub const CHUNK_SCHEME: u32 = 7;

@@ -17,6 +17,7 @@ mod pdf_lines;
 mod pdf_outline;
 mod pdf_spans;
 mod pdf_table;
+mod pdf_typography;
 mod plain_text;
 pub mod pptx;
 pub mod sheets;

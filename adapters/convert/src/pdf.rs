@@ -18,6 +18,7 @@ use crate::pdf_lines::{lines, Line};
 use crate::pdf_outline;
 use crate::pdf_spans::{page_spans, FontCache};
 use crate::pdf_table::{self, Block};
+use crate::pdf_typography::{TypeCount, Typography};
 
 /// Decompressed bytes one page's streams may expand to (a stream bomb guard).
 const MAX_PAGE_STREAM: usize = 64 << 20;
@@ -51,9 +52,10 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
             .sum::<usize>();
         (lines(spans), chars as u32)
     };
-    // Pass 1: running headers and footers are found over all pages; the
-    // pages' lines are kept only while they are few.
+    // Pass 1: running headers and footers and the body text's size are
+    // found over all pages; the pages' lines are kept only while they are few.
     let mut running = RunningLines::default();
+    let mut type_count = TypeCount::default();
     let mut page_chars = Vec::with_capacity(ids.len());
     let mut kept: Option<Vec<Vec<Line>>> = Some(Vec::new());
     let mut kept_bytes = 0;
@@ -61,15 +63,18 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
         let (page, chars) = page_lines(id);
         page_chars.push(chars);
         running.count(&page, line_key);
+        type_count.count(&page);
         kept_bytes += page.iter().map(line_bytes).sum::<usize>();
         match &mut kept {
             Some(pages) if kept_bytes <= keep => pages.push(page),
             _ => kept = None,
         }
     }
+    // Headings come from the outline where there is one, else from type.
+    let outline = pdf_outline::entries(&doc);
     // Pass 2: each page laid out and written as it comes. Text runs on
     // across pages, so a paragraph cut by a page break is joined.
-    let mut out = Writer::default();
+    let mut out = Writer::new(type_count.finish(outline.is_empty()));
     let mut lay_out = |mut page: Vec<Line>| {
         running.drop_from(&mut page, line_key);
         out.page(pdf_table::blocks(page));
@@ -84,7 +89,6 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
             pages: page_chars.len() as u32,
         });
     };
-    let outline = pdf_outline::entries(&doc);
     let markdown = pdf_outline::apply(&markdown, &places, &outline);
     Ok(Converted {
         markdown,
@@ -108,7 +112,6 @@ fn line_bytes(l: &Line) -> usize {
 
 /// The document's Markdown, written part by part: a run of text (joined
 /// across pages) or a table, parts separated by a blank line.
-#[derive(Default)]
 struct Writer {
     markdown: String,
     /// The kind of the last part begun; `None` before the first.
@@ -128,6 +131,17 @@ enum Part {
 }
 
 impl Writer {
+    fn new(typography: Typography) -> Self {
+        Writer {
+            markdown: String::new(),
+            last: None,
+            text: Paragraphs::new(typography),
+            places: Vec::new(),
+            lines: 0,
+            counted: 0,
+        }
+    }
+
     fn begin(&mut self, part: Part) {
         if self.last == Some(part) && part == Part::Text {
             return;

@@ -4,6 +4,7 @@
 //! (a title over both columns) separate bands, each read left then right.
 
 use crate::pdf_lines::{Line, Segment};
+use crate::pdf_spans::Style;
 
 /// The gutter is searched in the middle of the text's width, this share
 /// away from either edge.
@@ -27,6 +28,10 @@ pub struct TextLine {
     pub full: bool,
     /// Text size: a change of size (a heading) ends a paragraph.
     pub size: f32,
+    /// What all of the line shares: bold or monospaced throughout.
+    pub style: Style,
+    /// Where it starts on the page: a code line's indentation.
+    pub x0: f32,
 }
 
 /// One line's part on one side of the gutter.
@@ -34,6 +39,7 @@ struct Piece {
     x0: f32,
     x1: f32,
     size: f32,
+    style: Style,
     text: String,
 }
 
@@ -41,6 +47,7 @@ impl Piece {
     fn of(segs: &[&Segment]) -> Option<Piece> {
         Some(Piece {
             size: segs.iter().map(|s| s.size).fold(0.0, f32::max),
+            style: segs.iter().map(|s| s.style).reduce(Style::common)?,
             x0: segs.first()?.x0,
             x1: segs.last()?.x1,
             text: segs
@@ -127,6 +134,8 @@ fn mark(pieces: Vec<Piece>, edge: Edge) -> Vec<TextLine> {
         .map(|p| TextLine {
             full: edge.measurable && p.x1 - edge.x0 >= FULL_SHARE * (edge.right - edge.x0),
             size: p.size,
+            style: p.style,
+            x0: p.x0,
             text: p.text,
         })
         .collect()

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::pdf_columns::TextLine;
+use crate::pdf_typography::Typography;
 
 /// Lines at the top and at the bottom of a page that may be running.
 const EDGE_LINES: usize = 3;
@@ -115,17 +116,41 @@ pub fn paragraphs(lines: &[TextLine]) -> String {
 /// that does not end a sentence continues on the next line (a hyphenated
 /// word is rejoined); a short line (a heading, a paragraph's last line) ends
 /// its block, and blocks are separated by a blank line, as Markdown
-/// paragraphs. How a line ends depends only on the line after it, so one
-/// line waits and the rest is written at once.
+/// paragraphs. A line that stands alone and reads as a heading by its type
+/// ([`Typography`]) becomes an ATX heading; a run of monospaced lines is a
+/// fenced code block, its lines kept as set. How a line ends depends only
+/// on the line after it, so one line waits and the rest is written at once.
 #[derive(Default)]
 pub struct Paragraphs {
     waiting: Option<TextLine>,
+    typography: Typography,
+    /// The left edge of the open code block's first line.
+    fence: Option<f32>,
 }
 
+/// A line that opens a list item (`3.`, `2.1)`, a bullet) starts a block
+/// of its own, even after a full line: the item before has ended.
+fn opens_item(line: &str) -> bool {
+    let first = line.split_whitespace().next().unwrap_or("");
+    matches!(first, "•" | "◦" | "▪" | "‣" | "–")
+        || (first.starts_with(|c: char| c.is_ascii_digit())
+            && minirag_core::markdown::is_list_marker(first))
+}
+
+/// Monospaced glyphs are about this share of the text size wide.
+const MONO_ADVANCE: f32 = 0.6;
+
 impl Paragraphs {
+    pub fn new(typography: Typography) -> Self {
+        Self {
+            typography,
+            ..Self::default()
+        }
+    }
+
     pub fn push(&mut self, next: TextLine, out: &mut String) {
         if let Some(this) = self.waiting.take() {
-            write_line(&this, Some(&next), out);
+            self.write_line(&this, Some(&next), out);
         }
         self.waiting = Some(next);
     }
@@ -138,44 +163,96 @@ impl Paragraphs {
     /// Writes the last line, which ends the text.
     pub fn finish(&mut self, out: &mut String) {
         if let Some(this) = self.waiting.take() {
-            write_line(&this, None, out);
+            self.write_line(&this, None, out);
         }
     }
-}
 
-fn write_line(this: &TextLine, next: Option<&TextLine>, out: &mut String) {
-    // A line that starts a block is text, whatever it starts with.
-    let at_start = out.is_empty() || out.ends_with('\n');
-    let line: &str = &if at_start {
-        crate::plain_text::escape_line_start(&this.text)
-    } else {
-        std::borrow::Cow::Borrowed(this.text.as_str())
-    };
-    let Some(TextLine {
-        text: next,
-        size: next_size,
-        ..
-    }) = next
-    else {
-        out.push_str(line);
-        return;
-    };
-    // A table-of-contents entry (dot leaders) is a line of its own.
-    let leader = line.contains(". . . .") || line.contains(".....");
-    let long = this.full && !leader && same_size(this.size, *next_size);
-    let ends_sentence = line.ends_with(['.', '!', '?', ':', ';']);
-    let next_lower = next.chars().next().is_some_and(char::is_lowercase);
-    let next_opens = next_lower || next.starts_with(|c: char| c.is_ascii_digit());
-    if long && line.len() > 1 && line.ends_with('-') && next_lower {
-        out.push_str(&line[..line.len() - 1]);
-        return;
+    fn write_line(&mut self, this: &TextLine, next: Option<&TextLine>, out: &mut String) {
+        if self.typography.is_code(this) {
+            return self.write_code(this, next, out);
+        }
+        // A line that starts a block is text, whatever it starts with.
+        let at_start = out.is_empty() || out.ends_with('\n');
+        let line: &str = &if at_start {
+            crate::plain_text::escape_line_start(&this.text)
+        } else {
+            std::borrow::Cow::Borrowed(this.text.as_str())
+        };
+        let Some(next) = next else {
+            self.write_heading_or(this, at_start, line, out);
+            return;
+        };
+        // A table-of-contents entry (dot leaders) is a line of its own.
+        let leader = line.contains(". . . .") || line.contains(".....");
+        let long = this.full
+            && !leader
+            && !opens_item(&next.text)
+            && !self.typography.is_code(next)
+            && same_size(this.size, next.size)
+            && this.style.bold == next.style.bold;
+        let ends_sentence = line.ends_with(['.', '!', '?', ':', ';']);
+        let next_lower = next.text.chars().next().is_some_and(char::is_lowercase);
+        let next_opens = next_lower || next.text.starts_with(|c: char| c.is_ascii_digit());
+        if long && line.len() > 1 && line.ends_with('-') && next_lower {
+            out.push_str(&line[..line.len() - 1]);
+            return;
+        }
+        if long && (!ends_sentence || next_opens) {
+            out.push_str(line);
+            out.push(' ');
+        } else {
+            self.write_heading_or(this, at_start, line, out);
+            out.push_str("\n\n");
+        }
     }
-    out.push_str(line);
-    out.push_str(if long && (!ends_sentence || next_opens) {
-        " "
-    } else {
-        "\n\n"
-    });
+
+    /// A line that ends its block: a heading when it is a block of its own
+    /// set apart by its type, else `text` as it is.
+    fn write_heading_or(&self, this: &TextLine, at_start: bool, text: &str, out: &mut String) {
+        match self.typography.heading_level(this).filter(|_| at_start) {
+            Some(level) => {
+                out.push_str(&"#".repeat(level));
+                out.push(' ');
+                out.push_str(this.text.trim());
+            }
+            None => out.push_str(text),
+        }
+    }
+
+    /// A monospaced line inside a fence, opened before the first and closed
+    /// after the last; indentation comes back from the line's left edge.
+    fn write_code(&mut self, this: &TextLine, next: Option<&TextLine>, out: &mut String) {
+        let left = *self.fence.get_or_insert_with(|| {
+            // A paragraph that ran on into the code ends before it.
+            if out.ends_with(' ') {
+                out.truncate(out.trim_end_matches(' ').len());
+            }
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push_str("\n\n");
+            }
+            out.push_str("```\n");
+            this.x0
+        });
+        let indent = ((this.x0 - left) / (MONO_ADVANCE * this.size)).round();
+        let indent = if indent.is_finite() {
+            indent.clamp(0.0, 80.0) as usize
+        } else {
+            0
+        };
+        out.push_str(&" ".repeat(indent));
+        if indent == 0 && this.text.starts_with("```") {
+            out.push(' ');
+        }
+        out.push_str(&this.text);
+        out.push('\n');
+        if !next.is_some_and(|n| self.typography.is_code(n)) {
+            out.push_str("```");
+            if next.is_some() {
+                out.push_str("\n\n");
+            }
+            self.fence = None;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -215,6 +292,8 @@ mod tests {
             text: text.into(),
             full,
             size: 11.0,
+            style: Default::default(),
+            x0: 0.0,
         };
         let lines = [
             line("Section 1: Cranes", false),
@@ -247,6 +326,15 @@ mod tests {
             ]),
             "the crew wrote it down as an example",
             "a hyphenated line end is rejoined"
+        );
+        assert_eq!(
+            paragraphs(&[
+                line("2. Pack the archive with the largest block size and the", true),
+                line("fastest setting.", true),
+                line("3. Check the packed archive before deleting the original.", false),
+            ]),
+            "2\\. Pack the archive with the largest block size and the fastest setting.\n\n3\\. Check the packed archive before deleting the original.",
+            "a numbered item after a full line starts its own block"
         );
     }
 }

@@ -3,7 +3,7 @@
 //! and a line's spans form segments where they are far apart (table cells,
 //! the two halves of a two-column page).
 
-use crate::pdf_spans::Span;
+use crate::pdf_spans::{Span, Style};
 
 /// Baselines closer than this share of the text size are one line.
 const SAME_LINE: f32 = 0.3;
@@ -19,6 +19,8 @@ pub struct Segment {
     pub x1: f32,
     /// The largest text size in it.
     pub size: f32,
+    /// What all its spans share.
+    pub style: Style,
     pub text: String,
 }
 
@@ -84,11 +86,13 @@ fn line(mut spans: Vec<Span>) -> Line {
                 seg.text.push_str(&text);
                 seg.x1 = seg.x1.max(s.x1);
                 seg.size = seg.size.max(s.size);
+                seg.style = seg.style.common(s.style);
             }
             _ => segments.push(Segment {
                 x0: s.x0,
                 x1: s.x1,
                 size: s.size,
+                style: s.style,
                 text,
             }),
         }
@@ -113,6 +117,7 @@ pub fn test_line(y: f32, segs: &[(f32, f32, &str)]) -> Line {
                 x0,
                 x1,
                 size: 10.0,
+                style: Style::default(),
                 text: t.into(),
             })
             .collect(),
@@ -129,6 +134,7 @@ mod tests {
             x1,
             y,
             size: 10.0,
+            style: Style::default(),
             text: text.into(),
         }
     }

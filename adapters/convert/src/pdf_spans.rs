@@ -18,7 +18,26 @@ pub struct Span {
     pub y: f32,
     /// Rendered font size (text size times the matrices' vertical scale).
     pub size: f32,
+    pub style: Style,
     pub text: String,
+}
+
+/// How a font sets its text, as far as layout cares: bold sets a heading
+/// apart from body text of its size, and a monospaced font marks code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    pub bold: bool,
+    pub mono: bool,
+}
+
+impl Style {
+    /// What two runs share: a line is bold (or code) only when all of it is.
+    pub fn common(self, other: Style) -> Style {
+        Style {
+            bold: self.bold && other.bold,
+            mono: self.mono && other.mono,
+        }
+    }
 }
 
 /// Fonts already loaded, by their dictionary: pages share fonts, and
@@ -44,6 +63,7 @@ struct Font<'a> {
     wide: bool,
     widths: BTreeMap<u32, f32>,
     default_width: f32,
+    style: Style,
 }
 
 impl Font<'_> {
@@ -110,6 +130,7 @@ fn load_font<'a>(doc: &'a Document, dict: &'a Dictionary, limit: usize) -> Font<
             .map(|o| deref(doc, o))
             .and_then(|o| o.as_dict().ok());
         let mut default_width = 1000.0;
+        let style = font_style(doc, dict, descendant);
         if let Some(d) = descendant {
             if let Some(dw) = d.get(b"DW").ok().and_then(number) {
                 default_width = dw;
@@ -127,6 +148,7 @@ fn load_font<'a>(doc: &'a Document, dict: &'a Dictionary, limit: usize) -> Font<
             wide: true,
             widths,
             default_width,
+            style,
         };
     }
     let first = dict.get(b"FirstChar").ok().and_then(number).unwrap_or(0.0) as u32;
@@ -143,17 +165,64 @@ fn load_font<'a>(doc: &'a Document, dict: &'a Dictionary, limit: usize) -> Font<
     }
     // Standard-14 fonts carry no widths: Courier's are all 600, the others
     // average about 500.
-    let base = dict
-        .get(b"BaseFont")
-        .and_then(Object::as_name)
-        .unwrap_or(b"");
-    let mono = String::from_utf8_lossy(base).to_ascii_lowercase();
-    let mono = mono.contains("courier") || mono.contains("mono");
+    let style = font_style(doc, dict, None);
     Font {
         encoding,
         wide: false,
         widths,
-        default_width: if mono { 600.0 } else { 500.0 },
+        default_width: if style.mono { 600.0 } else { 500.0 },
+        style,
+    }
+}
+
+/// Name parts of bold faces (`Arial-BoldMT`, `DejaVuSerif-Bold`, `Inter-SemiBold`).
+const BOLD_NAMES: [&str; 5] = ["bold", "black", "heavy", "demi", "semibold"];
+/// Name parts of monospaced faces, for fonts whose descriptor does not say.
+const MONO_NAMES: [&str; 11] = [
+    "mono",
+    "courier",
+    "consol",
+    "menlo",
+    "monaco",
+    "nimbusmon",
+    "cousine",
+    "typewriter",
+    "lettergothic",
+    "cmtt",
+    "lmtt",
+];
+/// `/Flags` bits of a font descriptor (PDF 32000-1 §9.8.2).
+const FIXED_PITCH: i64 = 1;
+const FORCE_BOLD: i64 = 1 << 18;
+
+/// A font's [`Style`] from its descriptor (`/Flags`, `/FontWeight`) and its
+/// name, the font's own or its descendant's for a Type0 font.
+fn font_style(doc: &Document, dict: &Dictionary, descendant: Option<&Dictionary>) -> Style {
+    let descriptor = descendant
+        .unwrap_or(dict)
+        .get(b"FontDescriptor")
+        .map(|o| deref(doc, o))
+        .and_then(Object::as_dict)
+        .ok();
+    let entry = |key: &[u8]| {
+        descriptor
+            .and_then(|d| d.get(key).ok())
+            .map(|o| deref(doc, o))
+    };
+    let flags = entry(b"Flags").and_then(|o| o.as_i64().ok()).unwrap_or(0);
+    let weight = entry(b"FontWeight").and_then(number).unwrap_or(0.0);
+    let name = dict
+        .get(b"BaseFont")
+        .and_then(Object::as_name)
+        .map(|n| String::from_utf8_lossy(n).to_ascii_lowercase())
+        .unwrap_or_default();
+    // The subset tag (`BAAAAA+`) is six random capitals.
+    let name = name.split_once('+').map_or(name.as_str(), |(_, n)| n);
+    Style {
+        bold: flags & FORCE_BOLD != 0
+            || weight >= 600.0
+            || BOLD_NAMES.iter().any(|b| name.contains(b)),
+        mono: flags & FIXED_PITCH != 0 || MONO_NAMES.iter().any(|m| name.contains(m)),
     }
 }
 
@@ -361,6 +430,7 @@ fn show(bytes: &[u8], font: Option<&Font>, state: &State, tm: &mut Matrix) -> Op
         } else {
             1.0
         },
+        style: font.style,
         text,
     })
 }

@@ -71,6 +71,36 @@ pub fn render(markdown: &str, passage: Option<Range<usize>>, query: &str) -> Str
 }
 
 /// `text` with the query's words in `<strong class="term">`.
+/// The words a reader sees in `markdown`, for a result's snippet: code
+/// without its backticks, links as their text, emphasis and escapes gone,
+/// blocks separated by a space.
+pub fn plain_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let parser = Parser::new_ext(
+        markdown,
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
+    );
+    for event in parser {
+        match event {
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
+                out.push_str(&t)
+            }
+            Event::SoftBreak | Event::HardBreak => out.push(' '),
+            // Inline markup ends inside a sentence; a block's end is a break.
+            Event::End(
+                TagEnd::Emphasis
+                | TagEnd::Strong
+                | TagEnd::Strikethrough
+                | TagEnd::Link
+                | TagEnd::Image,
+            ) => {}
+            Event::End(_) => out.push(' '),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn push_terms<'a>(events: &mut Vec<Event<'a>>, text: CowStr<'a>, query: &str) {
     let ranges = highlight::matches(query, &text);
     if ranges.is_empty() {
@@ -98,6 +128,15 @@ fn safe_url(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snippet_shows_the_words_not_the_markup() {
+        let md = "## Setup\n\nRun `cargo build` with **care**, see [the guide](https://a.org) and 1\\. \\# not a heading.\n\n```\nlet x = 1;\n```";
+        assert_eq!(
+            plain_text(md),
+            "Setup Run cargo build with care, see the guide and 1. # not a heading. let x = 1;"
+        );
+    }
 
     #[test]
     fn the_documents_html_is_text_and_links_are_tamed() {

@@ -187,7 +187,7 @@ fn document(form: &Form, response: &QueryResponse, hits: &[&ResultItem]) -> Mark
                                 @if !hit.breadcrumb().is_empty() { span.crumb { (hit.breadcrumb()) } }
                                 @if let Some(c) = hit.citation() { span.place { (c) } }
                             }
-                            span.snippet { (highlight::marked(&form.q, &highlight::excerpt(&form.q, hit.body(), 360))) }
+                            span.snippet { (highlight::marked(&form.q, &highlight::excerpt(&form.q, &crate::markdown::plain_text(hit.body()), 360))) }
                         }
                     }
                 }
