@@ -14,7 +14,7 @@ fn corpus() -> Corpus {
     let c = Corpus::new(&[
         (
             "guide.md",
-            "# Guide\n\nIntro.\n\n## Ports\n\nThe alpha service listens on port 8080.",
+            "# Guide\n\nIntro.\n\n## Ports\n\nThe alpha service listens on port 8080, set by `ALPHA_PORT` in **alpha.toml**.",
         ),
         ("other.txt", "Unrelated gardening notes about tomatoes."),
     ]);
@@ -80,6 +80,16 @@ async fn the_results_are_in_the_html_of_the_query_url() {
     assert!(
         html.contains("guide.md, line 7"),
         "the passage's place: {html}"
+    );
+    // The snippet shows the words, not the Markdown around them.
+    let snippet = html
+        .split("<span class=\"snippet\">")
+        .nth(1)
+        .and_then(|s| s.split("</span>").next())
+        .expect("a snippet");
+    assert!(
+        snippet.contains("alpha.toml") && !snippet.contains('`') && !snippet.contains("**"),
+        "a snippet without backticks or asterisks: {snippet}"
     );
     // Filters: a format the hit is not in leaves nothing.
     let (_, html) = get(&format!("{base}/?q=alpha+port&format=pdf"), &[]).await;

@@ -93,19 +93,22 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
         table.row(record.iter());
         records += 1;
     }
-    // Record n (the header is 1) is Markdown line n, after the delimiter row.
-    let places = (records > 1 && width > 0)
-        .then(|| Place {
-            line: 2,
-            word: 0,
-            mark: Mark::Rows {
-                sheet: None,
-                first: 2,
-                count: records - 1,
-            },
-        })
-        .into_iter()
-        .collect();
+    // The header (record 1) is Markdown line 0; record n > 1 is line n,
+    // after the delimiter row.
+    let rows = |line, first, count| Place {
+        line,
+        word: 0,
+        mark: Mark::Rows {
+            sheet: None,
+            first,
+            count,
+        },
+    };
+    let places = if records > 1 && width > 0 {
+        vec![rows(0, 1, 1), rows(2, 2, records - 1)]
+    } else {
+        Vec::new()
+    };
     Ok(Converted {
         markdown,
         metadata_title: None,

@@ -131,6 +131,17 @@ fn slides_sheets_rows_and_cells() {
     // Calc's CSV with line breaks inside cells: record numbers, header 1.
     let c = chunks("notes-comma.csv");
     assert_eq!(place_of(&c, "BOLT-M8").rows, Some((2, 4)));
+    // The seeded title's own unit is placed at the header row it names.
+    let title = c
+        .iter()
+        .find(|c| c.text.starts_with("# notes-comma.csv") && !c.text.contains("BOLT-M8"))
+        .expect("a unit of the title alone");
+    assert_eq!(
+        title
+            .location()
+            .map(|l| (l.rows, l.citation("notes-comma.csv"))),
+        Some((Some((1, 1)), "notes-comma.csv, row 1".into()))
+    );
 
     let c = chunks("notebook.ipynb");
     let cells: Vec<Option<u32>> = c

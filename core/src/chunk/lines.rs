@@ -284,7 +284,13 @@ pub fn to_markdown(section: &Section, first: At, last: At) -> Option<(At, At)> {
             section.word_offsets.get(i as usize).copied().unwrap_or(0),
         ))
     };
-    let (a, a_line) = (first.line..=last.line).find_map(|i| known(i).map(|k| (k, i)))?;
+    let Some((a, a_line)) = (first.line..=last.line).find_map(|i| known(i).map(|k| (k, i))) else {
+        // No line of the unit has a mark (a seeded title alone): it is
+        // placed where the text it names begins, the next line with one.
+        let (line, word) = (last.line..section.line_map.len() as u32).find_map(known)?;
+        let at = At { line, word };
+        return Some((at, at));
+    };
     let (b, b_line) = (first.line..=last.line)
         .rev()
         .find_map(|i| known(i).map(|k| (k, i)))?;
@@ -363,6 +369,12 @@ mod tests {
         );
         s.line_map = vec![UNKNOWN; 4];
         assert_eq!(to_markdown(&s, at(0, 0), at(0, 0)), None);
+        // A seeded title alone is placed at the first marked line after it.
+        s.line_map = vec![UNKNOWN, UNKNOWN, 4, 5];
+        assert_eq!(
+            to_markdown(&s, at(0, 0), at(1, 0)),
+            Some((at(4, 0), at(4, 0)))
+        );
     }
 
     #[test]
