@@ -554,3 +554,104 @@ fn a_kill_while_a_large_file_is_replaced_shows_its_old_version_or_the_new_one_wh
         "the next sync completes it"
     );
 }
+
+/// Filters narrow a query by format, modification time and path pattern,
+/// before the cut, on real files (a PDF Writer saved beside Markdown with
+/// set modification times); a bad value is an error naming it and the
+/// forms that work, and a filter that matches nothing says so.
+#[test]
+fn query_filters_narrow_by_format_date_and_path() {
+    let c = Corpus::new(&[
+        (
+            "notes/old.md",
+            "# Old notes\n\nThe update command was run by hand last year.",
+        ),
+        (
+            "specs/new.md",
+            "# New spec\n\nThe update command now runs every night.",
+        ),
+    ])
+    .without_model();
+    let pdf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/convert/tests/fixtures/code-comments.pdf");
+    std::fs::copy(pdf, c.root.join("manual.pdf")).unwrap();
+    // 2025-06-01: before the cut-off date the queries use.
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_748_736_000);
+    std::fs::File::options()
+        .write(true)
+        .open(c.root.join("notes/old.md"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let sources = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["query", "update command", "--top-k", "10"];
+        args.extend_from_slice(extra);
+        let (code, v, err) = c.json(&args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        let mut names: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["source"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    assert_eq!(sources(&[]), ["manual.pdf", "new.md", "old.md"]);
+    assert_eq!(sources(&["--format", "pdf"]), ["manual.pdf"]);
+    assert_eq!(sources(&["--format", "markdown"]), ["new.md", "old.md"]);
+    assert_eq!(
+        sources(&["--since", "2026-01-01"]),
+        ["manual.pdf", "new.md"]
+    );
+    assert_eq!(sources(&["--until", "2026-01-01T00:00:00Z"]), ["old.md"]);
+    assert_eq!(sources(&["--path", "specs/**"]), ["new.md"]);
+    assert_eq!(
+        sources(&["--exclude-path", "*.pdf", "--exclude-path", "notes/**"]),
+        ["new.md"]
+    );
+    let specs = c.path("specs");
+    assert_eq!(
+        sources(&["--format", "md", "--since", "2026-01-01", "--scope", &specs]),
+        ["new.md"]
+    );
+    // Nothing matches: an empty answer that says why.
+    let (code, v, _) = c.json(&["query", "update command", "--format", "epub"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["results"], serde_json::json!([]));
+    let notice = v["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("matches the filter") && notice.contains("epub"),
+        "{v}"
+    );
+    // Bad values are named, with the forms that work.
+    for (args, words) in [
+        (&["--format", "doc"][..], &["\"doc\"", "docx"][..]),
+        (&["--since", "yesterday"], &["\"yesterday\"", "2026-12-01"]),
+        (
+            &["--since", "2026-02-01", "--until", "2026-01-01"],
+            &["modifiedAfter must be before"],
+        ),
+        (&["--path", "docs/[ab"], &["docs/[ab", "]"]),
+    ] {
+        let mut all = vec!["query", "update command"];
+        all.extend_from_slice(args);
+        let out = c.cli(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        for w in words {
+            assert!(err.contains(w), "{args:?}: {err}");
+        }
+    }
+}

@@ -74,6 +74,39 @@ async fn tools_instructions_and_round_trips() {
     assert_eq!(code, 0);
     assert_eq!(cli_q, q);
 
+    // Filters: a.md's folder left out by a path pattern, kept by its format.
+    let sources = |v: &serde_json::Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let narrowed = call_json(
+        &client,
+        "query_documents",
+        json!({"query": "which port does alpha use", "topK": 3, "excludePath": ["a.md"]}),
+    )
+    .await;
+    assert!(!sources(&narrowed).contains(&c.path("a.md")), "{narrowed}");
+    let by_format = call_json(
+        &client,
+        "query_documents",
+        json!({"query": "which port does alpha use", "format": "md", "modifiedAfter": "2000-01-01"}),
+    )
+    .await;
+    assert_eq!(sources(&by_format)[0], c.path("a.md"));
+    let (code, cli_f, _) = c.json(&[
+        "query",
+        "which port does alpha use",
+        "--format",
+        "md",
+        "--since",
+        "2000-01-01",
+    ]);
+    assert_eq!((code, &cli_f), (0, &by_format));
+
     let r = call_json(&client, "read_file", json!({"filePath": c.path("a.md")})).await;
     assert!(r["text"].as_str().unwrap().starts_with("# Alpha"));
     let n = call_json(
@@ -117,6 +150,21 @@ async fn documented_errors() {
             "query_documents",
             json!({"query": "x", "bogus": 1}),
             "bogus",
+        ),
+        (
+            "query_documents",
+            json!({"query": "x", "format": ["md", "doc"]}),
+            "unknown format \"doc\"; use one of: md, txt, html",
+        ),
+        (
+            "query_documents",
+            json!({"query": "x", "modifiedAfter": "last week"}),
+            "modifiedAfter \"last week\" is not a date; write 2026-12-01",
+        ),
+        (
+            "query_documents",
+            json!({"query": "x", "excludePath": "**/[x"}),
+            "path pattern \"**/[x\" cannot be used",
         ),
         (
             "ingest_file",

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError};
-use minirag_core::search::{ChunkKey, Scope};
+use minirag_core::search::{ChunkKey, Filter, FilterRequest, Scope};
 
 use crate::fixtures::*;
 use crate::Subject;
@@ -287,6 +287,64 @@ pub fn scope_applies_before_the_cut<S: Subject>(subject: &S) {
         .unwrap();
     assert_eq!(docs.len(), 1);
     assert_eq!(docs[0].source, "/d/proj/x.md");
+}
+
+/// Each filter (format, date, path pattern) narrows every list before its
+/// cut: sixty better matches outside it leave the one inside in the top 5.
+pub fn a_filter_applies_before_the_cut<S: Subject>(subject: &S) {
+    let store = subject.fresh();
+    let index = subject.open(&store);
+    for i in 0..60 {
+        put(
+            &index,
+            &format!("/d/other/{i}.txt"),
+            &["common words galore common"],
+        );
+    }
+    let texts = vec!["common".to_string()];
+    let mut rec = record("/d/team/specs/x.md", "Title", 1);
+    rec.mtime = 1_800_000_000.0; // 2027-01-15
+    index
+        .replace_source(rec, chunks(&texts), Some(vectors(&texts)))
+        .unwrap();
+    let formats = vec!["md".to_string()];
+    let paths = vec!["**/specs/**".to_string()];
+    let requests = [
+        FilterRequest {
+            formats: &formats,
+            ..Default::default()
+        },
+        FilterRequest {
+            paths: &paths,
+            ..Default::default()
+        },
+        FilterRequest {
+            modified_after: Some("2027-01-01"),
+            ..Default::default()
+        },
+    ];
+    for request in requests {
+        let filter = Filter::new(request, &["/d".to_string()]).unwrap();
+        let scope = Scope::all().with_filter(filter);
+        let kw = index.keyword_search("common", 5, &scope).unwrap();
+        let vec = index
+            .vector_search(&vector("common words galore common"), 5, &scope)
+            .unwrap();
+        let docs = index
+            .read()
+            .unwrap()
+            .document_search("common", 5, &scope)
+            .unwrap();
+        let listed = index.sources(&scope).unwrap();
+        let found: Vec<&str> = [
+            kw.iter().map(|c| c.key.source.as_str()).collect::<Vec<_>>(),
+            vec.iter().map(|c| c.key.source.as_str()).collect(),
+            docs.iter().map(|d| d.source.as_str()).collect(),
+            listed.iter().map(|r| r.source.as_str()).collect(),
+        ]
+        .concat();
+        assert_eq!(found, ["/d/team/specs/x.md"; 4], "{request:?}");
+    }
 }
 
 pub fn vectorless_sources_are_counted_and_get_vectors_later<S: Subject>(subject: &S) {

@@ -33,6 +33,7 @@ pub fn run_all<S: Subject>(subject: &S, cases: u32) {
     a_read_view_is_a_snapshot(subject);
     a_width_clash_is_refused_and_another_model_switches_the_index(subject);
     scope_applies_before_the_cut(subject);
+    a_filter_applies_before_the_cut(subject);
     vectorless_sources_are_counted_and_get_vectors_later(subject);
     vectors_arrive_in_batches_each_durable(subject);
     a_document_scores_as_its_chunks_together(subject);

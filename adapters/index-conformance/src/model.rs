@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use minirag_analyzer::{Analyzer, B, K1, TITLE_WEIGHT};
 use minirag_core::ports::{Embeddings, Index};
-use minirag_core::search::Scope;
+use minirag_core::search::{Filter, FilterRequest, Scope};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -53,8 +53,9 @@ enum Step {
     },
     Compact,
     Reopen,
-    Keyword(Vec<usize>, Option<usize>),
-    Vector(Vec<usize>, Option<usize>),
+    /// Query words, a scope and a filter (indices into [`SCOPES`], [`FILTERS`]).
+    Keyword(Vec<usize>, Option<usize>, Option<usize>),
+    Vector(Vec<usize>, Option<usize>, Option<usize>),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -67,8 +68,10 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (0..SOURCES.len(), 0..6usize, 0..3u8).prop_map(|(source, split, between)| Step::Embed { source, split, between }),
         1 => Just(Step::Compact),
         1 => Just(Step::Reopen),
-        3 => (text.clone(), prop::option::of(0..3usize)).prop_map(|(q, s)| Step::Keyword(q, s)),
-        3 => (text, prop::option::of(0..3usize)).prop_map(|(q, s)| Step::Vector(q, s)),
+        3 => (text.clone(), prop::option::of(0..SCOPES.len()), prop::option::of(0..FILTERS.len()))
+            .prop_map(|(q, s, f)| Step::Keyword(q, s, f)),
+        3 => (text, prop::option::of(0..SCOPES.len()), prop::option::of(0..FILTERS.len()))
+            .prop_map(|(q, s, f)| Step::Vector(q, s, f)),
     ]
 }
 
@@ -77,11 +80,70 @@ type FieldDocs = Vec<((String, Option<u32>), Vec<String>)>;
 
 const SCOPES: [&str; 3] = ["/a", "/b/", "note-1"];
 
+/// Filters as (formats, modified after, modified before, paths, excluded
+/// paths); a source's modification time is its day in [`SOURCES`] order.
+type FilterCase = (
+    &'static [&'static str],
+    Option<&'static str>,
+    Option<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+const FILTERS: [FilterCase; 5] = [
+    (&["md"], None, None, &[], &[]),
+    (&[], Some("1970-01-04"), None, &[], &[]),
+    (&[], None, None, &["**/t*.md"], &[]),
+    (&[], None, None, &[], &["one.md", "note-1*"]),
+    (
+        &["markdown"],
+        None,
+        Some("1970-01-03T12:00:00+12:00"),
+        &[],
+        &[],
+    ),
+];
+/// The roots path patterns are relative to.
+const ROOTS: [&str; 2] = ["/a", "/b"];
+
+fn scope_of(scope: Option<usize>, filter: Option<usize>) -> Scope {
+    let scope = scope.map_or(Scope::all(), |s| Scope::new([SCOPES[s]]));
+    let Some(f) = filter else {
+        return scope;
+    };
+    let (formats, after, before, paths, exclude) = FILTERS[f];
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (formats, paths, exclude) = (owned(formats), owned(paths), owned(exclude));
+    let request = FilterRequest {
+        formats: &formats,
+        modified_after: after,
+        modified_before: before,
+        paths: &paths,
+        exclude_paths: &exclude,
+    };
+    let roots = owned(&ROOTS);
+    scope.with_filter(Filter::new(request, &roots).expect("a valid filter"))
+}
+
+/// A source's modification time in the model: its day in [`SOURCES`].
+fn mtime_of(source: usize) -> f64 {
+    (source as f64 + 1.0) * 86_400.0
+}
+
 #[derive(Clone)]
 struct Doc {
     title: String,
     texts: Vec<String>,
     vectors: bool,
+    mtime: f64,
+}
+
+/// Whether the model's `source` is in reach of `scope`, judged on the
+/// record the model would have stored.
+fn in_reach(model: &BTreeMap<String, Doc>, source: &str, scope: &Scope) -> bool {
+    let d = &model[source];
+    let mut rec = record(source, &d.title, d.texts.len());
+    rec.mtime = d.mtime;
+    scope.admits(&rec)
 }
 
 fn words(ids: &[usize]) -> String {
@@ -113,7 +175,7 @@ fn brute_bm25(
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for ((source, chunk), terms) in &docs {
                 let tf = terms.iter().filter(|t| *t == term).count() as f32;
-                if tf == 0.0 || !scope.matches(source) {
+                if tf == 0.0 || !in_reach(model, source, scope) {
                     continue;
                 }
                 let dl = terms.len() as f32;
@@ -150,7 +212,10 @@ fn brute_bm25(
 
 fn nearest(model: &BTreeMap<String, Doc>, q: &[f32], scope: &Scope) -> HashMap<(String, u32), f32> {
     let mut out = HashMap::new();
-    for (s, d) in model.iter().filter(|(s, d)| d.vectors && scope.matches(s)) {
+    for (s, d) in model
+        .iter()
+        .filter(|(s, d)| d.vectors && in_reach(model, s, scope))
+    {
         for (i, t) in d.texts.iter().enumerate() {
             let v = vector(t);
             let dot: f32 = v.iter().zip(q).map(|(a, b)| a * b).sum();
@@ -218,6 +283,7 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                 let texts: Vec<String> = texts.iter().map(|t| words(t)).collect();
                 let title = format!("{} title", WORDS[title]);
                 let mut rec = record(SOURCES[source], &title, texts.len());
+                rec.mtime = mtime_of(source);
                 if !with_vectors {
                     rec.embedded_with = None;
                 }
@@ -229,6 +295,7 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                         title,
                         texts,
                         vectors: with_vectors,
+                        mtime: mtime_of(source),
                     },
                 );
             }
@@ -241,7 +308,7 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                 let expect = if model.contains_key(SOURCES[a]) && !model.contains_key(SOURCES[b]) {
                     let d = model.remove(SOURCES[a]).unwrap();
                     let n = d.texts.len();
-                    model.insert(SOURCES[b].into(), d);
+                    model.insert(SOURCES[b].into(), Doc { mtime: 2.0, ..d });
                     n
                 } else {
                     0
@@ -307,8 +374,8 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                 drop(index);
                 index = subject.open(&store);
             }
-            Step::Keyword(q, scope) => {
-                let scope = scope.map_or(Scope::all(), |s| Scope::new([SCOPES[s]]));
+            Step::Keyword(q, scope, filter) => {
+                let scope = scope_of(scope, filter);
                 let got: HashMap<_, _> = index
                     .keyword_search(&words(&q), 1000, &scope)
                     .unwrap()
@@ -316,9 +383,21 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                     .map(|c| ((c.key.source, c.key.index), c.value))
                     .collect();
                 same(got, brute_bm25(&model, &words(&q), &scope))?;
+                let listed: Vec<String> = index
+                    .sources(&scope)
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| r.source)
+                    .collect();
+                let reach: Vec<String> = model
+                    .keys()
+                    .filter(|s| in_reach(&model, s, &scope))
+                    .cloned()
+                    .collect();
+                prop_assert_eq!(listed, reach);
             }
-            Step::Vector(q, scope) => {
-                let scope = scope.map_or(Scope::all(), |s| Scope::new([SCOPES[s]]));
+            Step::Vector(q, scope, filter) => {
+                let scope = scope_of(scope, filter);
                 let qv = vector(&words(&q));
                 let got: HashMap<_, _> = index
                     .vector_search(&qv, 1000, &scope)

@@ -950,7 +950,7 @@ impl IndexView for MemView<'_> {
             .sources
             .iter()
             .flatten()
-            .filter(|e| scope.matches(&e.record.source))
+            .filter(|e| scope.admits(&e.record))
             .map(|e| SourceRecord::from(&e.record))
             .collect();
         out.sort_by(|a, b| a.source.cmp(&b.source));

@@ -174,15 +174,30 @@ impl From<&SourceRecord> for DiskSource {
     }
 }
 
+impl<'a> From<&'a DiskSource> for minirag_core::search::SourceFacts<'a> {
+    fn from(d: &'a DiskSource) -> Self {
+        Self {
+            source: &d.source,
+            source_type: source_type(d.source_type),
+            mtime: d.mtime,
+            ingested_at: &d.ingested_at,
+        }
+    }
+}
+
+fn source_type(code: u8) -> SourceType {
+    match code {
+        1 => SourceType::Data,
+        2 => SourceType::Url,
+        _ => SourceType::File,
+    }
+}
+
 impl From<&DiskSource> for SourceRecord {
     fn from(d: &DiskSource) -> Self {
         Self {
             source: d.source.clone(),
-            source_type: match d.source_type {
-                1 => SourceType::Data,
-                2 => SourceType::Url,
-                _ => SourceType::File,
-            },
+            source_type: source_type(d.source_type),
             title: d.title.clone(),
             title_seeded: d.title_seeded,
             file_hash: d.file_hash.clone(),

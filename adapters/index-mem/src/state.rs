@@ -469,7 +469,7 @@ impl State {
     fn allowed_sources(&self, scope: &Scope) -> Vec<bool> {
         self.sources
             .iter()
-            .map(|e| e.as_ref().is_some_and(|e| scope.matches(&e.record.source)))
+            .map(|e| e.as_ref().is_some_and(|e| scope.admits(&e.record)))
             .collect()
     }
 

@@ -153,23 +153,25 @@ impl<'a> PgView<'a> {
         if scope.is_all() {
             return Ok(None);
         }
-        // Prefix candidates in SQL, the exact rule (path boundaries) here.
+        // Prefix candidates in SQL (every source when the scope names no
+        // folder), the exact rule (path boundaries, the filter) here, on
+        // the same records `sources` reads.
         let s = &self.ix.schema;
         let prefixes: Vec<&str> = scope.prefixes().iter().map(String::as_str).collect();
         let rows = self.query(
             "applying the scope",
-            &format!("SELECT id, source, chunk_count FROM {s}.sources WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS p(prefix) WHERE starts_with(source, p.prefix))"),
+            &format!("SELECT {SOURCE_COLUMNS}, id FROM {s}.sources WHERE cardinality($1::text[]) = 0 OR EXISTS (SELECT 1 FROM unnest($1::text[]) AS p(prefix) WHERE starts_with(source, p.prefix))"),
             &[&prefixes],
         )?;
-        let kept: Vec<&postgres::Row> = rows
+        let id_column = SOURCE_COLUMNS.split(',').count();
+        let kept: Vec<(i64, u32)> = rows
             .iter()
-            .filter(|r| scope.matches(r.get::<_, &str>(1)))
+            .map(|r| (r.get::<_, i64>(id_column), record(r)))
+            .filter(|(_, rec)| scope.admits(rec))
+            .map(|(id, rec)| (id, rec.chunk_count))
             .collect();
-        let chunks = kept.iter().map(|r| i64::from(r.get::<_, i32>(2))).sum();
-        Ok(Some((
-            kept.iter().map(|r| r.get::<_, i64>(0)).collect(),
-            chunks,
-        )))
+        let chunks = kept.iter().map(|(_, n)| i64::from(*n)).sum();
+        Ok(Some((kept.into_iter().map(|(id, _)| id).collect(), chunks)))
     }
 
     pub(crate) fn averages(&self) -> (f64, f64, f64, f64, f64) {
@@ -409,7 +411,7 @@ impl IndexView for PgView<'_> {
         Ok(rows
             .iter()
             .map(record)
-            .filter(|r| scope.matches(&r.source))
+            .filter(|r| scope.admits(r))
             .collect())
     }
 

@@ -159,7 +159,10 @@ fn run_search(backend: &dyn Backend, form: &search::Form) -> search::Outcome {
         query: &form.q,
         top_k: TOP_K,
         scope: &scope,
-        formats: &formats,
+        filter: minirag_core::search::FilterRequest {
+            formats: &formats,
+            ..Default::default()
+        },
         explain: false,
     });
     match answer {

@@ -102,6 +102,8 @@ pub enum Command {
         #[arg(long)]
         explain: bool,
         #[command(flatten)]
+        filters: FilterFlags,
+        #[command(flatten)]
         common: Common,
     },
     /// Chunks around one chunk of a document.
@@ -428,12 +430,13 @@ pub fn run(cli: Cli) -> Result<i32> {
             scope,
             top_k,
             explain,
+            filters,
             ..
         } => {
             if top_k < 1 {
                 bail!("--top-k must be at least 1, got {top_k}");
             }
-            let v = app.query(&text, top_k, &scope, explain)?;
+            let v = app.query(&text, top_k, &scope, &filters.into(), explain)?;
             print(j, &v, human_query);
             Ok(0)
         }
@@ -804,5 +807,37 @@ fn human_watch(v: &Value) -> String {
         }
         Some("waiting") => format!("waiting: {}", plain(&v["reason"])),
         _ => format!("sync failed: {}", plain(&v["error"])),
+    }
+}
+
+/// The search's filters, as flags (the MCP arguments' names in CLI form).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FilterFlags {
+    /// Only documents of this format: a key or extension (pdf, md, docx, html, txt, csv, …; repeatable).
+    #[arg(long = "format")]
+    formats: Vec<String>,
+    /// Only documents changed at or after this date or RFC 3339 time (2026-12-01, 2026-12-01T09:30:00Z).
+    #[arg(long)]
+    since: Option<String>,
+    /// Only documents changed before this date or RFC 3339 time.
+    #[arg(long)]
+    until: Option<String>,
+    /// Only documents whose path below its root matches this glob (**/specs/**, *.md; repeatable).
+    #[arg(long = "path")]
+    paths: Vec<String>,
+    /// Leave out documents whose path below its root matches this glob (repeatable).
+    #[arg(long = "exclude-path")]
+    exclude_paths: Vec<String>,
+}
+
+impl From<FilterFlags> for crate::payload::Filters {
+    fn from(f: FilterFlags) -> Self {
+        Self {
+            formats: f.formats,
+            modified_after: f.since,
+            modified_before: f.until,
+            paths: f.paths,
+            exclude_paths: f.exclude_paths,
+        }
     }
 }

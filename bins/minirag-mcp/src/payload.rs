@@ -12,7 +12,7 @@ use minirag_core::engine::{IndexState, IngestOutcome, QueryRequest};
 use minirag_core::jobs::Jobs;
 use minirag_core::location::Location;
 use minirag_core::ports::EmbedderState;
-use minirag_core::search::{ListRank, QueryResponse, ResultItem};
+use minirag_core::search::{FilterRequest, ListRank, QueryResponse, ResultItem};
 use minirag_core::sync::run::Progress;
 use minirag_core::sync::{SyncCounts, SyncReport};
 use minirag_core::time::iso_utc;
@@ -22,6 +22,28 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::app::{App, VERSION};
+
+/// A search's filters as the shells collect them, for core's [`FilterRequest`].
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub formats: Vec<String>,
+    pub modified_after: Option<String>,
+    pub modified_before: Option<String>,
+    pub paths: Vec<String>,
+    pub exclude_paths: Vec<String>,
+}
+
+impl Filters {
+    pub fn request(&self) -> FilterRequest<'_> {
+        FilterRequest {
+            formats: &self.formats,
+            modified_after: self.modified_after.as_deref(),
+            modified_before: self.modified_before.as_deref(),
+            paths: &self.paths,
+            exclude_paths: &self.exclude_paths,
+        }
+    }
+}
 
 /// A payload as the JSON both shells print.
 pub fn value(payload: &impl Serialize) -> Value {
@@ -493,12 +515,19 @@ pub fn ingest_json(out: &IngestOutcome) -> Value {
 }
 
 impl App {
-    pub fn query(&self, query: &str, top_k: i64, scope: &[String], explain: bool) -> Result<Value> {
+    pub fn query(
+        &self,
+        query: &str,
+        top_k: i64,
+        scope: &[String],
+        filters: &Filters,
+        explain: bool,
+    ) -> Result<Value> {
         let r = self.engine()?.query(QueryRequest {
             query,
             top_k,
             scope,
-            formats: &[],
+            filter: filters.request(),
             explain,
         })?;
         Ok(query_json(&r))

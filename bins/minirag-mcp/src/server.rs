@@ -56,7 +56,7 @@ pub enum ScopeArg {
 }
 
 impl ScopeArg {
-    fn list(scope: Option<ScopeArg>) -> Vec<String> {
+    pub(crate) fn list(scope: Option<ScopeArg>) -> Vec<String> {
         match scope {
             None => Vec::new(),
             Some(ScopeArg::One(s)) => vec![s],
@@ -76,9 +76,36 @@ pub struct QueryArgs {
     /// Absolute folder path(s), URL(s) or id prefix(es) to search under (a result's `source`).
     #[serde(default)]
     pub scope: Option<ScopeArg>,
+    /// Only documents of this format, or of any of several: a format key or extension (`pdf`, `md`, `docx`, `html`, `txt`, `csv`, `xlsx`, `pptx`, `epub`, `ipynb`, `vtt`, `image`). Data ids have no format.
+    #[serde(default)]
+    pub format: Option<ScopeArg>,
+    /// Only documents changed at or after this time: a date (`2026-12-01`, UTC) or RFC 3339 (`2026-12-01T09:30:00+02:00`). A file's modification time; data and URL sources count from their ingest.
+    #[serde(default)]
+    pub modified_after: Option<String>,
+    /// Only documents changed before this time (the same forms as modifiedAfter).
+    #[serde(default)]
+    pub modified_before: Option<String>,
+    /// Only documents whose path below its root matches this glob, or any of several: `**/specs/**`, `docs/*.md`; a pattern without `/` (`*.md`) matches the file name in any folder. URLs and data ids are matched as they are.
+    #[serde(default)]
+    pub path: Option<ScopeArg>,
+    /// Leave out documents whose path below its root matches this glob, or any of several (the same forms as path).
+    #[serde(default)]
+    pub exclude_path: Option<ScopeArg>,
     /// Add to each result its rank and score in the vector and keyword lists and the fused score.
     #[serde(default)]
     pub explain: bool,
+}
+
+impl QueryArgs {
+    fn filters(&mut self) -> crate::payload::Filters {
+        crate::payload::Filters {
+            formats: ScopeArg::list(self.format.take()),
+            modified_after: self.modified_after.take(),
+            modified_before: self.modified_before.take(),
+            paths: ScopeArg::list(self.path.take()),
+            exclude_paths: ScopeArg::list(self.exclude_path.take()),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -386,12 +413,20 @@ impl Server {
     )]
     async fn query_documents(
         &self,
-        Parameters(a): Parameters<QueryArgs>,
+        Parameters(mut a): Parameters<QueryArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        let mut answer =
-            blocking(move || app.query(&a.query, a.top_k, &ScopeArg::list(a.scope), a.explain))
-                .await?;
+        let mut answer = blocking(move || {
+            let filters = a.filters();
+            app.query(
+                &a.query,
+                a.top_k,
+                &ScopeArg::list(a.scope.take()),
+                &filters,
+                a.explain,
+            )
+        })
+        .await?;
         // Each hit also as a link to its place, for clients that open resources.
         let links: Vec<ContentBlock> = answer
             .structured_content

@@ -12,7 +12,7 @@ use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance
 use crate::search::shape::sources_of;
 use crate::search::{
     candidate_window, clamp_top_k, fuse_documents, validate_query, Candidate, DocumentHit, Explain,
-    ListRank, QueryError, QueryResponse, ResultItem, Scope,
+    Filter, FilterRequest, ListRank, QueryError, QueryResponse, ResultItem, Scope,
 };
 
 /// A query as the tools receive it.
@@ -21,10 +21,9 @@ pub struct QueryRequest<'a> {
     pub query: &'a str,
     pub top_k: i64,
     pub scope: &'a [String],
-    /// Format keys (`pdf`, `md`, …; see [`crate::formats`]) a hit's source
-    /// must have; empty means any. Applied to the fused candidates, so a
-    /// rare format may return fewer than `top_k`.
-    pub formats: &'a [String],
+    /// Format, dates and path patterns a hit's source must match, applied
+    /// with the scope inside every list before its cut.
+    pub filter: FilterRequest<'a>,
     /// Carry each result's rank and score in every list, and the fused score.
     pub explain: bool,
 }
@@ -36,7 +35,9 @@ impl Engine {
         if request.scope.iter().any(|s| s.trim().is_empty()) {
             return Err(QueryError::EmptyScope.into());
         }
-        let scope = Scope::new(request.scope.iter().map(|s| s.trim().to_string()));
+        let filter = Filter::new(request.filter, &self.settings.roots).map_err(QueryError::from)?;
+        let scope =
+            Scope::new(request.scope.iter().map(|s| s.trim().to_string())).with_filter(filter);
         let window = candidate_window(top_k);
         let s = &self.settings;
         // The model is loaded before the view is taken, so a first query's
@@ -136,12 +137,6 @@ impl Engine {
                 hits = apply_grouping(hits, mode);
             }
         }
-        if !request.formats.is_empty() {
-            hits.retain(|h| {
-                crate::formats::of_source(&h.key.source)
-                    .is_some_and(|f| request.formats.iter().any(|k| k == f.key))
-            });
-        }
         if let Some(max) = s.max_files {
             hits = apply_max_files(hits, max);
         }
@@ -220,11 +215,24 @@ impl Engine {
                         .into(),
                 );
             } else if !scope.is_all() && index.sources(&scope)?.is_empty() {
-                notices.push(format!(
+                let folders = Scope::new(scope.prefixes().to_vec());
+                if !scope.filter().is_none() && !index.sources(&folders)?.is_empty() {
+                    notices.push(format!(
+                        "No indexed document{} matches the filter ({}); widen or drop it.",
+                        if folders.is_all() {
+                            ""
+                        } else {
+                            " under the scope"
+                        },
+                        scope.filter().describe()
+                    ));
+                } else {
+                    notices.push(format!(
                     "No indexed document is under scope {}. Scopes match the absolute `source` of a document \
                      (a path, URL or id), not its `displayPath`; pass an absolute folder such as a result's `source` folder.",
                     scope.prefixes().iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ")
                 ));
+                }
             }
         }
         let sources = sources_of(&results, &s.roots);

@@ -1,5 +1,9 @@
 //! Scope matching at separator boundaries: `/data/proj` covers
-//! `/data/proj/f.md` but never `/data/project-secret/f.md`.
+//! `/data/proj/f.md` but never `/data/project-secret/f.md`. A scope also
+//! carries the search's [`Filter`] (format, dates, path patterns), which
+//! the index applies with the folders, per source, before any cut.
+
+use super::filter::{Filter, SourceFacts};
 
 /// True iff `path` equals `prefix` (trailing `/` ignored) or lies below it.
 /// The separator is always `/`, so URL and data ids scope the same way.
@@ -12,10 +16,12 @@ pub fn is_under(path: &str, prefix: &str) -> bool {
 }
 
 /// A set of prefixes; a source matches when it is under any of them. No
-/// prefixes means everything matches.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// prefixes means everything matches. The filter narrows further by what
+/// a source's record says.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scope {
     prefixes: Vec<String>,
+    filter: Filter,
 }
 
 impl Scope {
@@ -30,19 +36,38 @@ impl Scope {
     {
         Self {
             prefixes: prefixes.into_iter().map(Into::into).collect(),
+            filter: Filter::default(),
         }
+    }
+
+    /// The same folders, narrowed by `filter`.
+    pub fn with_filter(self, filter: Filter) -> Self {
+        Self { filter, ..self }
+    }
+
+    pub fn filter(&self) -> &Filter {
+        &self.filter
     }
 
     pub fn prefixes(&self) -> &[String] {
         &self.prefixes
     }
 
+    /// Neither folders nor a filter: every source is in reach.
     pub fn is_all(&self) -> bool {
-        self.prefixes.is_empty()
+        self.prefixes.is_empty() && self.filter.is_none()
     }
 
+    /// Whether `source` is under the scope's folders (the filter, which
+    /// needs the source's record, aside).
     pub fn matches(&self, source: &str) -> bool {
         self.prefixes.is_empty() || self.prefixes.iter().any(|p| is_under(source, p))
+    }
+
+    /// Whether a source is in reach: under the folders and kept by the filter.
+    pub fn admits<'a>(&self, record: impl Into<SourceFacts<'a>>) -> bool {
+        let record = record.into();
+        self.matches(record.source) && self.filter.admits(record)
     }
 }
 

@@ -15,6 +15,14 @@ pub enum QueryError {
     TooLong(usize),
     TopKTooSmall(i64),
     EmptyScope,
+    /// A format, date or path pattern that cannot narrow anything.
+    Filter(super::FilterError),
+}
+
+impl From<super::FilterError> for QueryError {
+    fn from(e: super::FilterError) -> Self {
+        Self::Filter(e)
+    }
 }
 
 impl std::fmt::Display for QueryError {
@@ -29,11 +37,19 @@ impl std::fmt::Display for QueryError {
             Self::EmptyScope => f.write_str(
                 "scope entries must not be empty; pass absolute folder paths (a result's `source`), or omit scope",
             ),
+            Self::Filter(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for QueryError {}
+impl std::error::Error for QueryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Filter(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 pub fn validate_query(query: &str) -> Result<&str, QueryError> {
     let q = query.trim();

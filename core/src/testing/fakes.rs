@@ -229,7 +229,10 @@ impl IndexView for FakeView<'_> {
         self.0.windows.lock().unwrap().push(k);
         let map = self.0.sources.lock().unwrap();
         let mut out = Vec::new();
-        for (src, s) in map.iter().filter(|(src, _)| scope.matches(src)) {
+        for (src, s) in map.iter().filter(|(src, s)| match &s.record {
+            Some(r) => scope.admits(r),
+            None => scope.matches(src),
+        }) {
             let Some(v) = &s.vectors else { continue };
             for c in &s.chunks {
                 let row = v.row(c.index as usize);
@@ -264,7 +267,10 @@ impl IndexView for FakeView<'_> {
         let terms = words(q);
         let map = self.0.sources.lock().unwrap();
         let mut out = Vec::new();
-        for (src, s) in map.iter().filter(|(src, _)| scope.matches(src)) {
+        for (src, s) in map.iter().filter(|(src, s)| match &s.record {
+            Some(r) => scope.admits(r),
+            None => scope.matches(src),
+        }) {
             let title = s
                 .record
                 .as_ref()
@@ -307,7 +313,7 @@ impl IndexView for FakeView<'_> {
             .unwrap()
             .values()
             .filter_map(|s| s.record.clone())
-            .filter(|r| scope.matches(&r.source))
+            .filter(|r| scope.admits(r))
             .collect())
     }
 

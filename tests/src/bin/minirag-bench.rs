@@ -461,7 +461,7 @@ fn main() {
             query: q,
             top_k: 8,
             scope: &[],
-            formats: &[],
+            filter: Default::default(),
             explain: false,
         })
         .expect("query")

@@ -23,7 +23,7 @@ fn query<'a>(q: &'a str, k: i64, scope: &'a [String]) -> QueryRequest<'a> {
         query: q,
         top_k: k,
         scope,
-        formats: &[],
+        filter: Default::default(),
         explain: false,
     }
 }

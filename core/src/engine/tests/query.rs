@@ -263,7 +263,10 @@ fn a_format_filter_keeps_only_hits_of_those_formats() {
     let r = f
         .engine
         .query(QueryRequest {
-            formats: &wanted,
+            filter: crate::search::FilterRequest {
+                formats: &wanted,
+                ..Default::default()
+            },
             ..query("invoices archived", 8, &[])
         })
         .unwrap();
