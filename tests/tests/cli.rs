@@ -626,6 +626,20 @@ fn query_filters_narrow_by_format_date_and_path() {
         sources(&["--format", "md", "--since", "2026-01-01", "--scope", &specs]),
         ["new.md"]
     );
+    // `list` narrows the same way, indexed or not.
+    std::fs::write(c.root.join("specs/later.md"), "# Later\n\nNot synced yet.").unwrap();
+    let (code, listed, err) = c.json(&["list", "--path", "specs/*", "--since", "2026-01-01"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<(&str, &str)> = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let name = f["source"].as_str().unwrap().rsplit('/').next().unwrap();
+            (name, f["state"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(rows, [("later.md", "not_ingested"), ("new.md", "ingested")]);
     // Nothing matches: an empty answer that says why.
     let (code, v, _) = c.json(&["query", "update command", "--format", "epub"]);
     assert_eq!(code, 0);

@@ -304,9 +304,10 @@ async fn status_page(State(site): State<Site>, Query(wanted): Query<status::Want
             (Ok(e), false) => jobs.find(e, &wanted.job).ok().flatten(),
             (Err(_), false) => None,
         };
-        let files = engine
-            .map_err(|e| e.to_string())
-            .and_then(|e| e.list_files(&[]).map_err(|e| e.to_string()));
+        let files = engine.map_err(|e| e.to_string()).and_then(|e| {
+            e.list_files(&[], Default::default())
+                .map_err(|e| e.to_string())
+        });
         let files = files
             .as_ref()
             .map(|l| l.files.as_slice())

@@ -145,6 +145,8 @@ pub enum Command {
         #[arg(long)]
         scope: Vec<String>,
         #[command(flatten)]
+        filters: FilterFlags,
+        #[command(flatten)]
         common: Common,
     },
     /// Configuration and index counts.
@@ -491,8 +493,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             });
             Ok(0)
         }
-        Command::List { scope, .. } => {
-            let v = app.list_files(&scope)?;
+        Command::List { scope, filters, .. } => {
+            let v = app.list_files(&scope, &filters.into())?;
             for u in v["unlistedFolders"].as_array().into_iter().flatten() {
                 eprintln!("warn: {}: {}", plain(&u["path"]), plain(&u["message"]));
             }

@@ -686,8 +686,8 @@ impl App {
         }))
     }
 
-    pub fn list_files(&self, scope: &[String]) -> Result<Value> {
-        let listing = self.engine()?.list_files(scope)?;
+    pub fn list_files(&self, scope: &[String], filters: &Filters) -> Result<Value> {
+        let listing = self.engine()?.list_files(scope, filters.request())?;
         Ok(value(&FileList {
             files: listing
                 .files

@@ -65,6 +65,46 @@ impl ScopeArg {
     }
 }
 
+/// Declares a tool's arguments with the search filters after its own
+/// fields, written once for `query_documents` and `list_files` (serde's
+/// `flatten` cannot be combined with `deny_unknown_fields`).
+macro_rules! with_filters {
+    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($fields)*
+            /// Only documents of this format, or of any of several: a format key or extension (`pdf`, `md`, `docx`, `html`, `txt`, `csv`, `xlsx`, `pptx`, `epub`, `ipynb`, `vtt`, `image`). Data ids have no format.
+            #[serde(default)]
+            pub format: Option<ScopeArg>,
+            /// Only documents changed at or after this time: a date (`2026-12-01`, UTC) or RFC 3339 (`2026-12-01T09:30:00+02:00`). A file's modification time; data and URL sources count from their ingest.
+            #[serde(default)]
+            pub modified_after: Option<String>,
+            /// Only documents changed before this time (the same forms as modifiedAfter).
+            #[serde(default)]
+            pub modified_before: Option<String>,
+            /// Only documents whose path below its root matches this glob, or any of several: `**/specs/**`, `docs/*.md`; a pattern without `/` (`*.md`) matches the file name in any folder. URLs and data ids are matched as they are.
+            #[serde(default)]
+            pub path: Option<ScopeArg>,
+            /// Leave out documents whose path below its root matches this glob, or any of several (the same forms as path).
+            #[serde(default)]
+            pub exclude_path: Option<ScopeArg>,
+        }
+
+        impl $name {
+            fn filters(&mut self) -> crate::payload::Filters {
+                crate::payload::Filters {
+                    formats: ScopeArg::list(self.format.take()),
+                    modified_after: self.modified_after.take(),
+                    modified_before: self.modified_before.take(),
+                    paths: ScopeArg::list(self.path.take()),
+                    exclude_paths: ScopeArg::list(self.exclude_path.take()),
+                }
+            }
+        }
+    };
+}
+
+with_filters! {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct QueryArgs {
@@ -76,36 +116,10 @@ pub struct QueryArgs {
     /// Absolute folder path(s), URL(s) or id prefix(es) to search under (a result's `source`).
     #[serde(default)]
     pub scope: Option<ScopeArg>,
-    /// Only documents of this format, or of any of several: a format key or extension (`pdf`, `md`, `docx`, `html`, `txt`, `csv`, `xlsx`, `pptx`, `epub`, `ipynb`, `vtt`, `image`). Data ids have no format.
-    #[serde(default)]
-    pub format: Option<ScopeArg>,
-    /// Only documents changed at or after this time: a date (`2026-12-01`, UTC) or RFC 3339 (`2026-12-01T09:30:00+02:00`). A file's modification time; data and URL sources count from their ingest.
-    #[serde(default)]
-    pub modified_after: Option<String>,
-    /// Only documents changed before this time (the same forms as modifiedAfter).
-    #[serde(default)]
-    pub modified_before: Option<String>,
-    /// Only documents whose path below its root matches this glob, or any of several: `**/specs/**`, `docs/*.md`; a pattern without `/` (`*.md`) matches the file name in any folder. URLs and data ids are matched as they are.
-    #[serde(default)]
-    pub path: Option<ScopeArg>,
-    /// Leave out documents whose path below its root matches this glob, or any of several (the same forms as path).
-    #[serde(default)]
-    pub exclude_path: Option<ScopeArg>,
     /// Add to each result its rank and score in the vector and keyword lists and the fused score.
     #[serde(default)]
     pub explain: bool,
 }
-
-impl QueryArgs {
-    fn filters(&mut self) -> crate::payload::Filters {
-        crate::payload::Filters {
-            formats: ScopeArg::list(self.format.take()),
-            modified_after: self.modified_after.take(),
-            modified_before: self.modified_before.take(),
-            paths: ScopeArg::list(self.path.take()),
-            exclude_paths: ScopeArg::list(self.exclude_path.take()),
-        }
-    }
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -192,11 +206,13 @@ pub struct JobArgs {
     pub job_id: String,
 }
 
+with_filters! {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ListArgs {
     #[serde(default)]
     pub scope: Option<ScopeArg>,
+}
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -547,10 +563,14 @@ impl Server {
     )]
     async fn list_files(
         &self,
-        Parameters(a): Parameters<ListArgs>,
+        Parameters(mut a): Parameters<ListArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        blocking(move || app.list_files(&ScopeArg::list(a.scope))).await
+        blocking(move || {
+            let filters = a.filters();
+            app.list_files(&ScopeArg::list(a.scope.take()), &filters)
+        })
+        .await
     }
 
     #[tool(

@@ -454,8 +454,16 @@ impl Engine {
     /// Files under the roots (scan rules) with their index state by the
     /// sync's own rule, plus every indexed data or URL source; indexed files
     /// under folders that cannot be listed are shown `unlisted`.
-    pub fn list_files(&self, scope: &[String]) -> Result<FileListing, EngineError> {
-        let scope_filter = Scope::new(scope.iter().cloned());
+    /// `filter` narrows the rows as it narrows a query (a file not yet
+    /// indexed by its path and modification time).
+    pub fn list_files(
+        &self,
+        scope: &[String],
+        filter: crate::search::FilterRequest<'_>,
+    ) -> Result<FileListing, EngineError> {
+        let filter = crate::search::Filter::new(filter, &self.settings().roots)
+            .map_err(crate::search::QueryError::from)?;
+        let scope_filter = Scope::new(scope.iter().cloned()).with_filter(filter);
         let images = self.reads_images();
         let scan = self.ports().files.scan(&self.settings().roots, &[], images);
         let model = self.usable_model().ok();
@@ -470,7 +478,11 @@ impl Engine {
         let files = &self.ports().files;
         let hasher = |p: &str| files.sha256(p);
         let mut rows = Vec::new();
-        for file in scan.files.iter().filter(|f| scope_filter.matches(&f.path)) {
+        for file in scan
+            .files
+            .iter()
+            .filter(|f| scope_filter.admits(on_disk(f)))
+        {
             let row = match by_source.get(file.path.as_str()).map(|r| (*r).clone()) {
                 None => ListedFile {
                     source: file.path.clone(),
@@ -490,11 +502,7 @@ impl Engine {
         let seen: std::collections::HashSet<&str> =
             scan.files.iter().map(|f| f.path.as_str()).collect();
         let mut held = vec![0usize; scan.blind.len()];
-        for r in records
-            .iter()
-            .filter(|r| scope_filter.matches(&r.source))
-            .cloned()
-        {
+        for r in records.iter().filter(|r| scope_filter.admits(*r)).cloned() {
             if r.source_type != SourceType::File {
                 let state = super::stored_state(&r);
                 rows.push(listed(r, state));
@@ -587,4 +595,14 @@ fn record(
         Outcome::Failed => c.failed += 1,
     }
     say(progress, phase, *done, total, &line);
+}
+
+/// What a filter reads of a file not indexed yet: its path and mtime.
+fn on_disk(f: &crate::ports::ScannedFile) -> crate::search::SourceFacts<'_> {
+    crate::search::SourceFacts {
+        source: &f.path,
+        source_type: SourceType::File,
+        mtime: f.mtime,
+        ingested_at: "",
+    }
 }

@@ -6,7 +6,7 @@ use super::*;
 
 fn states(f: &Fixture) -> Vec<&'static str> {
     f.engine
-        .list_files(&[])
+        .list_files(&[], Default::default())
         .unwrap()
         .files
         .iter()
