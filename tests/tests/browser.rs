@@ -358,3 +358,58 @@ async fn a_documents_script_is_shown_as_text() {
         .is_err());
     b.close().await.unwrap();
 }
+
+/// The page's date range narrows the results as a person sets it: a range
+/// that ends before every document leaves none and says why; the range's
+/// last day counts, and the URL keeps the range to share.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_date_range_narrows_the_results() {
+    let (_corpus, server) = served();
+    let driver = Driver::start();
+    let b = browser(&driver, false).await;
+    b.goto(&format!("{}/", server.base())).await.unwrap();
+    wait_for(&b, "#q")
+        .await
+        .send_keys("archived invoices supplier")
+        .await
+        .unwrap();
+    wait_for(&b, "#results p.meta[data-q='archived invoices supplier']").await;
+    assert!(!b
+        .find_all(Locator::Css("#results li.document"))
+        .await
+        .unwrap()
+        .is_empty());
+    let set = |name: &str, value: &str| {
+        format!(
+            "const i = document.querySelector('input[name={name}]'); i.value = '{value}'; \
+             i.dispatchEvent(new Event('change', {{bubbles: true}}));"
+        )
+    };
+    b.execute(&set("until", "2001-01-31"), vec![])
+        .await
+        .unwrap();
+    let notice = wait_for(&b, "#results p.notice").await;
+    let text = notice.text().await.unwrap();
+    assert!(text.contains("matches the filter"), "{text}");
+    assert!(b
+        .find_all(Locator::Css("#results li.document"))
+        .await
+        .unwrap()
+        .is_empty());
+    let url = b.current_url().await.unwrap();
+    assert!(
+        url.query().unwrap_or("").contains("until=2001-01-31"),
+        "{url}"
+    );
+    // Today as the last day: the files written today are in.
+    let today = b
+        .execute("return new Date().toISOString().slice(0, 10)", vec![])
+        .await
+        .unwrap();
+    let today = today.as_str().unwrap().to_string();
+    b.execute(&set("until", &today), vec![]).await.unwrap();
+    b.execute(&set("since", &today), vec![]).await.unwrap();
+    wait_for(&b, "#results li.document").await;
+    shot(&b, "search-date-range").await;
+    b.close().await.unwrap();
+}

@@ -154,6 +154,7 @@ fn run_search(backend: &dyn Backend, form: &search::Form) -> search::Outcome {
     };
     let scope = form.scope(&backend.roots());
     let formats = form.formats();
+    let until = form.modified_before();
     let started = Instant::now();
     let answer = engine.query(QueryRequest {
         query: &form.q,
@@ -161,6 +162,8 @@ fn run_search(backend: &dyn Backend, form: &search::Form) -> search::Outcome {
         scope: &scope,
         filter: minirag_core::search::FilterRequest {
             formats: &formats,
+            modified_after: form.modified_after(),
+            modified_before: until.as_deref(),
             ..Default::default()
         },
         explain: false,

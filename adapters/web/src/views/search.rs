@@ -19,6 +19,12 @@ pub struct Form {
     pub folder: String,
     #[serde(default)]
     pub format: String,
+    /// Changed on or after this day (`YYYY-MM-DD`, as a date input sends it).
+    #[serde(default)]
+    pub since: String,
+    /// Changed on or before this day.
+    #[serde(default)]
+    pub until: String,
 }
 
 impl Form {
@@ -51,6 +57,22 @@ impl Form {
         }
     }
 
+    /// The first day the search keeps, as core reads it (`None`: any).
+    pub fn modified_after(&self) -> Option<&str> {
+        Some(self.since.trim()).filter(|s| !s.is_empty())
+    }
+
+    /// The day after the last one kept: the page's range includes its last
+    /// day, core's end is exclusive. A value that is no date goes through
+    /// as it is, so core's error names it.
+    pub fn modified_before(&self) -> Option<String> {
+        let until = Some(self.until.trim()).filter(|s| !s.is_empty())?;
+        Some(match minirag_core::time::parse_instant(until) {
+            Some(t) => minirag_core::time::iso_utc(t as i64 + 86_400),
+            None => until.to_string(),
+        })
+    }
+
     /// This search as a URL, to share or bookmark.
     pub fn url(&self) -> String {
         let mut url = format!("/?q={}", enc(&self.q));
@@ -58,6 +80,8 @@ impl Form {
             ("root", &self.root),
             ("folder", &self.folder),
             ("format", &self.format),
+            ("since", &self.since),
+            ("until", &self.until),
         ] {
             if !v.is_empty() {
                 url.push_str(&format!("&{k}={}", enc(v)));
@@ -116,6 +140,12 @@ pub fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
                                 option value=(f.key) selected[f.key == form.format] { (f.name) }
                             }
                         }
+                    }
+                    label { "Changed from "
+                        input type="date" name="since" value=(form.since);
+                    }
+                    label { "to "
+                        input type="date" name="until" value=(form.until);
                     }
                 }
                 p #search-hint .hint { "↑ ↓ move through the results, Enter opens one." }
@@ -220,5 +250,16 @@ mod tests {
         }
         .url();
         assert_eq!(url, "/?q=a%20b%26c&format=pdf");
+        let days = Form {
+            since: "2026-11-01".into(),
+            until: "2026-11-30".into(),
+            ..Form::default()
+        };
+        assert_eq!(days.modified_after(), Some("2026-11-01"));
+        assert_eq!(
+            days.modified_before().as_deref(),
+            Some("2026-12-01T00:00:00Z")
+        );
+        assert!(days.url().ends_with("&since=2026-11-01&until=2026-11-30"));
     }
 }
