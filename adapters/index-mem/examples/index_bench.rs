@@ -3,12 +3,16 @@
 //! BM25 and hybrid latency. With `--hnsw N` it also measures instant-distance
 //! (build time and recall@10 against the exact scan) on the first N vectors.
 //!
-//! cargo run -p minirag-index-mem --example index_bench -- [--sizes 10000,100000] [--hnsw 20000]
+//! With `--filters` it also times hybrid queries narrowed by a search
+//! filter that keeps 1 % and 50 % of the documents (by modification
+//! time), beside the same queries unfiltered, rounds interleaved.
+//!
+//! cargo run -p minirag-index-mem --example index_bench -- [--sizes 10000,100000] [--hnsw 20000] [--filters]
 
 use std::time::Instant;
 
 use minirag_core::ports::{Embeddings, Index};
-use minirag_core::search::{fuse_documents, Scope};
+use minirag_core::search::{fuse_documents, Filter, FilterRequest, Scope};
 use minirag_index_conformance::synthetic::{self, source_record, vocabulary, zipf_chunk, Rng};
 use minirag_index_mem::MemIndex;
 
@@ -65,7 +69,9 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
             vectors.push(&v);
             all_vectors.push(v);
         }
-        let record = source_record(s, count, vocab);
+        let mut record = source_record(s, count, vocab);
+        // Day s: a date filter keeps a known share of the documents.
+        record.mtime = s as f64 * 86_400.0;
         index.replace_source(record, chunks, Some(vectors)).unwrap();
     }
     index.compact().unwrap();
@@ -134,6 +140,9 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
         assert!(d.len() <= 50);
         assert!(!v.is_empty() && !fused.is_empty() && k.len() <= 50);
     }
+    if arg_present("--filters") {
+        filtered(&index, n.div_ceil(PER_SOURCE), vocab, &mut rng);
+    }
     let (v50, v95) = percentiles(vec_ms);
     let (k50, k95) = percentiles(kw_ms);
     let (d50, d95) = percentiles(doc_ms);
@@ -144,6 +153,60 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
         rss_mb("VmRSS:"),
     );
     all_vectors
+}
+
+fn arg_present(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+/// Hybrid queries (every list, then fusion) unfiltered and with filters
+/// keeping 1 % and 50 % of the `sources` documents, rounds interleaved.
+fn filtered(index: &MemIndex, sources: usize, vocab: &[String], rng: &mut Rng) {
+    let before = |share: usize| {
+        let day = (sources * share / 100).max(1) as i64;
+        minirag_core::time::iso_utc(day * 86_400)
+    };
+    let scope_before = |date: &str| {
+        let filter = Filter::new(
+            FilterRequest {
+                modified_before: Some(date),
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap();
+        Scope::all().with_filter(filter)
+    };
+    let (one, half) = (before(1), before(50));
+    let scopes = [
+        ("none", Scope::all()),
+        ("1 %", scope_before(&one)),
+        ("50 %", scope_before(&half)),
+    ];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); scopes.len()];
+    for q in 0..QUERIES {
+        let qv = unit_vector(rng);
+        let words: Vec<&str> = (0..3)
+            .map(|_| vocab[(rng.zipf(vocab.len()) + q % 3) % vocab.len()].as_str())
+            .collect();
+        let text = words.join(" ");
+        for (i, (_, scope)) in scopes.iter().enumerate() {
+            let view = index.read().unwrap();
+            let t = Instant::now();
+            let v = view.vector_search(&qv, 50, scope).unwrap();
+            let k = view.keyword_search(&text, 50, scope).unwrap();
+            let d = view.document_search(&text, 50, scope).unwrap();
+            let fused = fuse_documents(&v, &k, &d, 0.6);
+            times[i].push(t.elapsed().as_secs_f64() * 1e3);
+            assert!(!fused.is_empty());
+        }
+    }
+    for ((name, _), ms) in scopes.iter().zip(times) {
+        let (p50, p95) = percentiles(ms);
+        println!(
+            "filter keeping {name} of {sources} documents: hybrid p50 {p50:.2} ms, p95 {p95:.2} ms"
+        );
+    }
 }
 
 #[derive(Clone)]
