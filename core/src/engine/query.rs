@@ -215,24 +215,7 @@ impl Engine {
                         .into(),
                 );
             } else if !scope.is_all() && index.sources(&scope)?.is_empty() {
-                let folders = Scope::new(scope.prefixes().to_vec());
-                if !scope.filter().is_none() && !index.sources(&folders)?.is_empty() {
-                    notices.push(format!(
-                        "No indexed document{} matches the filter ({}); widen or drop it.",
-                        if folders.is_all() {
-                            ""
-                        } else {
-                            " under the scope"
-                        },
-                        scope.filter().describe()
-                    ));
-                } else {
-                    notices.push(format!(
-                    "No indexed document is under scope {}. Scopes match the absolute `source` of a document \
-                     (a path, URL or id), not its `displayPath`; pass an absolute folder such as a result's `source` folder.",
-                    scope.prefixes().iter().map(|p| format!("'{p}'")).collect::<Vec<_>>().join(", ")
-                ));
-                }
+                notices.push(nothing_in_reach(&scope, index)?);
             }
         }
         let sources = sources_of(&results, &s.roots);
@@ -252,4 +235,27 @@ fn list_rank(list: &[crate::search::Candidate], key: &crate::search::ChunkKey) -
         rank: i + 1,
         score: list[i].value as f64,
     })
+}
+
+/// Why a scoped or filtered query found nothing: its filter matches no
+/// document (under the scope's folders), or no document is under them.
+fn nothing_in_reach(scope: &Scope, index: &dyn IndexView) -> Result<String, IndexError> {
+    let folders = Scope::new(scope.prefixes().to_vec());
+    if !scope.filter().is_none() && !index.sources(&folders)?.is_empty() {
+        let under = if folders.is_all() {
+            ""
+        } else {
+            " under the scope"
+        };
+        return Ok(format!(
+            "No indexed document{under} matches the filter ({}); widen or drop it.",
+            scope.filter().describe()
+        ));
+    }
+    let prefixes: Vec<String> = scope.prefixes().iter().map(|p| format!("'{p}'")).collect();
+    Ok(format!(
+        "No indexed document is under scope {}. Scopes match the absolute `source` of a document \
+         (a path, URL or id), not its `displayPath`; pass an absolute folder such as a result's `source` folder.",
+        prefixes.join(", ")
+    ))
 }

@@ -5,7 +5,9 @@
 //! per instruction where an FMA does 8. Both operands are held as i16, and
 //! each pair of products is summed in i32, so nothing saturates (as
 //! `vpmaddubsw` would) and the AVX2 kernel and the portable one give the
-//! same integers.
+//! same integers. Where the CPU has AVX-512 VNNI, `vpdpwssd` does the
+//! multiply-add and the sum in one instruction (AVX2 needs a `vpaddd`
+//! after each `vpmaddwd`, and the two compete for the same ports).
 
 use std::cell::RefCell;
 
@@ -51,17 +53,66 @@ pub enum Kernel {
     Portable,
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX-512 VNNI on 256-bit vectors (EVEX `vpdpwssd`, with AVX-512VL).
+    #[cfg(target_arch = "x86_64")]
+    Vnni,
+}
+
+/// A kernel a bench pins to compare two in one process (index into
+/// [`Kernel::available`], plus one); 0 leaves the choice to the CPU.
+static PINNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Makes [`Kernel::best`] answer `kernel` (when this CPU runs it) until
+/// unpinned with `None`: for benches that set kernels side by side.
+#[doc(hidden)]
+pub fn pin_kernel(kernel: Option<Kernel>) {
+    let slot = kernel
+        .and_then(|k| Kernel::available().iter().position(|a| *a == k))
+        .map_or(0, |i| i + 1);
+    PINNED.store(slot, std::sync::atomic::Ordering::Relaxed);
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU runs.
+    /// The fastest kernel this CPU runs (or the one a bench pinned).
     pub fn best() -> Self {
+        let pinned = PINNED.load(std::sync::atomic::Ordering::Relaxed);
+        if pinned > 0 {
+            if let Some(k) = Kernel::available().get(pinned - 1) {
+                return *k;
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if has_vnni() {
+            return Kernel::Vnni;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             return Kernel::Avx2;
         }
         Kernel::Portable
     }
+
+    /// Every kernel this CPU runs, slowest first (for tests and benches).
+    pub fn available() -> Vec<Kernel> {
+        let mut all = vec![Kernel::Portable];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            all.push(Kernel::Avx2);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if has_vnni() {
+            all.push(Kernel::Vnni);
+        }
+        all
+    }
+}
+
+/// AVX-512 VNNI with 256-bit (VL) forms, beside the AVX2 the tile shares.
+#[cfg(target_arch = "x86_64")]
+fn has_vnni() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("avx512vnni")
+        && std::is_x86_feature_detected!("avx512vl")
 }
 
 /// Symmetric quantization of `xs` with a scale for `max |x|`: the scale,
@@ -262,6 +313,18 @@ fn run_tile(
                 _ => avx2_tile::<1>(xs, kp, panel, acc),
             }
         },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
+        // AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert above bounds
+        // every read the tile makes.
+        Kernel::Vnni => unsafe {
+            match rows {
+                4 => vnni_tile::<4>(xs, kp, panel, acc),
+                3 => vnni_tile::<3>(xs, kp, panel, acc),
+                2 => vnni_tile::<2>(xs, kp, panel, acc),
+                _ => vnni_tile::<1>(xs, kp, panel, acc),
+            }
+        },
     }
 }
 
@@ -286,48 +349,74 @@ fn portable_tile(
     }
 }
 
-/// `R` quantized rows times a panel: per input pair, one load per weight
-/// vector, and per row one broadcast of its pair and a `vpmaddwd` +
-/// `vpaddd` per weight vector.
-///
-/// # Safety
-///
-/// The CPU must have AVX2; `xs` holds `R` rows of `kp` (even) values and
-/// `panel` `kp · PANEL`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn avx2_tile<const R: usize>(
-    xs: &[i16],
-    kp: usize,
-    panel: &[i16],
-    out: &mut [[i32; PANEL]; TILE_ROWS],
-) {
-    use std::arch::x86_64::*;
-    assert!(
-        R <= TILE_ROWS && kp.is_multiple_of(2) && xs.len() >= R * kp && panel.len() >= kp * PANEL
-    );
-    let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
-    let mut acc = [[_mm256_setzero_si256(); VECS]; R];
-    for t in 0..kp / 2 {
-        let w = wp.add(t * 2 * PANEL).cast::<__m256i>();
-        let mut ws = [_mm256_setzero_si256(); VECS];
-        for (c, v) in ws.iter_mut().enumerate() {
-            *v = _mm256_loadu_si256(w.add(c));
-        }
-        for (r, a) in acc.iter_mut().enumerate() {
-            let pair = xp.add(r * kp + 2 * t).cast::<i32>().read_unaligned();
-            let v = _mm256_set1_epi32(pair);
-            for (a, w) in a.iter_mut().zip(&ws) {
-                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(v, *w));
+/// Declares an x86 tile: `R` quantized rows times a panel, per input pair
+/// one load per weight vector, and per row one broadcast of its pair and
+/// one `step` (accumulator, broadcast pair, weights → accumulator) per
+/// weight vector. The kernels differ only in that step.
+macro_rules! x86_tile {
+    ($(#[$doc:meta])* $name:ident, $features:literal, |$a:ident, $v:ident, $w:ident| $step:expr) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const R: usize>(
+            xs: &[i16],
+            kp: usize,
+            panel: &[i16],
+            out: &mut [[i32; PANEL]; TILE_ROWS],
+        ) {
+            use std::arch::x86_64::*;
+            assert!(
+                R <= TILE_ROWS
+                    && kp.is_multiple_of(2)
+                    && xs.len() >= R * kp
+                    && panel.len() >= kp * PANEL
+            );
+            let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
+            let mut acc = [[_mm256_setzero_si256(); VECS]; R];
+            for t in 0..kp / 2 {
+                let w = wp.add(t * 2 * PANEL).cast::<__m256i>();
+                let mut ws = [_mm256_setzero_si256(); VECS];
+                for (c, v) in ws.iter_mut().enumerate() {
+                    *v = _mm256_loadu_si256(w.add(c));
+                }
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let pair = xp.add(r * kp + 2 * t).cast::<i32>().read_unaligned();
+                    let $v = _mm256_set1_epi32(pair);
+                    for (a, w) in a.iter_mut().zip(&ws) {
+                        let ($a, $w) = (*a, *w);
+                        *a = $step;
+                    }
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                let o = out[r].as_mut_ptr().cast::<__m256i>();
+                for (c, v) in a.iter().enumerate() {
+                    _mm256_storeu_si256(o.add(c), *v);
+                }
             }
         }
-    }
-    for (r, a) in acc.iter().enumerate() {
-        let o = out[r].as_mut_ptr().cast::<__m256i>();
-        for (c, v) in a.iter().enumerate() {
-            _mm256_storeu_si256(o.add(c), *v);
-        }
-    }
+    };
+}
+
+x86_tile! {
+    /// The AVX2 tile: `vpmaddwd` then `vpaddd`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2; `xs` holds `R` rows of `kp` (even) values and
+    /// `panel` `kp · PANEL`.
+    avx2_tile, "avx2", |a, v, w| _mm256_add_epi32(a, _mm256_madd_epi16(v, w))
+}
+
+x86_tile! {
+    /// The VNNI tile: `vpdpwssd`, a pair's two products and the running sum
+    /// in one instruction, the same exact i32 sums.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R`
+    /// rows of `kp` (even) values and `panel` `kp · PANEL`.
+    vnni_tile, "avx2,avx512f,avx512vl,avx512vnni", |a, v, w| _mm256_dpwssd_epi32(a, v, w)
 }
 
 #[cfg(test)]
@@ -358,12 +447,7 @@ mod tests {
     }
 
     fn kernels() -> Vec<Kernel> {
-        let mut all = vec![Kernel::Portable];
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            all.push(Kernel::Avx2);
-        }
-        all
+        Kernel::available()
     }
 
     #[test]
