@@ -47,7 +47,8 @@ fn text_format() -> String {
     "text".into()
 }
 
-/// A folder/URL prefix, or several.
+/// One value or several (a string or a list of strings): the scope's
+/// prefixes, and the format and path filters; each field says what it holds.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ScopeArg {
