@@ -41,6 +41,7 @@ pub mod progress;
 pub mod reconstruct;
 pub mod scan_rules;
 pub mod search;
+pub mod source;
 pub mod sync;
 pub mod time;
 pub mod title;

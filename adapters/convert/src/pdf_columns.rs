@@ -20,6 +20,11 @@ const FULL_SHARE: f32 = 0.8;
 /// short labels): a full line there says nothing about a paragraph.
 const MIN_FULL_CHARS: usize = 25;
 
+/// Sizes within 10 % of each other: one paragraph's text.
+pub fn same_size(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 0.1 * a.max(b)
+}
+
 /// A line of running text in reading order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TextLine {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::pdf_columns::TextLine;
+use crate::pdf_columns::{same_size, TextLine};
 use crate::pdf_typography::Typography;
 
 /// Lines at the top and at the bottom of a page that may be running.
@@ -93,11 +93,6 @@ pub fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, 
     for page in pages.iter_mut() {
         running.drop_from(page, &key);
     }
-}
-
-/// Sizes within 10 % of each other: one paragraph's text.
-pub fn same_size(a: f32, b: f32) -> bool {
-    (a - b).abs() <= 0.1 * a.max(b)
 }
 
 /// [`Paragraphs`] over lines all in memory (the tests' form).

@@ -3,7 +3,7 @@
 //! (ruling lines are not needed, only the text's positions). A single-segment
 //! line just below a row, inside one column, is that cell wrapped.
 
-use crate::pdf_layout::same_size;
+use crate::pdf_columns::same_size;
 use crate::pdf_lines::{Line, Segment};
 
 /// A wrapped cell's next line sits at most this many text sizes lower.

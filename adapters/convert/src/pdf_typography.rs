@@ -7,8 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::pdf_columns::TextLine;
-use crate::pdf_layout::same_size;
+use crate::pdf_columns::{same_size, TextLine};
 use crate::pdf_lines::Line;
 
 /// A line this much larger than the body text is a heading's size.

@@ -8,7 +8,7 @@
 
 use super::glob::{Glob, GlobError};
 use crate::formats::{FormatKind, FORMATS};
-use crate::ports::{SourceRecord, SourceType};
+use crate::source::{SourceRecord, SourceType};
 use crate::time::parse_instant;
 
 /// What a caller asked for, as given.

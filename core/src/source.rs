@@ -1,0 +1,45 @@
+//! What the index keeps about one source besides its chunks. A leaf
+//! module, so both the ports and the search filters can name it.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceType {
+    File,
+    Data,
+    Url,
+}
+
+impl SourceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Data => "data",
+            Self::Url => "url",
+        }
+    }
+}
+
+/// Everything the index keeps about one source besides its chunks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceRecord {
+    /// Absolute path for files, the URL or the caller's id otherwise.
+    pub source: String,
+    pub source_type: SourceType,
+    pub title: String,
+    /// The title was seeded as `# <title>` into chunk 0; whole-document
+    /// reconstruction removes it again.
+    pub title_seeded: bool,
+    /// sha256 hex of the file bytes; empty for data and URL sources.
+    pub file_hash: String,
+    /// st_mtime of the file; 0.0 for data and URL sources.
+    pub mtime: f64,
+    /// ISO-8601 UTC, the same for every chunk of one ingest.
+    pub ingested_at: String,
+    pub chunk_count: u32,
+    pub scheme_version: u32,
+    /// Model whose vectors are stored; `None` when the source was ingested
+    /// while no model could be loaded (sync fills the vectors in later).
+    pub embedded_with: Option<String>,
+    /// The OCR engine that read part of the document (`tesseract 5.3.0
+    /// (rus+eng)`), or empty when all of it came from a text layer.
+    pub ocr_engine: String,
+}
