@@ -7,7 +7,9 @@ use std::sync::Arc;
 pub use crate::progress::{SyncControl, EMBED_BATCH};
 
 use crate::config::Config;
-use crate::ports::{Clock, Converter, Embedder, Fetcher, Files, Index, Ocr, TokenCounter};
+use crate::ports::{
+    Clock, Converter, Embedder, Fetcher, Files, Index, Languages, Ocr, TokenCounter,
+};
 use crate::search::Grouping;
 
 /// The settings the use cases need, taken from [`Config`].
@@ -50,6 +52,7 @@ pub struct Ports {
     pub files: Arc<dyn Files>,
     pub clock: Arc<dyn Clock>,
     pub ocr: Arc<dyn Ocr>,
+    pub languages: Arc<dyn Languages>,
 }
 
 pub struct Engine {

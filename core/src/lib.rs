@@ -35,6 +35,7 @@ pub mod jobs;
 mod json_strings;
 pub mod location;
 pub mod markdown;
+pub mod meta;
 pub mod models;
 pub mod ports;
 pub mod progress;

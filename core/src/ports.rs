@@ -37,6 +37,9 @@ pub struct Converted {
     /// Where the Markdown's lines are in the file (pages, sheet rows,
     /// cells, file lines), sorted by line; see [`crate::location`].
     pub places: Vec<crate::location::Place>,
+    /// Fields the document declares about itself, as the format names them
+    /// (`author`, `keywords`, front matter keys); the engine normalises them.
+    pub meta: Vec<(String, String)>,
 }
 
 /// Why a document could not be converted. Messages name the document.
@@ -166,6 +169,14 @@ impl std::error::Error for OcrError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.cause.as_ref().map(Cause::get)
     }
+}
+
+/// Which language a document is written in, detected once at ingest for
+/// the `language` filter.
+pub trait Languages: Send + Sync {
+    /// The ISO 639-1 code (`en`, `ru`) of the language most of `text` is
+    /// in, or `None` when the text is too short or too mixed to tell.
+    fn detect(&self, text: &str) -> Option<&'static str>;
 }
 
 /// Text recognition for scans: image files and PDF pages without a text
@@ -496,7 +507,7 @@ pub trait Clock: Send + Sync {
 
 // ---------------------------------------------------------------- Index
 
-pub use crate::source::{SourceRecord, SourceType};
+pub use crate::source::{SourceAttributes, SourceRecord, SourceType};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexStats {

@@ -42,4 +42,25 @@ pub struct SourceRecord {
     /// The OCR engine that read part of the document (`tesseract 5.3.0
     /// (rus+eng)`), or empty when all of it came from a text layer.
     pub ocr_engine: String,
+    /// What the document says about itself, for the `language` and `meta`
+    /// filters and for `read_file` and `list_files`.
+    pub attributes: SourceAttributes,
+}
+
+/// A document's main language and the fields it declares about itself
+/// (front matter, core properties, PDF Info, HTML `<meta>`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceAttributes {
+    /// ISO 639-1 code (`en`, `ru`) of the language most of the text is in;
+    /// `None` when the text was too short or too mixed to tell.
+    pub language: Option<String>,
+    /// `(field, value)` pairs as [`crate::meta::normalized`] leaves them:
+    /// fields lower-case, sorted, one pair per item of a list field.
+    pub meta: Vec<(String, String)>,
+}
+
+impl SourceAttributes {
+    pub fn is_empty(&self) -> bool {
+        self.language.is_none() && self.meta.is_empty()
+    }
 }

@@ -211,5 +211,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: (!title.is_empty()).then_some(title),
         page_chars: Vec::new(),
         places,
+        meta: Vec::new(),
     })
 }

@@ -130,6 +130,7 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
         metadata_title: title(html),
         page_chars: Vec::new(),
         places,
+        meta: Vec::new(),
     })
 }
 

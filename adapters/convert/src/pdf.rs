@@ -95,6 +95,7 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
         metadata_title: None,
         page_chars,
         places,
+        meta: Vec::new(),
     })
 }
 

@@ -155,5 +155,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: title,
         page_chars: Vec::new(),
         places: Vec::new(),
+        meta: Vec::new(),
     })
 }

@@ -55,6 +55,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: None,
         page_chars: Vec::new(),
         places,
+        meta: Vec::new(),
     })
 }
 
@@ -114,6 +115,7 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
         metadata_title: None,
         page_chars: Vec::new(),
         places,
+        meta: Vec::new(),
     })
 }
 

@@ -18,6 +18,7 @@ pub fn record(source: &str, title: &str, n: usize) -> SourceRecord {
         scheme_version: minirag_core::CHUNK_SCHEME,
         embedded_with: Some("test-model".into()),
         ocr_engine: String::new(),
+        attributes: Default::default(),
     }
 }
 

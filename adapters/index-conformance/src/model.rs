@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use minirag_analyzer::{Analyzer, B, K1, TITLE_WEIGHT};
-use minirag_core::ports::{Embeddings, Index};
+use minirag_core::ports::{Embeddings, Index, SourceAttributes};
 use minirag_core::search::{Filter, FilterRequest, Scope};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -81,27 +81,50 @@ type FieldDocs = Vec<((String, Option<u32>), Vec<String>)>;
 const SCOPES: [&str; 3] = ["/a", "/b/", "note-1"];
 
 /// Filters as (formats, modified after, modified before, paths, excluded
-/// paths); a source's modification time is its day in [`SOURCES`] order.
+/// paths, languages, declared fields); a source's modification time is its
+/// day in [`SOURCES`] order, its language and fields come from its title
+/// ([`described`]).
 type FilterCase = (
     &'static [&'static str],
     Option<&'static str>,
     Option<&'static str>,
     &'static [&'static str],
     &'static [&'static str],
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
 );
-const FILTERS: [FilterCase; 5] = [
-    (&["md"], None, None, &[], &[]),
-    (&[], Some("1970-01-04"), None, &[], &[]),
-    (&[], None, None, &["**/t*.md"], &[]),
-    (&[], None, None, &[], &["one.md", "note-1*"]),
+const FILTERS: [FilterCase; 8] = [
+    (&["md"], None, None, &[], &[], &[], &[]),
+    (&[], Some("1970-01-04"), None, &[], &[], &[], &[]),
+    (&[], None, None, &["**/t*.md"], &[], &[], &[]),
+    (&[], None, None, &[], &["one.md", "note-1*"], &[], &[]),
     (
         &["markdown"],
         None,
         Some("1970-01-03T12:00:00+12:00"),
         &[],
         &[],
+        &[],
+        &[],
     ),
+    (&[], None, None, &[], &[], &["ru"], &[]),
+    (&[], None, None, &[], &[], &[], &[("Tags", "BETA")]),
+    (&["md"], None, None, &[], &[], &["en"], &[("author", "Ada")]),
 ];
+
+/// The language and fields a source declares, from its title: a replace
+/// that changes the title changes them, as an edited front matter does.
+fn described(title: &str) -> SourceAttributes {
+    let word = title.split(' ').next().unwrap_or_default();
+    let mut meta = vec![("tags".to_string(), word.to_string())];
+    if title.len() % 3 == 0 {
+        meta.push(("author".to_string(), "ada".to_string()));
+    }
+    SourceAttributes {
+        language: Some(if title.len() % 2 == 0 { "en" } else { "ru" }.to_string()),
+        meta: minirag_core::meta::normalized(meta),
+    }
+}
 /// The roots path patterns are relative to.
 const ROOTS: [&str; 2] = ["/a", "/b"];
 
@@ -110,15 +133,22 @@ fn scope_of(scope: Option<usize>, filter: Option<usize>) -> Scope {
     let Some(f) = filter else {
         return scope;
     };
-    let (formats, after, before, paths, exclude) = FILTERS[f];
+    let (formats, after, before, paths, exclude, languages, meta) = FILTERS[f];
     let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (formats, paths, exclude) = (owned(formats), owned(paths), owned(exclude));
+    let languages = owned(languages);
+    let meta: Vec<(String, String)> = meta
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let request = FilterRequest {
         formats: &formats,
         modified_after: after,
         modified_before: before,
         paths: &paths,
         exclude_paths: &exclude,
+        languages: &languages,
+        meta: &meta,
     };
     let roots = owned(&ROOTS);
     scope.with_filter(Filter::new(request, &roots).expect("a valid filter"))
@@ -143,6 +173,7 @@ fn in_reach(model: &BTreeMap<String, Doc>, source: &str, scope: &Scope) -> bool 
     let d = &model[source];
     let mut rec = record(source, &d.title, d.texts.len());
     rec.mtime = d.mtime;
+    rec.attributes = described(&d.title);
     scope.admits(&rec)
 }
 
@@ -284,6 +315,7 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                 let title = format!("{} title", WORDS[title]);
                 let mut rec = record(SOURCES[source], &title, texts.len());
                 rec.mtime = mtime_of(source);
+                rec.attributes = described(&title);
                 if !with_vectors {
                     rec.embedded_with = None;
                 }

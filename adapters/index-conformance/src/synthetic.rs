@@ -87,6 +87,7 @@ pub fn source_record(s: usize, count: usize, vocab: &[String]) -> SourceRecord {
         scheme_version: minirag_core::CHUNK_SCHEME,
         embedded_with: Some("bench".into()),
         ocr_engine: String::new(),
+        attributes: Default::default(),
     }
 }
 

@@ -1,11 +1,11 @@
 //! On-disk layout of one index folder (DB_PATH):
 //!
-//! - `snapshot.meta`: magic `MRSNAP05`, generation (u64), the CRC-32 of
-//!   those 16 bytes (u32), then three records
+//! - `snapshot.meta`: magic `MRSNAP06`, generation (u64), the CRC-32 of
+//!   those 16 bytes (u32), then four records
 //!   `[len u64][crc32 u32][bincode]`: the head (sources, chunks, which rows
 //!   have vectors, the vector file's name, length and CRC-32) and the
 //!   postings, so opening decodes them on two threads; then the chunks'
-//!   locations.
+//!   locations; then the sources' languages and declared fields.
 //! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
 //!   row-major, memory-mapped and scanned in place; its CRC-32 is in the head.
 //! - `wal.log`: magic `MRWAL002` + generation (u64), then records
@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bm25::Field;
 use crate::legacy::{OpV1, SourceEntryV1};
-use crate::records::{DiskChunk, DiskLocation, Op};
+use crate::records::{DiskAttributes, DiskChunk, DiskLocation, Op};
 use crate::state::SourceEntry;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -40,13 +40,15 @@ pub const FORMAT_VERSION: u32 = 1;
 /// `ocr_engine`. Format 4: format 3 and a third section, the chunks'
 /// locations by slot. Format 5: format 4 with the header (magic and
 /// generation) under a CRC of its own, as every byte that decides what is
-/// kept must be: the generation says which log records follow. Formats 1
-/// and 2 are read through [`crate::legacy`].
+/// kept must be: the generation says which log records follow. Format 6:
+/// format 5 and a fourth section, the sources' attributes by position.
+/// Formats 1 and 2 are read through [`crate::legacy`].
 const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
 const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
 const SNAP_MAGIC_V3: &[u8; 8] = b"MRSNAP03";
 const SNAP_MAGIC_V4: &[u8; 8] = b"MRSNAP04";
-const SNAP_MAGIC: &[u8; 8] = b"MRSNAP05";
+const SNAP_MAGIC_V5: &[u8; 8] = b"MRSNAP05";
+const SNAP_MAGIC: &[u8; 8] = b"MRSNAP06";
 /// WAL format 1: records without `ocr_engine`; format 2: with it.
 const WAL_MAGIC_V1: &[u8; 8] = b"MRWAL001";
 const WAL_MAGIC: &[u8; 8] = b"MRWAL002";
@@ -277,8 +279,9 @@ fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let magic: &[u8] = &header[..8];
-    let known: [&[u8]; 5] = [
+    let known: [&[u8]; 6] = [
         SNAP_MAGIC,
+        SNAP_MAGIC_V5,
         SNAP_MAGIC_V4,
         SNAP_MAGIC_V3,
         SNAP_MAGIC_V2,
@@ -288,7 +291,7 @@ fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(header[8..16].try_into().unwrap());
-    let sections_at = if magic == SNAP_MAGIC {
+    let sections_at = if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V5 {
         let mut crc = [0u8; 4];
         file.read_exact_at(&mut crc, 16)
             .map_err(|_| corrupt("truncated"))?;
@@ -371,11 +374,14 @@ fn read_snapshot_parts(
         lost.postings = postings.is_none();
         let (text, title) = postings.unwrap_or_default();
         let mut chunks = head.chunks;
-        if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V4 {
+        let mut sources = head.sources;
+        let mut third = None;
+        if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V5 || magic == SNAP_MAGIC_V4 {
             // The chunks' locations; salvaging, a damaged section is none.
-            let located = match second.map(|(start, len)| section(start + len)) {
+            third = second.map(|(start, len)| section(start + len));
+            let located = match &third {
                 Some(Ok(third)) => {
-                    match decode_limited::<Vec<(u32, DiskLocation)>>(reader(third)?, third.1) {
+                    match decode_limited::<Vec<(u32, DiskLocation)>>(reader(*third)?, third.1) {
                         Ok(l) => l,
                         Err(_) if salvage => {
                             lost.locations = true;
@@ -388,7 +394,7 @@ fn read_snapshot_parts(
                     lost.locations = true;
                     Vec::new()
                 }
-                Some(Err(e)) => return Err(e),
+                Some(Err(e)) => return Err(e.clone()),
                 None => Vec::new(),
             };
             for (slot, location) in located {
@@ -397,11 +403,42 @@ fn read_snapshot_parts(
                 }
             }
         }
+        if magic == SNAP_MAGIC {
+            // The sources' attributes; salvaging, a damaged section is
+            // none, and the sync that rebuilds the locations rebuilds them.
+            let fourth = match third {
+                Some(Ok((start, len))) => Some(section(start + len)),
+                _ => None,
+            };
+            let described = match fourth {
+                Some(Ok(fourth)) => {
+                    match decode_limited::<Vec<(u32, DiskAttributes)>>(reader(fourth)?, fourth.1) {
+                        Ok(d) => d,
+                        Err(_) if salvage => {
+                            lost.locations = true;
+                            Vec::new()
+                        }
+                        Err(e) => return Err(undecodable(e)),
+                    }
+                }
+                Some(Err(_)) | None if salvage => {
+                    lost.locations = true;
+                    Vec::new()
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(corrupt("truncated")),
+            };
+            for (at, attributes) in described {
+                if let Some(entry) = sources.get_mut(at as usize) {
+                    entry.record.attributes = attributes;
+                }
+            }
+        }
         Snapshot {
             version: head.version,
             dim: head.dim,
             model_id: head.model_id,
-            sources: head.sources,
+            sources,
             chunks,
             present: head.present,
             text,
@@ -595,6 +632,13 @@ pub fn write_snapshot<'v>(
         .filter(|(_, (_, c))| !c.location.is_empty())
         .map(|(slot, (_, c))| (slot as u32, &c.location))
         .collect();
+    let described: Vec<(u32, &DiskAttributes)> = snap
+        .sources
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !e.record.attributes.is_empty())
+        .map(|(at, e)| (at as u32, &e.record.attributes))
+        .collect();
     write_atomic_with(&meta, |f, tmp| {
         let mut header = SNAP_MAGIC.to_vec();
         header.extend_from_slice(&generation.to_le_bytes());
@@ -604,7 +648,8 @@ pub fn write_snapshot<'v>(
             .map_err(|e| io(tmp, "cannot write", e))?;
         stream_record(f, tmp, &head, true)?;
         stream_record(f, tmp, &postings, true)?;
-        stream_record(f, tmp, &located, true)
+        stream_record(f, tmp, &located, true)?;
+        stream_record(f, tmp, &described, true)
     })?;
     sync_dir(&paths.dir);
     Ok(())
@@ -734,7 +779,9 @@ impl Op {
     /// The sources this record writes.
     fn sources(&self) -> Vec<String> {
         match self {
-            Op::Replace { source, .. } | Op::ReplaceLocated { source, .. } => {
+            Op::Replace { source, .. }
+            | Op::ReplaceLocated { source, .. }
+            | Op::ReplaceDescribed { source, .. } => {
                 vec![source.source.clone()]
             }
             Op::Delete { source } | Op::SetVectors { source, .. } => vec![source.clone()],

@@ -36,6 +36,7 @@ impl From<DiskSourceV1> for DiskSource {
             scheme_version: d.scheme_version,
             embedded_with: d.embedded_with,
             ocr_engine: String::new(),
+            attributes: Default::default(),
         }
     }
 }
@@ -177,6 +178,7 @@ mod tests {
             scheme_version: minirag_core::CHUNK_SCHEME,
             embedded_with: None,
             ocr_engine: "tesseract 5.3.0 (rus+eng)".into(),
+            attributes: Default::default(),
         };
         let chunk = Chunk {
             index: 0,

@@ -351,7 +351,8 @@ fn salvage(
     }
     if locations_lost && !postings_lost {
         lost.push(
-            "its chunks' places (pages, lines) are unknown until the next sync rebuilds them",
+            "its chunks' places (pages, lines) and its documents' languages and fields are unknown \
+             until the next sync rebuilds them",
         );
         keep_replaced(
             paths,

@@ -20,6 +20,24 @@ pub struct DiskSource {
     pub embedded_with: Option<String>,
     /// Added in WAL format 2 / snapshot format 3 (see [`crate::legacy`]).
     pub ocr_engine: String,
+    /// Not in this struct's encoding, so older logs and snapshots decode
+    /// unchanged: a log carries it in [`Op::ReplaceDescribed`], a snapshot
+    /// in a section of its own (format 6).
+    #[serde(skip)]
+    pub attributes: DiskAttributes,
+}
+
+/// A source's language and declared fields on disk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskAttributes {
+    pub language: Option<String>,
+    pub meta: Vec<(String, String)>,
+}
+
+impl DiskAttributes {
+    pub fn is_empty(&self) -> bool {
+        self.language.is_none() && self.meta.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,6 +116,17 @@ pub enum Op {
         vectors: Option<Vec<f32>>,
         locations: Vec<DiskLocation>,
     },
+    /// [`Op::ReplaceLocated`] whose source has a language or declared
+    /// fields (added last, so older logs decode unchanged); `locations` is
+    /// empty when the chunks have none. Only the log holds this form.
+    ReplaceDescribed {
+        source: DiskSource,
+        chunks: Vec<DiskChunk>,
+        dim: u32,
+        vectors: Option<Vec<f32>>,
+        locations: Vec<DiskLocation>,
+        attributes: DiskAttributes,
+    },
 }
 
 impl Op {
@@ -105,6 +134,31 @@ impl Op {
     /// beside its chunks (moved, not copied).
     pub fn into_logged(self) -> Op {
         match self {
+            Op::Replace {
+                mut source,
+                mut chunks,
+                dim,
+                vectors,
+            } if !source.attributes.is_empty() => {
+                let located = chunks.iter().any(|c| !c.location.is_empty());
+                let locations = if located {
+                    chunks
+                        .iter_mut()
+                        .map(|c| std::mem::take(&mut c.location))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let attributes = std::mem::take(&mut source.attributes);
+                Op::ReplaceDescribed {
+                    source,
+                    chunks,
+                    dim,
+                    vectors,
+                    locations,
+                    attributes,
+                }
+            }
             Op::Replace {
                 source,
                 mut chunks,
@@ -130,6 +184,25 @@ impl Op {
     /// The form applied: locations back on their chunks.
     pub fn merged(self) -> Op {
         match self {
+            Op::ReplaceDescribed {
+                mut source,
+                mut chunks,
+                dim,
+                vectors,
+                locations,
+                attributes,
+            } => {
+                for (c, l) in chunks.iter_mut().zip(locations) {
+                    c.location = l;
+                }
+                source.attributes = attributes;
+                Op::Replace {
+                    source,
+                    chunks,
+                    dim,
+                    vectors,
+                }
+            }
             Op::ReplaceLocated {
                 source,
                 mut chunks,
@@ -170,6 +243,10 @@ impl From<&SourceRecord> for DiskSource {
             scheme_version: r.scheme_version,
             embedded_with: r.embedded_with.clone(),
             ocr_engine: r.ocr_engine.clone(),
+            attributes: DiskAttributes {
+                language: r.attributes.language.clone(),
+                meta: r.attributes.meta.clone(),
+            },
         }
     }
 }
@@ -181,6 +258,8 @@ impl<'a> From<&'a DiskSource> for minirag_core::search::SourceFacts<'a> {
             source_type: source_type(d.source_type),
             mtime: d.mtime,
             ingested_at: &d.ingested_at,
+            language: d.attributes.language.as_deref(),
+            meta: &d.attributes.meta,
         }
     }
 }
@@ -207,6 +286,10 @@ impl From<&DiskSource> for SourceRecord {
             scheme_version: d.scheme_version,
             embedded_with: d.embedded_with.clone(),
             ocr_engine: d.ocr_engine.clone(),
+            attributes: minirag_core::ports::SourceAttributes {
+                language: d.attributes.language.clone(),
+                meta: d.attributes.meta.clone(),
+            },
         }
     }
 }

@@ -272,7 +272,9 @@ impl State {
     /// Applies a checked operation; returns the number of chunks affected.
     pub fn apply(&mut self, op: Op) -> usize {
         match op {
-            op @ Op::ReplaceLocated { .. } => self.apply(op.merged()),
+            op @ (Op::ReplaceLocated { .. } | Op::ReplaceDescribed { .. }) => {
+                self.apply(op.merged())
+            }
             Op::Replace {
                 source,
                 chunks,

@@ -39,6 +39,7 @@ pub fn record(row: &Row) -> SourceRecord {
         scheme_version: row.get::<_, i32>(8) as u32,
         embedded_with: row.get(9),
         ocr_engine: row.get(10),
+        attributes: Default::default(),
     }
 }
 

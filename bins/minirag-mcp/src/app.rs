@@ -17,6 +17,7 @@ use minirag_fetch_http::HttpFetcher;
 use minirag_fs::LocalFiles;
 use minirag_index_mem::MemIndex;
 use minirag_index_pg::{PgIndex, PgOptions};
+use minirag_language_whatlang::Whatlang;
 use minirag_ocr_tesseract::Tesseract;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -178,6 +179,7 @@ impl App {
             files: Arc::new(LocalFiles),
             clock: Arc::new(SystemClock),
             ocr: Arc::new(Tesseract::new(&config.ocr_lang)),
+            languages: Arc::new(Whatlang),
         };
         let mut settings = Settings::from(config);
         settings.roots = self.root_strings();

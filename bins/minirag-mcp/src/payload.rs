@@ -41,6 +41,8 @@ impl Filters {
             modified_before: self.modified_before.as_deref(),
             paths: &self.paths,
             exclude_paths: &self.exclude_paths,
+            languages: &[],
+            meta: &[],
         }
     }
 }

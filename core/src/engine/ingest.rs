@@ -12,8 +12,8 @@ use crate::error::EngineError;
 use crate::formats::{self, FormatKind};
 use crate::location::Place;
 use crate::ports::{
-    ConvertRequest, Converted, EmbedError, Embeddings, FileError, Readiness, SourceRecord,
-    SourceType,
+    ConvertRequest, Converted, EmbedError, Embeddings, FileError, Readiness, SourceAttributes,
+    SourceRecord, SourceType,
 };
 use crate::scan_rules::admits_file;
 use crate::search::scope::Scope;
@@ -45,6 +45,7 @@ pub struct PreparedIngest {
     file_hash: String,
     mtime: f64,
     ocr_engine: String,
+    attributes: SourceAttributes,
 }
 
 impl PreparedIngest {
@@ -182,7 +183,7 @@ impl Engine {
         let prepared = self.prepare(
             path,
             SourceType::File,
-            (converted.markdown, converted.places),
+            (converted.markdown, converted.places, converted.meta),
             titled,
             file_hash,
             mtime,
@@ -202,15 +203,15 @@ impl Engine {
         title: Option<&str>,
     ) -> Result<IngestOutcome, EngineError> {
         apart_from_files(source)?;
-        let (markdown, metadata_title) = match format {
-            "text" | "markdown" => (data.to_string(), None),
+        let (markdown, metadata_title, meta) = match format {
+            "text" | "markdown" => (data.to_string(), None, Vec::new()),
             "html" => {
                 let c = self.ports.converter.convert(ConvertRequest {
                     name: source,
                     format: "html",
                     bytes: data.as_bytes(),
                 })?;
-                (c.markdown, c.metadata_title)
+                (c.markdown, c.metadata_title, c.meta)
             }
             other => {
                 return Err(EngineError::BadFormat {
@@ -226,7 +227,7 @@ impl Engine {
         self.commit(self.prepare(
             source,
             SourceType::Data,
-            (markdown, places),
+            (markdown, places, meta),
             titled,
             "",
             0.0,
@@ -262,7 +263,7 @@ impl Engine {
             source,
         );
         let places = stored_lines();
-        let markdown = (converted.markdown, places);
+        let markdown = (converted.markdown, places, converted.meta);
         self.commit(self.prepare(source, SourceType::Url, markdown, titled, "", 0.0)?)
     }
 
@@ -284,7 +285,7 @@ impl Engine {
         &self,
         source: &str,
         source_type: SourceType,
-        (markdown, places): (String, Vec<Place>),
+        (markdown, places, meta): (String, Vec<Place>, Vec<(String, String)>),
         titled: Titled,
         file_hash: &str,
         mtime: f64,
@@ -299,6 +300,10 @@ impl Engine {
                 source: source.into(),
             });
         }
+        let attributes = SourceAttributes {
+            language: self.ports.languages.detect(&markdown).map(String::from),
+            meta: crate::meta::normalized(meta),
+        };
         let options = ChunkOptions {
             budget: self.settings.budget,
             title: titled.seed.then_some(titled.title.as_str()),
@@ -322,6 +327,7 @@ impl Engine {
             file_hash: file_hash.into(),
             mtime,
             ocr_engine: String::new(),
+            attributes,
         })
     }
 
@@ -383,6 +389,7 @@ impl Engine {
             file_hash,
             mtime,
             ocr_engine,
+            attributes,
         } = prepared;
         let chunk_count = chunks.len();
         let record = SourceRecord {
@@ -399,6 +406,7 @@ impl Engine {
                 .as_ref()
                 .map(|_| self.ports.embedder.model_id().to_string()),
             ocr_engine,
+            attributes,
         };
         self.ports.index.replace_source(record, chunks, vectors)?;
         Ok(IngestOutcome {

@@ -49,6 +49,13 @@ impl Engine {
         // and parents all come from the same index generation.
         let view = self.ports.index.read()?;
         let index: &dyn IndexView = view.as_ref();
+        if scope.filter().has_meta() {
+            let records = index.sources(&Scope::all())?;
+            scope
+                .filter()
+                .check_fields(records.iter().flat_map(|r| &r.attributes.meta))
+                .map_err(QueryError::from)?;
+        }
 
         let mut notices: Vec<String> = Vec::new();
         // The keyword side runs on a second thread while the query is

@@ -24,6 +24,11 @@ pub struct FilterRequest<'a> {
     pub paths: &'a [String],
     /// Patterns that leave a source out.
     pub exclude_paths: &'a [String],
+    /// ISO 639-1 codes (`en`, `ru`): kept when the main language is one.
+    pub languages: &'a [String],
+    /// `(field, value)`: kept when the document declares every field with
+    /// that value (for a list field, as one of its items).
+    pub meta: &'a [(String, String)],
 }
 
 /// What a filter reads of a source, so an index answers from its own
@@ -36,6 +41,9 @@ pub struct SourceFacts<'a> {
     pub mtime: f64,
     /// ISO-8601 UTC.
     pub ingested_at: &'a str,
+    pub language: Option<&'a str>,
+    /// As [`crate::meta::normalized`] leaves them.
+    pub meta: &'a [(String, String)],
 }
 
 impl<'a> From<&'a SourceRecord> for SourceFacts<'a> {
@@ -45,6 +53,8 @@ impl<'a> From<&'a SourceRecord> for SourceFacts<'a> {
             source_type: r.source_type,
             mtime: r.mtime,
             ingested_at: &r.ingested_at,
+            language: r.attributes.language.as_deref(),
+            meta: &r.attributes.meta,
         }
     }
 }
@@ -57,6 +67,9 @@ pub struct Filter {
     before: Option<f64>,
     paths: Vec<Glob>,
     exclude: Vec<Glob>,
+    languages: Vec<String>,
+    /// Field names through [`crate::meta::field_name`].
+    meta: Vec<(String, String)>,
     /// The configured roots, longest first: paths are matched below them.
     roots: Vec<String>,
 }
@@ -76,6 +89,20 @@ pub enum FilterError {
     BadPattern {
         given: String,
         why: GlobError,
+    },
+    /// Not an ISO 639-1 code.
+    BadLanguage {
+        given: String,
+    },
+    /// A `meta` field no document in the index declares; `known` lists
+    /// those that some document does.
+    UnknownMetaField {
+        given: String,
+        known: Vec<String>,
+    },
+    /// A `meta` entry without a field name or a value.
+    BadMeta {
+        given: String,
     },
 }
 
@@ -102,6 +129,24 @@ impl std::fmt::Display for FilterError {
             Self::BadPattern { given, why } => write!(
                 f,
                 "path pattern {given:?} cannot be used: {why}; write it relative to a root, as `**/specs/**` or `*.md`"
+            ),
+            Self::BadLanguage { given } => write!(
+                f,
+                "language {given:?} is not a language code; write the two-letter ISO 639-1 code, as `en` or `ru`"
+            ),
+            Self::UnknownMetaField { given, known } if known.is_empty() => write!(
+                f,
+                "no document in the index declares the field {given:?}; none declares any field \
+                 (front matter, document properties, PDF Info or HTML <meta>) yet"
+            ),
+            Self::UnknownMetaField { given, known } => write!(
+                f,
+                "no document in the index declares the field {given:?}; use one of: {}",
+                known.join(", ")
+            ),
+            Self::BadMeta { given } => write!(
+                f,
+                "meta {given:?} needs a field and a value; write it as field=value, as `author=Ada Lovelace`"
             ),
         }
     }
@@ -162,12 +207,36 @@ impl Filter {
             .map(|r| r.trim_end_matches('/').to_string())
             .collect();
         roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        let mut languages = Vec::new();
+        for given in request.languages {
+            let code = given.trim().to_ascii_lowercase();
+            if code.len() != 2 || !code.bytes().all(|b| b.is_ascii_lowercase()) {
+                return Err(FilterError::BadLanguage {
+                    given: given.clone(),
+                });
+            }
+            if !languages.contains(&code) {
+                languages.push(code);
+            }
+        }
+        let mut meta = Vec::new();
+        for (field, value) in request.meta {
+            let name = crate::meta::field_name(field);
+            if name.is_empty() || value.trim().is_empty() {
+                return Err(FilterError::BadMeta {
+                    given: format!("{field}={value}"),
+                });
+            }
+            meta.push((name, value.clone()));
+        }
         Ok(Filter {
             formats,
             after,
             before,
             paths: patterns(request.paths)?,
             exclude: patterns(request.exclude_paths)?,
+            languages,
+            meta,
             roots,
         })
     }
@@ -179,6 +248,33 @@ impl Filter {
             && self.before.is_none()
             && self.paths.is_empty()
             && self.exclude.is_empty()
+            && self.languages.is_empty()
+            && self.meta.is_empty()
+    }
+
+    /// Asks for declared fields (the engine then checks their names).
+    pub fn has_meta(&self) -> bool {
+        !self.meta.is_empty()
+    }
+
+    /// Fails on a `meta` field that no document declares, naming those
+    /// that some do: a misspelt field is an error, not an empty page.
+    pub fn check_fields<'a>(
+        &self,
+        declared: impl IntoIterator<Item = &'a (String, String)>,
+    ) -> Result<(), FilterError> {
+        if self.meta.is_empty() {
+            return Ok(());
+        }
+        let known: std::collections::BTreeSet<&str> =
+            declared.into_iter().map(|(f, _)| f.as_str()).collect();
+        match self.meta.iter().find(|(f, _)| !known.contains(f.as_str())) {
+            None => Ok(()),
+            Some((given, _)) => Err(FilterError::UnknownMetaField {
+                given: given.clone(),
+                known: known.into_iter().map(String::from).collect(),
+            }),
+        }
     }
 
     /// The filter in words, for a notice that it matched nothing.
@@ -200,6 +296,12 @@ impl Filter {
         }
         if !self.exclude.is_empty() {
             parts.push(format!("path not {}", globs(&self.exclude)));
+        }
+        if !self.languages.is_empty() {
+            parts.push(format!("language {}", self.languages.join(" or ")));
+        }
+        for (field, value) in &self.meta {
+            parts.push(format!("{field} = {value}"));
         }
         parts.join("; ")
     }
@@ -242,6 +344,22 @@ impl Filter {
                 return false;
             }
         }
+        if !self.languages.is_empty()
+            && !record
+                .language
+                .is_some_and(|l| self.languages.iter().any(|w| w == l))
+        {
+            return false;
+        }
+        let declares = |(field, wanted): &(String, String)| {
+            record
+                .meta
+                .iter()
+                .any(|(f, v)| f == field && crate::meta::value_matches(v, wanted))
+        };
+        if !self.meta.iter().all(declares) {
+            return false;
+        }
         let path = self.relative(record.source);
         (self.paths.is_empty() || self.paths.iter().any(|g| g.matches(path)))
             && !self.exclude.iter().any(|g| g.matches(path))
@@ -269,11 +387,49 @@ mod tests {
             scheme_version: crate::CHUNK_SCHEME,
             embedded_with: None,
             ocr_engine: String::new(),
+            attributes: Default::default(),
         }
     }
 
     fn filter(request: FilterRequest<'_>) -> Filter {
         Filter::new(request, &["/r".into()]).unwrap()
+    }
+
+    #[test]
+    fn language_and_meta_match_what_the_document_declares() {
+        let mut ru = record("/r/a.md", 1.0);
+        ru.attributes.language = Some("ru".into());
+        ru.attributes.meta = crate::meta::normalized([
+            ("Author".to_string(), "Finance Team".to_string()),
+            ("tags".to_string(), "incident, db".to_string()),
+        ]);
+        let plain = record("/r/b.md", 1.0);
+        let meta = [("tags".to_string(), "INCIDENT".to_string())];
+        let f = filter(FilterRequest {
+            languages: &["RU".into()],
+            meta: &meta,
+            ..Default::default()
+        });
+        assert!(f.admits(&ru));
+        assert!(!f.admits(&plain), "no language, no fields");
+        let both = [
+            ("author".to_string(), "finance team".to_string()),
+            ("tags".to_string(), "outage".to_string()),
+        ];
+        let f = filter(FilterRequest {
+            meta: &both,
+            ..Default::default()
+        });
+        assert!(!f.admits(&ru), "every field must match");
+        let e = Filter::new(
+            FilterRequest {
+                languages: &["russian".into()],
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("ISO 639-1"), "{e}");
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub struct ListedFile {
     pub chunk_count: u32,
     /// The OCR engine that read part of it, or empty.
     pub ocr_engine: String,
+    /// Language and declared fields (empty until it is indexed).
+    pub attributes: crate::ports::SourceAttributes,
 }
 
 /// A folder `list_files` could not see into, with the indexed files it holds.
@@ -463,13 +465,16 @@ impl Engine {
     ) -> Result<FileListing, EngineError> {
         let filter = crate::search::Filter::new(filter, &self.settings().roots)
             .map_err(crate::search::QueryError::from)?;
-        let scope_filter = Scope::new(scope.iter().cloned()).with_filter(filter);
         let images = self.reads_images();
         let scan = self.ports().files.scan(&self.settings().roots, &[], images);
         let model = self.usable_model().ok();
         // One read of the records; the view is not held while files are
         // hashed or the model loads, so writers in this process never wait.
         let records = self.ports().index.sources(&Scope::all())?;
+        filter
+            .check_fields(records.iter().flat_map(|r| &r.attributes.meta))
+            .map_err(crate::search::QueryError::from)?;
+        let scope_filter = Scope::new(scope.iter().cloned()).with_filter(filter);
         let by_source: std::collections::HashMap<&str, &SourceRecord> = records
             .iter()
             .filter(|r| r.source_type == SourceType::File)
@@ -478,12 +483,12 @@ impl Engine {
         let files = &self.ports().files;
         let hasher = |p: &str| files.sha256(p);
         let mut rows = Vec::new();
-        for file in scan
-            .files
-            .iter()
-            .filter(|f| scope_filter.admits(on_disk(f)))
-        {
-            let row = match by_source.get(file.path.as_str()).map(|r| (*r).clone()) {
+        for file in scan.files.iter() {
+            let indexed = by_source.get(file.path.as_str()).copied();
+            if !scope_filter.admits(on_disk(file, indexed)) {
+                continue;
+            }
+            let row = match indexed.cloned() {
                 None => ListedFile {
                     source: file.path.clone(),
                     source_type: SourceType::File,
@@ -491,6 +496,7 @@ impl Engine {
                     state: super::ListedState::NotIngested,
                     chunk_count: 0,
                     ocr_engine: String::new(),
+                    attributes: Default::default(),
                 },
                 Some(r) => {
                     let state = super::file_state(&r, file, model.as_deref(), &hasher);
@@ -556,6 +562,7 @@ fn listed(r: SourceRecord, state: super::ListedState) -> ListedFile {
         state,
         chunk_count: r.chunk_count,
         ocr_engine: r.ocr_engine,
+        attributes: r.attributes,
     }
 }
 
@@ -598,11 +605,18 @@ fn record(
 }
 
 /// What a filter reads of a file not indexed yet: its path and mtime.
-fn on_disk(f: &crate::ports::ScannedFile) -> crate::search::SourceFacts<'_> {
+/// A file as a filter sees it: its path and modification time on disk, and
+/// the language and fields its indexed record holds (none if not indexed).
+fn on_disk<'a>(
+    f: &'a crate::ports::ScannedFile,
+    indexed: Option<&'a SourceRecord>,
+) -> crate::search::SourceFacts<'a> {
     crate::search::SourceFacts {
         source: &f.path,
         source_type: SourceType::File,
         mtime: f.mtime,
         ingested_at: "",
+        language: indexed.and_then(|r| r.attributes.language.as_deref()),
+        meta: indexed.map_or(&[], |r| &r.attributes.meta),
     }
 }

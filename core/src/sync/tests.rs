@@ -18,6 +18,7 @@ fn record(source: &str, hash: &str, mtime: f64, model: Option<&str>) -> SourceRe
         scheme_version: CHUNK_SCHEME,
         embedded_with: model.map(str::to_string),
         ocr_engine: String::new(),
+        attributes: Default::default(),
     }
 }
 

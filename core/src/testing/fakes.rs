@@ -139,6 +139,7 @@ impl Converter for FakeConverter {
                     metadata_title: title,
                     page_chars: Vec::new(),
                     places: Vec::new(),
+                    meta: Vec::new(),
                 })
             }
             "md" | "txt" | "markdown" => Ok(Converted {
@@ -146,6 +147,7 @@ impl Converter for FakeConverter {
                 metadata_title: None,
                 page_chars: Vec::new(),
                 places: Vec::new(),
+                meta: Vec::new(),
             }),
             other => Err(ConvertError::Unsupported {
                 format: other.into(),
@@ -167,6 +169,25 @@ impl Fetcher for FakeFetcher {
             content_type: Some(ct.to_string()),
             final_url: url.into(),
         })
+    }
+}
+
+/// Tells Russian from English by script: enough for the engine's own tests,
+/// which are about where the language goes, not how it is found.
+pub struct ScriptLanguages;
+
+impl crate::ports::Languages for ScriptLanguages {
+    fn detect(&self, text: &str) -> Option<&'static str> {
+        let cyrillic = text
+            .chars()
+            .filter(|c| ('а'..='я').contains(&c.to_lowercase().next().unwrap_or(*c)))
+            .count();
+        let latin = text.chars().filter(char::is_ascii_alphabetic).count();
+        match (cyrillic, latin) {
+            (0, 0) => None,
+            (c, l) if c > l => Some("ru"),
+            _ => Some("en"),
+        }
     }
 }
 

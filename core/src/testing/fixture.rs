@@ -43,6 +43,7 @@ pub fn fixture_with(embedder: FakeEmbedder, tweak: impl FnOnce(&mut Settings)) -
         files: files.clone(),
         clock: Arc::new(FakeClock),
         ocr: Arc::new(NoOcr),
+        languages: Arc::new(ScriptLanguages),
     };
     let mut settings = Settings {
         roots: vec!["/docs".into()],

@@ -310,6 +310,7 @@ fn engine(env: &[(String, String)]) -> Engine {
             files: Arc::new(minirag_fs::LocalFiles),
             clock: Arc::new(FakeClock),
             ocr: Arc::new(NoOcr),
+            languages: Arc::new(minirag_core::testing::fakes::ScriptLanguages),
         },
     )
 }

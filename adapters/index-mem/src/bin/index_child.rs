@@ -38,6 +38,7 @@ fn write(index: &MemIndex, source: &str, texts: &[String]) {
         scheme_version: minirag_core::CHUNK_SCHEME,
         embedded_with: Some("child".into()),
         ocr_engine: String::new(),
+        attributes: Default::default(),
     };
     index
         .replace_source(record, chunks, Some(vectors))
