@@ -421,12 +421,14 @@ fn read_snapshot_parts(
                         Err(e) => return Err(undecodable(e)),
                     }
                 }
-                Some(Err(_)) | None if salvage => {
+                Some(Err(_)) if salvage => {
                     lost.locations = true;
                     Vec::new()
                 }
                 Some(Err(e)) => return Err(e),
-                None => return Err(corrupt("truncated")),
+                // Salvaging past damaged postings: the sections after them
+                // are read as none, as the locations are.
+                None => Vec::new(),
             };
             for (at, attributes) in described {
                 if let Some(entry) = sources.get_mut(at as usize) {

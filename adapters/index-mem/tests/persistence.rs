@@ -589,9 +589,10 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
         if part == "postings" {
             let meta = dir.path().join("snapshot.meta");
             let len = std::fs::metadata(&meta).unwrap().len();
-            // The postings end before the last section, the chunks'
-            // locations (none here: a 12-byte header and a 1-byte list).
-            flip(&meta, len - 13 - 10);
+            // The postings end before the last two sections, the chunks'
+            // locations and the sources' attributes (none here: each a
+            // 12-byte header and a 1-byte list).
+            flip(&meta, len - 13 - 13 - 10);
         } else {
             let vectors = std::fs::read_dir(dir.path())
                 .unwrap()
@@ -633,26 +634,29 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
 
 #[test]
 fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
-    let dir = tempfile::tempdir().unwrap();
-    five_writes(dir.path());
-    MemIndex::open(dir.path()).unwrap().compact().unwrap();
-    for gone in ["wal.prev.log", "snapshot.prev.meta"] {
-        let _ = std::fs::remove_file(dir.path().join(gone));
+    // The locations' section, then the attributes' (the last 13 bytes).
+    for from_end in [13 + 5, 5] {
+        let dir = tempfile::tempdir().unwrap();
+        five_writes(dir.path());
+        MemIndex::open(dir.path()).unwrap().compact().unwrap();
+        for gone in ["wal.prev.log", "snapshot.prev.meta"] {
+            let _ = std::fs::remove_file(dir.path().join(gone));
+        }
+        let meta = dir.path().join("snapshot.meta");
+        let len = std::fs::metadata(&meta).unwrap().len();
+        flip(&meta, len - from_end);
+        let index = MemIndex::open(dir.path()).unwrap();
+        let stats = index.stats().unwrap();
+        assert_eq!(stats.source_count, 4, "{stats:?}");
+        assert_eq!(stats.damage.len(), 1, "{stats:?}");
+        assert!(
+            stats.damage[0].contains("without their places"),
+            "{:?}",
+            stats.damage
+        );
+        // Every source is left to the next sync, which rebuilds its places.
+        assert_eq!(stats.stale_chunk_count, stats.chunk_count, "{stats:?}");
+        let hits = index.keyword_search("bravo", 5, &Scope::all()).unwrap();
+        assert_eq!(hits[0].key.source, "/d/b.md");
     }
-    let meta = dir.path().join("snapshot.meta");
-    let len = std::fs::metadata(&meta).unwrap().len();
-    flip(&meta, len - 5);
-    let index = MemIndex::open(dir.path()).unwrap();
-    let stats = index.stats().unwrap();
-    assert_eq!(stats.source_count, 4, "{stats:?}");
-    assert_eq!(stats.damage.len(), 1, "{stats:?}");
-    assert!(
-        stats.damage[0].contains("without their places"),
-        "{:?}",
-        stats.damage
-    );
-    // Every source is left to the next sync, which rebuilds its places.
-    assert_eq!(stats.stale_chunk_count, stats.chunk_count, "{stats:?}");
-    let hits = index.keyword_search("bravo", 5, &Scope::all()).unwrap();
-    assert_eq!(hits[0].key.source, "/d/b.md");
 }

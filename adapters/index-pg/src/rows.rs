@@ -2,13 +2,13 @@
 
 use minirag_core::chunk::{Chunk, Heading, Layout, UnitKind};
 use minirag_core::location::{Location, Packed};
-use minirag_core::ports::{SourceRecord, SourceType};
+use minirag_core::ports::{SourceAttributes, SourceRecord, SourceType};
 use postgres::Row;
 use serde_json::{json, Value};
 
 /// The `sources` columns [`record`] reads, in order.
 pub const SOURCE_COLUMNS: &str = "source, source_type, title, title_seeded, file_hash, mtime, \
-     ingested_at, chunk_count, scheme_version, embedded_with, ocr_engine";
+     ingested_at, chunk_count, scheme_version, embedded_with, ocr_engine, language, meta::text";
 
 /// The `chunks` columns [`chunk`] reads, in order.
 pub const CHUNK_COLUMNS: &str = "idx, parent, text, prefix_len, kind, headings::text, \
@@ -39,8 +39,22 @@ pub fn record(row: &Row) -> SourceRecord {
         scheme_version: row.get::<_, i32>(8) as u32,
         embedded_with: row.get(9),
         ocr_engine: row.get(10),
-        attributes: Default::default(),
+        attributes: SourceAttributes {
+            language: row.get(11),
+            meta: meta_pairs(row.get(12)),
+        },
     }
+}
+
+/// Declared fields as stored: a JSON array of `[field, value]` pairs.
+pub fn meta_json(meta: &[(String, String)]) -> String {
+    serde_json::to_string(meta).unwrap_or_else(|_| "[]".into())
+}
+
+/// The stored pairs back; a row written by hand that does not parse reads
+/// as none, as a row from before the column did.
+fn meta_pairs(stored: &str) -> Vec<(String, String)> {
+    serde_json::from_str(stored).unwrap_or_default()
 }
 
 pub fn kind_code(k: UnitKind) -> i16 {

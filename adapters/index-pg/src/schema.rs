@@ -62,6 +62,10 @@ CREATE TABLE IF NOT EXISTS {s}.chunks (
     UNIQUE (source_id, idx) INCLUDE (id)
 );
 ALTER TABLE {s}.chunks ADD COLUMN IF NOT EXISTS location text;
+ALTER TABLE {s}.sources ADD COLUMN IF NOT EXISTS language text;
+ALTER TABLE {s}.sources ADD COLUMN IF NOT EXISTS meta jsonb NOT NULL DEFAULT '[]';
+CREATE INDEX IF NOT EXISTS sources_language ON {s}.sources (language);
+CREATE INDEX IF NOT EXISTS sources_meta ON {s}.sources USING gin (meta jsonb_path_ops);
 CREATE INDEX IF NOT EXISTS chunks_text_md5 ON {s}.chunks (md5(text)) WHERE embedding IS NOT NULL;
 CREATE TABLE IF NOT EXISTS {s}.chunk_postings (
     term text NOT NULL,

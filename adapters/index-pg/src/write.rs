@@ -9,7 +9,7 @@ use postgres::Transaction;
 
 use crate::packed::{pack_rows, Posting};
 use crate::postings::source_postings;
-use crate::rows::{headings_json, kind_code, location_json, source_type_code};
+use crate::rows::{headings_json, kind_code, location_json, meta_json, source_type_code};
 use crate::PgIndex;
 
 /// Postings rows per INSERT: bounded statements for a source of 150,000
@@ -171,8 +171,8 @@ pub fn replace_source(
         .query_one(
             &format!(
                 "INSERT INTO {s}.sources (source, source_type, title, title_seeded, file_hash, mtime, ingested_at, \
-                 chunk_count, scheme_version, embedded_with, ocr_engine, doc_len, title_len) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id"
+                 chunk_count, scheme_version, embedded_with, ocr_engine, doc_len, title_len, language, meta) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::text::jsonb) RETURNING id"
             ),
             &[
                 &record.source,
@@ -188,6 +188,8 @@ pub fn replace_source(
                 &record.ocr_engine,
                 &postings.document.len,
                 &(postings.title.len as i32),
+                &record.attributes.language,
+                &meta_json(&record.attributes.meta),
             ],
         )
         .map_err(e)?
