@@ -62,4 +62,7 @@ pub mod testing;
 /// table-of-contents lines are left out.
 /// 7: a PDF without an outline takes headings from its type, and its
 /// monospaced lines are code blocks.
-pub const CHUNK_SCHEME: u32 = 7;
+/// 8: sources carry their language and declared fields (front matter,
+/// core properties, PDF Info, HTML `<meta>`); a Markdown file's front
+/// matter is no longer text.
+pub const CHUNK_SCHEME: u32 = 8;

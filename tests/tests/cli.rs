@@ -203,7 +203,7 @@ fn status_and_configuration_errors() {
     let c = corpus();
     let (code, s, _) = c.json(&["status"]);
     assert_eq!(code, 0);
-    assert_eq!(s["chunkScheme"], 7);
+    assert_eq!(s["chunkScheme"], 8);
     assert_eq!(s["chunkCount"], 0);
     assert_eq!(s["roots"][0], c.root.display().to_string());
 

@@ -6,7 +6,7 @@
 use minirag_core::ports::{ConvertError, Converted};
 
 use crate::docx_lists::{Counters, Numbering};
-use crate::office::{core_title, malformed, nodes, pipe_table, Archive, Node};
+use crate::office::{core_properties, malformed, nodes, pipe_table, Archive, Node};
 
 fn heading_level(style: &str) -> Option<usize> {
     let s = style.to_ascii_lowercase().replace(' ', "");
@@ -23,7 +23,8 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let xml = archive
         .text("word/document.xml")?
         .ok_or_else(|| malformed(name, "no word/document.xml: not a Word document"))?;
-    let title = core_title(&mut archive, name)?;
+    let properties = core_properties(&mut archive, name)?;
+    let title = properties.title;
     let numbering = match archive.text("word/numbering.xml")? {
         Some(xml) => Numbering::parse(name, &xml)?,
         None => Numbering::default(),
@@ -147,6 +148,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: title,
         page_chars: Vec::new(),
         places: Vec::new(),
-        meta: Vec::new(),
+        meta: properties.meta,
     })
 }

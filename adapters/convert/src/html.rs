@@ -130,7 +130,10 @@ fn convert_in_pieces(html: &str, piece: usize) -> Result<Converted, ConvertError
         metadata_title: title(html),
         page_chars: Vec::new(),
         places,
-        meta: Vec::new(),
+        meta: crate::html_meta::fields(html)
+            .into_iter()
+            .map(|(name, content)| (name, decode_references(&content)))
+            .collect(),
     })
 }
 

@@ -5,13 +5,16 @@
 pub mod docx;
 mod docx_lists;
 pub mod epub;
+mod front_matter;
 pub mod html;
 mod html_depth;
+mod html_meta;
 mod html_pieces;
 pub mod notebook;
 pub mod office;
 pub mod pdf;
 mod pdf_columns;
+mod pdf_info;
 mod pdf_layout;
 mod pdf_lines;
 mod pdf_outline;
@@ -72,7 +75,8 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
             "epub" => epub::convert(r.name, r.bytes),
             "vtt" => vtt::convert(r.name, &text::decode(r.name, r.bytes)?),
             "ipynb" => notebook::convert(r.name, &text::decode(r.name, r.bytes)?),
-            "md" | "markdown" | "txt" | "text" => Ok(Converted {
+            "md" | "markdown" => Ok(markdown(text::decode(r.name, r.bytes)?.into_owned())),
+            "txt" | "text" => Ok(Converted {
                 markdown: text::decode(r.name, r.bytes)?.into_owned(),
                 metadata_title: None,
                 page_chars: Vec::new(),
@@ -84,6 +88,22 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
                 format: other.into(),
             }),
         }
+    }
+}
+
+/// A Markdown file: its front matter, if any, as declared fields and
+/// title, blanked in the text so line numbers hold.
+fn markdown(text: String) -> Converted {
+    let (matter, markdown) = match front_matter::split(&text) {
+        Some((matter, blanked)) => (matter, blanked),
+        None => (Default::default(), text),
+    };
+    Converted {
+        markdown,
+        metadata_title: matter.title,
+        page_chars: Vec::new(),
+        places: minirag_core::location::file_lines(),
+        meta: matter.fields,
     }
 }
 

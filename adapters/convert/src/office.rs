@@ -153,23 +153,61 @@ fn attrs(e: &quick_xml::events::BytesStart<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `dc:title` of `docProps/core.xml`.
-pub fn core_title(archive: &mut Archive<'_>, name: &str) -> Result<Option<String>, ConvertError> {
+/// What `docProps/core.xml` says about a document: its title, and the
+/// fields a filter can ask for.
+#[derive(Debug, Default)]
+pub struct CoreProperties {
+    pub title: Option<String>,
+    /// `(field, value)`: title, author, subject, keywords, category.
+    pub meta: Vec<(String, String)>,
+}
+
+/// The core properties' elements and the fields they fill.
+const CORE_FIELDS: [(&str, &str); 5] = [
+    ("dc:title", "title"),
+    ("dc:creator", "author"),
+    ("dc:subject", "subject"),
+    ("cp:keywords", "keywords"),
+    ("cp:category", "category"),
+];
+
+/// The core properties of an OOXML package (none when it has no
+/// `docProps/core.xml`).
+pub fn core_properties(
+    archive: &mut Archive<'_>,
+    name: &str,
+) -> Result<CoreProperties, ConvertError> {
     let Some(xml) = archive.text("docProps/core.xml")? else {
-        return Ok(None);
+        return Ok(CoreProperties::default());
     };
-    let mut in_title = false;
-    let mut title = String::new();
+    let mut open: Option<&'static str> = None;
+    let mut values: Vec<(String, String)> = Vec::new();
     for n in nodes(name, &xml)? {
         match n {
-            Node::Open(t, _) if t == "dc:title" => in_title = true,
-            Node::Close(t) if t == "dc:title" => in_title = false,
-            Node::Text(s) if in_title => title.push_str(&s),
+            Node::Open(t, _) => {
+                open = CORE_FIELDS.iter().find(|(e, _)| *e == t).map(|(_, f)| *f);
+                if let Some(field) = open {
+                    values.push((field.to_string(), String::new()));
+                }
+            }
+            Node::Close(_) => open = None,
+            Node::Text(s) if open.is_some() => {
+                if let Some((_, v)) = values.last_mut() {
+                    v.push_str(&s);
+                }
+            }
             _ => {}
         }
     }
-    let title = title.trim().to_string();
-    Ok((!title.is_empty()).then_some(title))
+    values.retain(|(_, v)| !v.trim().is_empty());
+    let title = values
+        .iter()
+        .find(|(f, _)| f == "title")
+        .map(|(_, v)| v.trim().to_string());
+    Ok(CoreProperties {
+        title,
+        meta: values,
+    })
 }
 
 /// A GitHub pipe table; the first row is the header.

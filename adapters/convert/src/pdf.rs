@@ -15,6 +15,7 @@ use crate::office::{malformed, malformed_by};
 use crate::pdf_columns::reading_order;
 use crate::pdf_layout::{Paragraphs, RunningLines};
 use crate::pdf_lines::{lines, Line};
+use crate::pdf_info;
 use crate::pdf_outline;
 use crate::pdf_spans::{page_spans, FontCache};
 use crate::pdf_table::{self, Block};
@@ -95,7 +96,7 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
         metadata_title: None,
         page_chars,
         places,
-        meta: Vec::new(),
+        meta: pdf_info::fields(&doc),
     })
 }
 

@@ -4,7 +4,7 @@
 
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::{core_title, nodes, pipe_table, Archive, Node};
+use crate::office::{core_properties, nodes, pipe_table, Archive, Node};
 
 /// Paragraphs and tables of one slide (or notes) part; the title
 /// placeholder's text is returned separately.
@@ -115,7 +115,8 @@ fn notes_part(name: &str, archive: &mut Archive<'_>, n: u32) -> Result<String, C
 
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut archive = Archive::open(name, bytes)?;
-    let title = core_title(&mut archive, name)?;
+    let properties = core_properties(&mut archive, name)?;
+    let title = properties.title;
     let mut numbers: Vec<u32> = archive
         .names()
         .iter()
@@ -155,6 +156,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: title,
         page_chars: Vec::new(),
         places: Vec::new(),
-        meta: Vec::new(),
+        meta: properties.meta,
     })
 }

@@ -9,11 +9,11 @@ use calamine::{Reader, Xlsx};
 use minirag_core::location::{Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::{malformed_by, Archive, PipeTable};
+use crate::office::{core_properties, malformed_by, Archive, PipeTable};
 
 pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     // Same zip guards as the other office formats before calamine reads it.
-    Archive::open(name, bytes)?;
+    let properties = core_properties(&mut Archive::open(name, bytes)?, name)?;
     let mut book: Xlsx<_> =
         Xlsx::new(Cursor::new(bytes)).map_err(|e| malformed_by(name, e.to_string(), e))?;
     let mut blocks = Vec::new();
@@ -55,7 +55,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: None,
         page_chars: Vec::new(),
         places,
-        meta: Vec::new(),
+        meta: properties.meta,
     })
 }
 
