@@ -155,6 +155,7 @@ fn run_search(backend: &dyn Backend, form: &search::Form) -> search::Outcome {
     let scope = form.scope(&backend.roots());
     let formats = form.formats();
     let until = form.modified_before();
+    let (languages, meta) = (form.languages(), form.meta());
     let started = Instant::now();
     let answer = engine.query(QueryRequest {
         query: &form.q,
@@ -164,6 +165,8 @@ fn run_search(backend: &dyn Backend, form: &search::Form) -> search::Outcome {
             formats: &formats,
             modified_after: form.modified_after(),
             modified_before: until.as_deref(),
+            languages: &languages,
+            meta: &meta,
             ..Default::default()
         },
         explain: false,

@@ -511,10 +511,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                             _ => String::new(),
                         };
                         format!(
-                            "[{}] {} ({} chunks){ocr}",
+                            "[{}] {} ({} chunks){ocr}{}",
                             plain(&f["state"]),
                             plain(&f["source"]),
-                            f["chunkCount"]
+                            f["chunkCount"],
+                            described(f)
                         )
                     })
                     .collect::<Vec<_>>()
@@ -812,6 +813,28 @@ fn human_watch(v: &Value) -> String {
     }
 }
 
+/// A listed file's language and declared fields, as ` [ru] author: Ada;
+/// tags: db, incident` (empty when it has neither).
+fn described(f: &Value) -> String {
+    let mut out = String::new();
+    if let Some(lang) = f["language"].as_str() {
+        out.push_str(&format!(" [{lang}]"));
+    }
+    let fields: Vec<String> = f["meta"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let values: Vec<&str> = v.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            format!("{k}: {}", values.join(", "))
+        })
+        .collect();
+    if !fields.is_empty() {
+        out.push_str(&format!(" {}", fields.join("; ")));
+    }
+    out
+}
+
 /// The search's filters, as flags (the MCP arguments' names in CLI form).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct FilterFlags {
@@ -830,6 +853,12 @@ pub struct FilterFlags {
     /// Leave out documents whose path below its root matches this glob (repeatable).
     #[arg(long = "exclude-path")]
     exclude_paths: Vec<String>,
+    /// Only documents whose main language is this ISO 639-1 code (en, ru, …; repeatable).
+    #[arg(long = "lang")]
+    languages: Vec<String>,
+    /// Only documents that declare this field with this value, as field=value (author=Ada, tags=incident; repeatable, all must match).
+    #[arg(long = "meta", value_name = "FIELD=VALUE")]
+    meta: Vec<String>,
 }
 
 impl From<FilterFlags> for crate::payload::Filters {
@@ -840,6 +869,17 @@ impl From<FilterFlags> for crate::payload::Filters {
             modified_before: f.until,
             paths: f.paths,
             exclude_paths: f.exclude_paths,
+            languages: f.languages,
+            // A flag without `=` goes on as a field without a value, which
+            // core refuses with the form to use.
+            meta: f
+                .meta
+                .iter()
+                .map(|m| match m.split_once('=') {
+                    Some((k, v)) => (k.to_string(), v.to_string()),
+                    None => (m.clone(), String::new()),
+                })
+                .collect(),
         }
     }
 }

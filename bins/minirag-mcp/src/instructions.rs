@@ -32,8 +32,9 @@ pub fn instructions(append: Option<&str>) -> String {
 pub const QUERY_DESCRIPTION: &str = "Hybrid search (semantic vectors fused with BM25 keywords) over the user's indexed documents. \
 Returns `results` (ranked snippets with source, chunkIndex, score, distance, parentId), `sources` (each document once, with the \
 `displayPath` to cite) and `parents` (the full section of each hit: answer from these). `scope` limits the search to absolute folder \
-paths, URLs or ids (a result's `source`, never a displayPath); `format`, `modifiedAfter`/`modifiedBefore` and `path`/`excludePath` \
-(globs below a root, such as `**/specs/**`) narrow it further, as the user asks (\"only PDFs\", \"changed this week\"); topK is 1-100 (default 8). \
+paths, URLs or ids (a result's `source`, never a displayPath); `format`, `modifiedAfter`/`modifiedBefore`, `path`/`excludePath` \
+(globs below a root, such as `**/specs/**`), `language` (`ru`) and `meta` (fields a document declares, such as `{\"tags\": \"incident\"}`) \
+narrow it further, as the user asks (\"only PDFs\", \"changed this week\", \"the Russian ones\"); topK is 1-100 (default 8). \
 Cite what you use: end your answer with a Sources list so the user can verify it: one line per document you actually used, \
 each line only its `displayPath` copied verbatim. Plain text: no [n] markers, never a markdown link or file:// URL.";
 

@@ -31,6 +31,9 @@ pub struct Filters {
     pub modified_before: Option<String>,
     pub paths: Vec<String>,
     pub exclude_paths: Vec<String>,
+    pub languages: Vec<String>,
+    /// `(field, value)`, every one to be declared.
+    pub meta: Vec<(String, String)>,
 }
 
 impl Filters {
@@ -41,8 +44,8 @@ impl Filters {
             modified_before: self.modified_before.as_deref(),
             paths: &self.paths,
             exclude_paths: &self.exclude_paths,
-            languages: &[],
-            meta: &[],
+            languages: &self.languages,
+            meta: &self.meta,
         }
     }
 }
@@ -208,6 +211,12 @@ pub struct Document {
     pub source_type: String,
     pub title: String,
     pub chunk_count: u32,
+    /// ISO 639-1 code of the document's main language; null when its text
+    /// was too short or mixed to tell.
+    pub language: Option<String>,
+    /// The fields the document declares about itself (front matter,
+    /// document properties, PDF Info, HTML `<meta>`), each with its values.
+    pub meta: BTreeMap<String, Vec<String>>,
     /// The document as Markdown, rebuilt from its chunks (with `part`: the
     /// chunks at that place only).
     pub text: String,
@@ -234,6 +243,19 @@ pub struct ListedFile {
     pub chunk_count: u32,
     /// The OCR engine that read part of the document, or empty.
     pub ocr_engine: String,
+    /// ISO 639-1 code of the main language; null when unknown or not indexed.
+    pub language: Option<String>,
+    /// Declared fields with their values; empty until indexed.
+    pub meta: BTreeMap<String, Vec<String>>,
+}
+
+/// Pairs as one map, field → values in stored order.
+fn meta_map(pairs: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
+    let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (field, value) in pairs {
+        map.entry(field).or_default().push(value);
+    }
+    map
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -660,6 +682,8 @@ impl App {
             source_type: doc.record.source_type.as_str().into(),
             title: doc.record.title,
             chunk_count: doc.record.chunk_count,
+            language: doc.record.attributes.language,
+            meta: meta_map(doc.record.attributes.meta),
             text: doc.text,
             location,
         }))
@@ -701,6 +725,8 @@ impl App {
                     state: f.state.into(),
                     chunk_count: f.chunk_count,
                     ocr_engine: f.ocr_engine,
+                    language: f.attributes.language,
+                    meta: meta_map(f.attributes.meta),
                 })
                 .collect(),
             unlisted_folders: listing

@@ -89,6 +89,12 @@ macro_rules! with_filters {
             /// Leave out documents whose path below its root matches this glob, or any of several (the same forms as path).
             #[serde(default)]
             pub exclude_path: Option<ScopeArg>,
+            /// Only documents whose main language is this ISO 639-1 code, or any of several (`en`, `ru`, `de`); detected from each document's text when it is indexed.
+            #[serde(default)]
+            pub language: Option<ScopeArg>,
+            /// Only documents that declare every one of these fields with that value, compared without case: `{"author": "Ada Lovelace", "tags": "incident"}`. Fields come from Markdown front matter, Office document properties (title, author, subject, keywords, category), PDF Info and HTML `<meta name>`; a list field matches when one of its items does. list_files shows each document's fields.
+            #[serde(default)]
+            pub meta: Option<std::collections::BTreeMap<String, String>>,
         }
 
         impl $name {
@@ -99,6 +105,8 @@ macro_rules! with_filters {
                     modified_before: self.modified_before.take(),
                     paths: ScopeArg::list(self.path.take()),
                     exclude_paths: ScopeArg::list(self.exclude_path.take()),
+                    languages: ScopeArg::list(self.language.take()),
+                    meta: self.meta.take().unwrap_or_default().into_iter().collect(),
                 }
             }
         }

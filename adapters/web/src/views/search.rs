@@ -25,6 +25,12 @@ pub struct Form {
     /// Changed on or before this day.
     #[serde(default)]
     pub until: String,
+    /// The main language, an ISO 639-1 code.
+    #[serde(default)]
+    pub lang: String,
+    /// One declared field, as `field=value`.
+    #[serde(default)]
+    pub meta: String,
 }
 
 impl Form {
@@ -57,6 +63,26 @@ impl Form {
         }
     }
 
+    pub fn languages(&self) -> Vec<String> {
+        match self.lang.trim() {
+            "" => Vec::new(),
+            l => vec![l.to_string()],
+        }
+    }
+
+    /// The field asked for; text without `=` goes through as a field with
+    /// no value, so core's error says how to write it.
+    pub fn meta(&self) -> Vec<(String, String)> {
+        match self.meta.trim() {
+            "" => Vec::new(),
+            m => vec![m
+                .split_once('=')
+                .map_or((m.to_string(), String::new()), |(k, v)| {
+                    (k.trim().to_string(), v.trim().to_string())
+                })],
+        }
+    }
+
     /// The first day the search keeps, as core reads it (`None`: any).
     pub fn modified_after(&self) -> Option<&str> {
         Some(self.since.trim()).filter(|s| !s.is_empty())
@@ -82,6 +108,8 @@ impl Form {
             ("format", &self.format),
             ("since", &self.since),
             ("until", &self.until),
+            ("lang", &self.lang),
+            ("meta", &self.meta),
         ] {
             if !v.is_empty() {
                 url.push_str(&format!("&{k}={}", enc(v)));
@@ -146,6 +174,14 @@ pub fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
                     }
                     label { "to "
                         input type="date" name="until" value=(form.until);
+                    }
+                    label { "Language "
+                        input type="text" name="lang" value=(form.lang) placeholder="en" size="3"
+                            title="ISO 639-1 code: en, ru, de, …";
+                    }
+                    label { "Field "
+                        input type="text" name="meta" value=(form.meta) placeholder="author=Ada"
+                            title="A field the document declares, as field=value";
                     }
                 }
                 p #search-hint .hint { "↑ ↓ move through the results, Enter opens one." }
