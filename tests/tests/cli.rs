@@ -669,3 +669,115 @@ fn query_filters_narrow_by_format_date_and_path() {
         }
     }
 }
+
+/// A corpus whose documents declare things about themselves: a DOCX and a
+/// PDF that Writer saved with an author and keywords, a note with front
+/// matter, and a Russian and an English note.
+fn declaring_corpus() -> Corpus {
+    let c = Corpus::new(&[
+        (
+            "notes/outage.md",
+            "---\ntitle: Outage review\ntags: [incident, db]\nstatus: closed\n---\n# Timeline\n\nThe quarter's only outage: the database ran out of disk at night.",
+        ),
+        (
+            "notes/ru.md",
+            "# Отчёт за квартал\n\nВ этом квартале команда перенесла базу данных на новый сервер. \
+             Резервные копии снимаются каждую ночь и хранятся тридцать дней.",
+        ),
+        (
+            "notes/en.md",
+            "# Quarter report\n\nThis quarter the team moved the database to a new server. \
+             Backups are taken every night and kept for thirty days.",
+        ),
+    ])
+    .without_model();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/convert/tests/fixtures");
+    for f in ["memo.docx", "memo.pdf"] {
+        std::fs::copy(fixtures.join(f), c.root.join(f)).unwrap();
+    }
+    c
+}
+
+#[test]
+fn language_and_declared_fields_narrow_a_search() {
+    let c = declaring_corpus();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let names = |v: &Value, key: &str| -> Vec<String> {
+        let mut n: Vec<String> = v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .collect();
+        n.sort();
+        n.dedup();
+        n
+    };
+    let found = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["query", "quarter database budget квартале", "--top-k", "20"];
+        args.extend_from_slice(extra);
+        let (code, v, err) = c.json(&args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        names(&v, "results")
+    };
+    assert_eq!(
+        found(&[]),
+        ["en.md", "memo.docx", "memo.pdf", "outage.md", "ru.md"]
+    );
+    assert_eq!(found(&["--lang", "ru"]), ["ru.md"]);
+    assert_eq!(found(&["--lang", "EN", "--format", "md"]), ["en.md", "outage.md"]);
+    assert_eq!(
+        found(&["--meta", "author=finance team"]),
+        ["memo.docx", "memo.pdf"]
+    );
+    assert_eq!(
+        found(&["--meta", "author=Finance Team", "--format", "pdf"]),
+        ["memo.pdf"]
+    );
+    assert_eq!(found(&["--meta", "tags=incident"]), ["outage.md"]);
+    assert_eq!(
+        found(&["--meta", "tags=incident", "--meta", "status=open"]),
+        Vec::<String>::new()
+    );
+
+    // list shows what each document declares, and narrows the same way.
+    let (code, listed, err) = c.json(&["list", "--meta", "tags=db"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(names(&listed, "files"), ["outage.md"]);
+    let outage = &listed["files"][0];
+    assert_eq!(outage["language"], "en", "{outage}");
+    assert_eq!(outage["meta"]["tags"], serde_json::json!(["db", "incident"]));
+    assert_eq!(outage["meta"]["status"], serde_json::json!(["closed"]));
+    assert_eq!(outage["title"], "Outage review", "front matter names the title");
+    let out = c.cli(&["list", "--lang", "ru"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ru.md") && text.contains("[ru]"), "{text}");
+    // read gives the fields back, and the text without the front matter.
+    let (code, read, err) = c.json(&["read", &c.path("memo.docx")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(read["meta"]["author"], serde_json::json!(["Finance Team"]));
+    let (_, outage_text, _) = c.json(&["read", &c.path("notes/outage.md")]);
+    let text = outage_text["text"].as_str().unwrap();
+    assert!(!text.contains("status: closed") && text.contains("ran out of disk"), "{text}");
+
+    // Bad values are named, with the forms or fields that work.
+    for (args, words) in [
+        (&["--lang", "russian"][..], &["\"russian\"", "ISO 639-1"][..]),
+        (
+            &["--meta", "team=finance"],
+            &["\"team\"", "author", "keywords", "tags"],
+        ),
+        (&["--meta", "author"], &["field=value"]),
+    ] {
+        let mut all = vec!["query", "quarter"];
+        all.extend_from_slice(args);
+        let out = c.cli(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        for w in words {
+            assert!(err.contains(w), "{args:?}: {err}");
+        }
+    }
+}

@@ -706,3 +706,76 @@ fn lines_that_are_no_request_are_answered_on_stdio() {
         "{init}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn language_and_declared_fields_narrow_a_search() {
+    let c = Corpus::new(&[
+        (
+            "outage.md",
+            "---\ntags: [incident, db]\n---\n# Outage\n\nThe database ran out of disk at night, and the \
+             team moved the oldest backups to the archive before restarting it.",
+        ),
+        (
+            "ru.md",
+            "# База данных\n\nКоманда перенесла базу данных на новый сервер. Резервные копии \
+             database снимаются каждую ночь и хранятся тридцать дней.",
+        ),
+    ])
+    .without_model();
+    let docx = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/convert/tests/fixtures/memo.docx");
+    std::fs::copy(docx, c.root.join("memo.docx")).unwrap();
+    let client = connect(&c, &[]).await;
+    let job = call_json(&client, "sync_start", json!({})).await;
+    assert_eq!(finished_job(&client, &job).await["state"], "succeeded");
+    let sources = |v: &Value| -> Vec<String> {
+        let mut s: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect();
+        s.dedup();
+        s
+    };
+    let q = |extra: Value| {
+        let mut args = json!({"query": "database budget", "topK": 10});
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let ru = call_json(&client, "query_documents", q(json!({"language": "ru"}))).await;
+    assert_eq!(sources(&ru), [c.path("ru.md")], "{ru}");
+    let tagged = call_json(
+        &client,
+        "query_documents",
+        q(json!({"meta": {"tags": "INCIDENT"}, "language": ["en", "ru"]})),
+    )
+    .await;
+    assert_eq!(sources(&tagged), [c.path("outage.md")], "{tagged}");
+    let by_author = call_json(
+        &client,
+        "list_files",
+        json!({"meta": {"author": "Finance Team"}}),
+    )
+    .await;
+    let files = by_author["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{by_author}");
+    assert_eq!(files[0]["source"], c.path("memo.docx"));
+    assert_eq!(files[0]["meta"]["author"], json!(["Finance Team"]));
+    let read = call_json(&client, "read_file", json!({"filePath": c.path("ru.md")})).await;
+    assert_eq!(read["language"], "ru", "{read}");
+    let (err, text) = call(
+        &client,
+        "query_documents",
+        q(json!({"meta": {"team": "finance"}})),
+    )
+    .await;
+    assert!(err, "{text}");
+    assert!(
+        text.contains("\"team\"") && text.contains("author") && text.contains("tags"),
+        "{text}"
+    );
+    client.cancel().await.unwrap();
+}
