@@ -44,7 +44,7 @@ fn corpus() -> Corpus {
     Corpus::new(&[
         (
             "finance/invoices.md",
-            "# Invoices\n\nHow we keep money records.\n\n## Archive\n\nPaid invoices are archived every quarter in the finance vault, sorted by supplier.\n\n## Reminders\n\nOverdue reminders go out on the first Monday.",
+            "---\ntags: [money, archive]\n---\n# Invoices\n\nHow we keep money records.\n\n## Archive\n\nPaid invoices are archived every quarter in the finance vault, sorted by supplier.\n\n## Reminders\n\nOverdue reminders go out on the first Monday.",
         ),
         (
             "ops/deploy.md",
@@ -411,5 +411,58 @@ async fn the_date_range_narrows_the_results() {
     b.execute(&set("since", &today), vec![]).await.unwrap();
     wait_for(&b, "#results li.document").await;
     shot(&b, "search-date-range").await;
+    b.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_language_and_a_declared_field_narrow_the_results() {
+    let (_corpus, server) = served();
+    let driver = Driver::start();
+    let b = browser(&driver, false).await;
+    b.goto(&format!("{}/", server.base())).await.unwrap();
+    wait_for(&b, "#q")
+        .await
+        .send_keys("archived invoices supplier")
+        .await
+        .unwrap();
+    wait_for(&b, "#results p.meta[data-q='archived invoices supplier']").await;
+    let set = |name: &str, value: &str| {
+        format!(
+            "const i = document.querySelector('input[name={name}]'); i.value = '{value}'; \
+             i.dispatchEvent(new Event('change', {{bubbles: true}}));"
+        )
+    };
+    let documents = || async {
+        b.find_all(Locator::Css("#results li.document"))
+            .await
+            .unwrap()
+            .len()
+    };
+    b.execute(&set("lang", "ru"), vec![]).await.unwrap();
+    let notice = wait_for(&b, "#results p.notice").await;
+    assert!(notice.text().await.unwrap().contains("language ru"));
+    assert_eq!(documents().await, 0);
+    b.execute(&set("lang", "en"), vec![]).await.unwrap();
+    b.execute(&set("meta", "tags=archive"), vec![]).await.unwrap();
+    wait_for(&b, "#results li.document").await;
+    let url = b.current_url().await.unwrap();
+    let query = url.query().unwrap_or("").to_string();
+    assert!(
+        query.contains("lang=en") && query.contains("meta=tags%3Darchive"),
+        "{url}"
+    );
+    let text = b
+        .find(Locator::Css("#results"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("Invoices") && !text.contains("Deploying"), "{text}");
+    b.execute(&set("meta", "team=finance"), vec![]).await.unwrap();
+    let error = wait_for(&b, "#results p.error").await;
+    let message = error.text().await.unwrap();
+    assert!(message.contains("\"team\"") && message.contains("tags"), "{message}");
+    shot(&b, "search-language-field").await;
     b.close().await.unwrap();
 }
