@@ -443,7 +443,9 @@ async fn the_language_and_a_declared_field_narrow_the_results() {
     assert!(notice.text().await.unwrap().contains("language ru"));
     assert_eq!(documents().await, 0);
     b.execute(&set("lang", "en"), vec![]).await.unwrap();
-    b.execute(&set("meta", "tags=archive"), vec![]).await.unwrap();
+    b.execute(&set("meta", "tags=archive"), vec![])
+        .await
+        .unwrap();
     wait_for(&b, "#results li.document").await;
     let url = b.current_url().await.unwrap();
     let query = url.query().unwrap_or("").to_string();
@@ -458,11 +460,19 @@ async fn the_language_and_a_declared_field_narrow_the_results() {
         .text()
         .await
         .unwrap();
-    assert!(text.contains("Invoices") && !text.contains("Deploying"), "{text}");
-    b.execute(&set("meta", "team=finance"), vec![]).await.unwrap();
+    assert!(
+        text.contains("Invoices") && !text.contains("Deploying"),
+        "{text}"
+    );
+    b.execute(&set("meta", "team=finance"), vec![])
+        .await
+        .unwrap();
     let error = wait_for(&b, "#results p.error").await;
     let message = error.text().await.unwrap();
-    assert!(message.contains("\"team\"") && message.contains("tags"), "{message}");
+    assert!(
+        message.contains("\"team\"") && message.contains("tags"),
+        "{message}"
+    );
     shot(&b, "search-language-field").await;
     b.close().await.unwrap();
 }

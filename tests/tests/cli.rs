@@ -691,8 +691,8 @@ fn declaring_corpus() -> Corpus {
         ),
     ])
     .without_model();
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../adapters/convert/tests/fixtures");
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/convert/tests/fixtures");
     for f in ["memo.docx", "memo.pdf"] {
         std::fs::copy(fixtures.join(f), c.root.join(f)).unwrap();
     }
@@ -709,7 +709,15 @@ fn language_and_declared_fields_narrow_a_search() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| r["source"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .map(|r| {
+                r["source"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
             .collect();
         n.sort();
         n.dedup();
@@ -727,7 +735,10 @@ fn language_and_declared_fields_narrow_a_search() {
         ["en.md", "memo.docx", "memo.pdf", "outage.md", "ru.md"]
     );
     assert_eq!(found(&["--lang", "ru"]), ["ru.md"]);
-    assert_eq!(found(&["--lang", "EN", "--format", "md"]), ["en.md", "outage.md"]);
+    assert_eq!(
+        found(&["--lang", "EN", "--format", "md"]),
+        ["en.md", "outage.md"]
+    );
     assert_eq!(
         found(&["--meta", "author=finance team"]),
         ["memo.docx", "memo.pdf"]
@@ -748,9 +759,15 @@ fn language_and_declared_fields_narrow_a_search() {
     assert_eq!(names(&listed, "files"), ["outage.md"]);
     let outage = &listed["files"][0];
     assert_eq!(outage["language"], "en", "{outage}");
-    assert_eq!(outage["meta"]["tags"], serde_json::json!(["db", "incident"]));
+    assert_eq!(
+        outage["meta"]["tags"],
+        serde_json::json!(["db", "incident"])
+    );
     assert_eq!(outage["meta"]["status"], serde_json::json!(["closed"]));
-    assert_eq!(outage["title"], "Outage review", "front matter names the title");
+    assert_eq!(
+        outage["title"], "Outage review",
+        "front matter names the title"
+    );
     let out = c.cli(&["list", "--lang", "ru"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ru.md") && text.contains("[ru]"), "{text}");
@@ -760,11 +777,17 @@ fn language_and_declared_fields_narrow_a_search() {
     assert_eq!(read["meta"]["author"], serde_json::json!(["Finance Team"]));
     let (_, outage_text, _) = c.json(&["read", &c.path("notes/outage.md")]);
     let text = outage_text["text"].as_str().unwrap();
-    assert!(!text.contains("status: closed") && text.contains("ran out of disk"), "{text}");
+    assert!(
+        !text.contains("status: closed") && text.contains("ran out of disk"),
+        "{text}"
+    );
 
     // Bad values are named, with the forms or fields that work.
     for (args, words) in [
-        (&["--lang", "russian"][..], &["\"russian\"", "ISO 639-1"][..]),
+        (
+            &["--lang", "russian"][..],
+            &["\"russian\"", "ISO 639-1"][..],
+        ),
         (
             &["--meta", "team=finance"],
             &["\"team\"", "author", "keywords", "tags"],

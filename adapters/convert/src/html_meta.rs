@@ -102,9 +102,7 @@ fn attributes(tag: &str) -> Vec<(String, String)> {
                 (&body[..end], &body[(end + 1).min(body.len())..])
             }
             _ => {
-                let end = after_eq
-                    .find(char::is_whitespace)
-                    .unwrap_or(after_eq.len());
+                let end = after_eq.find(char::is_whitespace).unwrap_or(after_eq.len());
                 (&after_eq[..end], &after_eq[end..])
             }
         };
@@ -137,7 +135,12 @@ mod tests {
 
     #[test]
     fn broken_tags_end_without_a_panic() {
-        for html in ["<meta name=", "<meta name='a content=", "<meta =x", "<meta name=\"é\" content=é"] {
+        for html in [
+            "<meta name=",
+            "<meta name='a content=",
+            "<meta =x",
+            "<meta name=\"é\" content=é",
+        ] {
             let _ = fields(html);
         }
     }

@@ -13,9 +13,9 @@ use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::{malformed, malformed_by};
 use crate::pdf_columns::reading_order;
+use crate::pdf_info;
 use crate::pdf_layout::{Paragraphs, RunningLines};
 use crate::pdf_lines::{lines, Line};
-use crate::pdf_info;
 use crate::pdf_outline;
 use crate::pdf_spans::{page_spans, FontCache};
 use crate::pdf_table::{self, Block};

@@ -117,11 +117,18 @@ const FILTERS: [FilterCase; 8] = [
 fn described(title: &str) -> SourceAttributes {
     let word = title.split(' ').next().unwrap_or_default();
     let mut meta = vec![("tags".to_string(), word.to_string())];
-    if title.len() % 3 == 0 {
+    if title.len().is_multiple_of(3) {
         meta.push(("author".to_string(), "ada".to_string()));
     }
     SourceAttributes {
-        language: Some(if title.len() % 2 == 0 { "en" } else { "ru" }.to_string()),
+        language: Some(
+            if title.len().is_multiple_of(2) {
+                "en"
+            } else {
+                "ru"
+            }
+            .to_string(),
+        ),
         meta: minirag_core::meta::normalized(meta),
     }
 }

@@ -825,7 +825,12 @@ fn described(f: &Value) -> String {
         .into_iter()
         .flatten()
         .map(|(k, v)| {
-            let values: Vec<&str> = v.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let values: Vec<&str> = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
             format!("{k}: {}", values.join(", "))
         })
         .collect();

@@ -204,11 +204,13 @@ impl Engine {
     ) -> Result<IngestOutcome, EngineError> {
         apart_from_files(source)?;
         let (markdown, metadata_title, meta) = match format {
-            "text" | "markdown" => (data.to_string(), None, Vec::new()),
-            "html" => {
+            "text" => (data.to_string(), None, Vec::new()),
+            // Markdown and HTML through the converter: front matter and
+            // `<meta>` fields are declared fields here as in files.
+            "markdown" | "html" => {
                 let c = self.ports.converter.convert(ConvertRequest {
                     name: source,
-                    format: "html",
+                    format: if format == "html" { "html" } else { "md" },
                     bytes: data.as_bytes(),
                 })?;
                 (c.markdown, c.metadata_title, c.meta)

@@ -360,3 +360,22 @@ fn errors_keep_their_cause() {
         Some(std::io::ErrorKind::NotFound)
     );
 }
+
+#[test]
+fn the_language_is_detected_once_at_ingest_and_stored() {
+    let f = fixture();
+    f.engine
+        .ingest_data(
+            "ru-note",
+            "Резервные копии хранятся тридцать дней.",
+            "text",
+            None,
+        )
+        .unwrap();
+    f.engine
+        .ingest_data("en-note", "Backups are kept for thirty days.", "text", None)
+        .unwrap();
+    let language = |s: &str| f.index.source(s).unwrap().unwrap().attributes.language;
+    assert_eq!(language("ru-note").as_deref(), Some("ru"));
+    assert_eq!(language("en-note").as_deref(), Some("en"));
+}
