@@ -47,6 +47,7 @@ pub mod sync;
 pub mod time;
 pub mod title;
 pub mod tokens;
+pub mod unreadable;
 pub mod watch;
 
 #[cfg(any(test, feature = "testing"))]

@@ -90,6 +90,12 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
             pages: page_chars.len() as u32,
         });
     };
+    // Words some PDFs print with a filler around every letter come back
+    // as their letters; line for line, so the places hold.
+    let markdown: String = markdown
+        .split_inclusive('\n')
+        .map(minirag_core::unreadable::repair_interleaved)
+        .collect();
     let markdown = pdf_outline::apply(&markdown, &places, &outline);
     Ok(Converted {
         markdown,

@@ -343,6 +343,8 @@ fn every_binary_fixture_cut_at_each_sixteenth_never_panics() {
         "unruled-table.pdf",
         "newsletter.pdf",
         "encrypted.pdf",
+        "memo.docx",
+        "memo.pdf",
     ];
     let mut failures = Vec::new();
     for name in binaries {
@@ -563,6 +565,25 @@ fn pdf_without_an_outline_has_headings_by_type_and_fenced_code() {
             !minirag_core::markdown::is_list_marker(last),
             "{:?}",
             c.text
+        );
+    }
+}
+
+/// The Debian FAQ in Russian (Debian's debian-faq-ru 11.1, made by its
+/// DocBook toolchain) prints each italic word with a filler around every
+/// letter; the words come back as their letters, headings included.
+#[test]
+fn interleaved_italics_in_a_real_pdf_read_as_words() {
+    let (md, _) = markdown("debian-faq-ru.pdf");
+    assert!(
+        md.contains("apt-mark hold имя_пакета"),
+        "the placeholder is words"
+    );
+    assert!(!md.contains("b’’иb’’"), "no interleaved word is left whole");
+    for h in headings(&md) {
+        assert!(
+            !minirag_core::unreadable::is_unreadable(h),
+            "heading reads as badly encoded: {h}"
         );
     }
 }

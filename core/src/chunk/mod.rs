@@ -82,13 +82,15 @@ pub struct Chunk {
 
 impl Chunk {
     /// Where the unit is: its stored place, and as `anchor` the `id` the
-    /// file gives its heading, else the slug of its innermost heading.
+    /// file gives its heading, else the slug of its innermost heading
+    /// (none when that heading reads as badly encoded).
     /// `None` when nothing is known.
     pub fn location(&self) -> Option<Location> {
         let anchor = self
             .layout
             .headings
             .last()
+            .filter(|h| !crate::unreadable::is_unreadable(&h.text))
             .map(|h| slug(&h.text))
             .filter(|s| !s.is_empty());
         let mut place = self.layout.location.unpack().unwrap_or_default();

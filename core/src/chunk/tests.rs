@@ -874,3 +874,24 @@ fn a_numbered_step_keeps_its_number_when_a_list_is_split() {
         }
     }
 }
+
+#[test]
+fn a_badly_encoded_heading_gives_no_anchor() {
+    let chunk = |heading: &str| Chunk {
+        index: 0,
+        parent: 0,
+        text: "body".into(),
+        layout: Layout {
+            headings: vec![Heading {
+                level: 2,
+                text: heading.into(),
+                line: format!("## {heading}"),
+            }],
+            ..Layout::default()
+        },
+    };
+    let anchor = |h: &str| chunk(h).location().and_then(|l| l.anchor);
+    assert_eq!(anchor("Настройка сети").as_deref(), Some("настройка-сети"));
+    assert_eq!(anchor("b’’кb’’b’’уb’’b’’дb’’b’’аb’’"), None);
+    assert_eq!(anchor("\u{e001}\u{e002}\u{e003}"), None);
+}

@@ -27,8 +27,12 @@ pub struct IngestOutcome {
     pub source: String,
     pub chunk_count: usize,
     pub title: String,
-    /// Set when the chunks were stored without vectors (model unavailable).
+    /// Set when the chunks were stored without vectors (model unavailable),
+    /// or when part of the text read as badly encoded.
     pub notice: Option<String>,
+    /// The part about badly encoded text alone, which a sync reports per
+    /// file (the model's notices it reports once).
+    pub unreadable: Option<String>,
     /// Chunks the encoder embedded; the others' vectors came from the
     /// chunk-text cache (or none were made).
     pub embedded: usize,
@@ -46,6 +50,8 @@ pub struct PreparedIngest {
     mtime: f64,
     ocr_engine: String,
     attributes: SourceAttributes,
+    /// Says how many lines read as badly encoded, when any do.
+    unreadable: Option<String>,
 }
 
 impl PreparedIngest {
@@ -302,6 +308,7 @@ impl Engine {
                 source: source.into(),
             });
         }
+        let unreadable = unreadable_notice(source, &markdown);
         let attributes = SourceAttributes {
             language: self.ports.languages.detect(&markdown).map(String::from),
             meta: crate::meta::normalized(meta),
@@ -330,6 +337,7 @@ impl Engine {
             mtime,
             ocr_engine: String::new(),
             attributes,
+            unreadable,
         })
     }
 
@@ -392,6 +400,7 @@ impl Engine {
             mtime,
             ocr_engine,
             attributes,
+            unreadable,
         } = prepared;
         let chunk_count = chunks.len();
         let record = SourceRecord {
@@ -411,11 +420,16 @@ impl Engine {
             attributes,
         };
         self.ports.index.replace_source(record, chunks, vectors)?;
+        let notice = match (notice, &unreadable) {
+            (Some(n), Some(u)) => Some(format!("{n}; {u}")),
+            (n, u) => n.or_else(|| u.clone()),
+        };
         Ok(IngestOutcome {
             source,
             chunk_count,
             title,
             notice,
+            unreadable,
             embedded: 0,
         })
     }
@@ -474,6 +488,7 @@ impl Engine {
             chunk_count: total as usize,
             title: record.title,
             notice: None,
+            unreadable: None,
             embedded: fresh,
         })
     }
@@ -573,4 +588,20 @@ fn apart_from_files(source: &str) -> Result<(), EngineError> {
         });
     }
     Ok(())
+}
+
+/// A notice when lines of a document read as badly encoded (fonts without
+/// a Unicode map): their words cannot be searched.
+fn unreadable_notice(source: &str, markdown: &str) -> Option<String> {
+    let mut lines = markdown
+        .lines()
+        .filter(|l| crate::unreadable::is_unreadable(l));
+    let first = lines.next()?;
+    let count = 1 + lines.count();
+    let sample: String = first.trim().chars().take(40).collect();
+    Some(format!(
+        "{count} line(s) of {source} read as badly encoded text (first: {sample:?}): the file's fonts \
+         give those glyphs no Unicode meaning, so search cannot find their words; a copy saved again \
+         from its source program, or run through OCR, would read"
+    ))
 }

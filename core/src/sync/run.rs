@@ -341,6 +341,7 @@ impl Engine {
                     })
                     .map(|out| {
                         embedded += out.embedded as u64;
+                        report.notices.extend(out.unreadable.clone());
                         if keyword_only {
                             later.push((out.source, out.chunk_count as u64));
                         }

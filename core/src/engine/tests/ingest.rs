@@ -379,3 +379,28 @@ fn the_language_is_detected_once_at_ingest_and_stored() {
     assert_eq!(language("ru-note").as_deref(), Some("ru"));
     assert_eq!(language("en-note").as_deref(), Some("en"));
 }
+
+#[test]
+fn badly_encoded_lines_are_reported_in_the_notice() {
+    let f = fixture();
+    let out = f
+        .engine
+        .ingest_data(
+            "scan-note",
+            "Readable words first.\n\n\u{fffd}\u{fffd}\u{fffd}\u{fffd} \u{e001}\u{e002}\n\nMore words.",
+            "text",
+            None,
+        )
+        .unwrap();
+    let notice = out.notice.unwrap_or_default();
+    assert!(
+        notice.contains("1 line(s) of scan-note read as badly encoded"),
+        "{notice}"
+    );
+    assert_eq!(out.unreadable.as_deref(), Some(notice.as_str()));
+    let clean = f
+        .engine
+        .ingest_data("clean-note", "Only readable words.", "text", None)
+        .unwrap();
+    assert_eq!((clean.notice, clean.unreadable), (None, None));
+}

@@ -1,0 +1,128 @@
+//! Text that extraction got wrong: glyphs without a Unicode mapping
+//! (replacement and private-use characters), and the interleaved pattern
+//! some PDFs print for emphasis (`b’’иb’’b’’мb’’b’’яb’’`, a filler around
+//! every letter). The interleaved form can be undone; the rest is only
+//! reported, and never becomes a heading's anchor.
+
+use std::borrow::Cow;
+
+/// Share of a text's visible characters that, unmapped, make it unreadable.
+const JUNK_SHARE: f64 = 0.3;
+/// How often a filler must repeat in a word, and how much of it it must
+/// cover, to be a filler and not a word's own letters.
+const FILLER_REPEATS: usize = 3;
+const FILLER_SHARE: f64 = 0.6;
+
+fn is_junk(c: char) -> bool {
+    c == '\u{fffd}'
+        || ('\u{e000}'..='\u{f8ff}').contains(&c)
+        || c >= '\u{f0000}'
+        || (c.is_control() && !c.is_whitespace())
+}
+
+/// The three characters repeated around a word's letters, when the word is
+/// made of them: mixed letter and non-letter, at least three times, most of
+/// the word.
+fn filler(word: &str) -> Option<String> {
+    let chars: Vec<char> = word.chars().collect();
+    if chars.len() < FILLER_REPEATS * 3 {
+        return None;
+    }
+    let mut best: Option<(&[char], usize)> = None;
+    for w in chars.windows(3) {
+        let mixed = w.iter().any(|c| c.is_alphanumeric()) && w.iter().any(|c| !c.is_alphanumeric());
+        if !mixed || best.is_some_and(|(b, _)| b == w) {
+            continue;
+        }
+        let count = chars.windows(3).filter(|x| *x == w).count();
+        if best.is_none_or(|(_, n)| count > n) {
+            best = Some((w, count));
+        }
+    }
+    let (w, count) = best?;
+    let covered = count * 3;
+    (count >= FILLER_REPEATS && covered as f64 >= FILLER_SHARE * chars.len() as f64)
+        .then(|| w.iter().collect())
+}
+
+/// The line with every interleaved word reduced to its letters
+/// (`b’’иb’’b’’мb’’b’’яb’’` → `имя`); borrowed when there is none.
+pub fn repair_interleaved(line: &str) -> Cow<'_, str> {
+    if !line.split_whitespace().any(|w| filler(w).is_some()) {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while !rest.is_empty() {
+        let space = rest.len() - rest.trim_start().len();
+        out.push_str(&rest[..space]);
+        rest = &rest[space..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match filler(word) {
+            Some(f) => out.push_str(&word.replace(&f, "")),
+            None => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    Cow::Owned(out)
+}
+
+/// Whether a line reads as badly encoded: mostly characters no font map
+/// gave meaning, or interleaved words.
+pub fn is_unreadable(text: &str) -> bool {
+    let visible: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if visible.is_empty() {
+        return false;
+    }
+    let junk = visible.iter().filter(|c| is_junk(**c)).count();
+    if junk as f64 >= JUNK_SHARE * visible.len() as f64 {
+        return true;
+    }
+    let interleaved: usize = text
+        .split_whitespace()
+        .filter(|w| filler(w).is_some())
+        .map(|w| w.chars().count())
+        .sum();
+    interleaved as f64 >= 0.5 * visible.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleaved_words_are_reduced_to_their_letters() {
+        assert_eq!(
+            repair_interleaved(
+                "apt-mark hold b’’иb’’b’’мb’’b’’яb’’_b’’пb’’b’’аb’’b’’кb’’b’’еb’’b’’тb’’b’’аb’’"
+            ),
+            "apt-mark hold имя_пакета"
+        );
+        assert!(is_unreadable("b’’кb’’b’’уb’’b’’дb’’b’’аb’’"));
+        assert!(!is_unreadable(&repair_interleaved(
+            "b’’кb’’b’’уb’’b’’дb’’b’’аb’’"
+        )));
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        for text in [
+            "Настройка сети: ifupdown и systemd-networkd",
+            "see http://example.com/a/b/c?x=1&y=2",
+            "0x7f7f7f7f 1.1.1.1 a-b-c-d-e-f ----------- ...........",
+            "naïve café déjà-vu",
+            "",
+        ] {
+            assert_eq!(repair_interleaved(text), text);
+            assert!(!is_unreadable(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn unmapped_glyphs_make_a_line_unreadable() {
+        assert!(is_unreadable("\u{fffd}\u{fffd}\u{fffd} ab"));
+        assert!(is_unreadable("\u{e001}\u{e002}\u{e003}\u{e004}"));
+        assert!(!is_unreadable("Chapter 3 \u{fffd}"));
+    }
+}
