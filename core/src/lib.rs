@@ -65,5 +65,6 @@ pub mod testing;
 /// monospaced lines are code blocks.
 /// 8: sources carry their language and declared fields (front matter,
 /// core properties, PDF Info, HTML `<meta>`); a Markdown file's front
-/// matter is no longer text.
+/// matter is no longer text; PDF words printed with a filler around every
+/// letter read as their letters.
 pub const CHUNK_SCHEME: u32 = 8;
