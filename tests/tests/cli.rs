@@ -108,7 +108,15 @@ fn ingest_query_read_list_delete() {
     assert_eq!(code, 0);
     assert_eq!(
         keys(&r),
-        ["chunkCount", "source", "sourceType", "text", "title"]
+        [
+            "chunkCount",
+            "language",
+            "meta",
+            "source",
+            "sourceType",
+            "text",
+            "title"
+        ]
     );
     let text = r["text"].as_str().unwrap();
     for line in [
@@ -134,6 +142,8 @@ fn ingest_query_read_list_delete() {
         keys(&files[0]),
         [
             "chunkCount",
+            "language",
+            "meta",
             "ocrEngine",
             "source",
             "sourceType",
