@@ -758,6 +758,8 @@ fn language_and_declared_fields_narrow_a_search() {
         ["memo.pdf"]
     );
     assert_eq!(found(&["--meta", "tags=incident"]), ["outage.md"]);
+    // The PDF's Info keywords, one by one.
+    assert_eq!(found(&["--meta", "keywords=audit"]), ["memo.pdf"]);
     assert_eq!(
         found(&["--meta", "tags=incident", "--meta", "status=open"]),
         Vec::<String>::new()
