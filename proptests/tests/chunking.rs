@@ -262,7 +262,9 @@ proptest! {
     /// hold a word of the unit; units come in the file's order. (How many
     /// are found is the golden tests' business: on generated text as
     /// repetitive as `a. a. a.` a unit's words fit many places and it may
-    /// be left unplaced, never misplaced.)
+    /// be left unplaced, never misplaced.) A unit that is only the seeded
+    /// title, which no line of the file holds, cites where the document
+    /// starts: the next line with a place.
     #[test]
     fn a_units_lines_hold_its_words_in_file_order(md in markdown(), budget in 16usize..=128) {
         let options = ChunkOptions { budget, title: Some("T"), counter: &COUNTER };
@@ -274,6 +276,9 @@ proptest! {
         for c in &units {
             let Some((a, b)) = c.location().and_then(|l| l.lines) else { continue };
             prop_assert!(1 <= a && a <= b && b as usize <= file.len(), "{a}-{b} of {}", file.len());
+            if c.body() == "# T" {
+                continue;
+            }
             let span = file[a as usize - 1..b as usize].join("\n");
             let first = words(c.body()).into_iter().find(|w| span.contains(w.as_str()));
             prop_assert!(first.is_some(), "lines {a}-{b} hold no word of {:?}", c.body());

@@ -7,7 +7,7 @@ pub mod search;
 pub mod status;
 
 use maud::{html, Markup, DOCTYPE};
-use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 /// Which view the navigation marks as current.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -88,8 +88,16 @@ pub fn login(wrong: bool) -> Markup {
 
 /// A query-string value, percent-encoded.
 pub fn enc(value: &str) -> String {
-    utf8_percent_encode(value, NON_ALPHANUMERIC).to_string()
+    utf8_percent_encode(value, ENCODED).to_string()
 }
+
+/// Everything but RFC 3986's unreserved characters, so a shared URL keeps
+/// dates and file names readable (`since=2026-11-01`, `notes_v2.md`).
+const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// `/doc?source=…&chunk=N&q=…#passage`
 pub fn doc_link(source: &str, chunk: Option<u32>, query: &str) -> String {

@@ -296,6 +296,10 @@ mod tests {
             days.modified_before().as_deref(),
             Some("2026-12-01T00:00:00Z")
         );
-        assert!(days.url().ends_with("&since=2026-11-01&until=2026-11-30"));
+        assert!(
+            days.url().ends_with("&since=2026-11-01&until=2026-11-30"),
+            "{}",
+            days.url()
+        );
     }
 }
