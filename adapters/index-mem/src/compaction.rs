@@ -1,0 +1,151 @@
+//! Folding the log into a new snapshot generation.
+
+use minirag_core::ports::IndexError;
+
+use crate::disk::{Paths, Snapshot, FORMAT_VERSION};
+use crate::records::DiskChunk;
+use crate::state::SourceEntry;
+
+use crate::damage::damage_reports;
+use crate::disk;
+use crate::recovery::{catch_up, from_snapshot, load};
+use crate::Inner;
+
+/// Writes a dense snapshot of the current state (generation + 1), starts a
+/// new log, and reloads from it.
+pub(crate) fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
+    match write_compacted(paths, inner) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // The state was taken apart into the snapshot; the files on disk
+            // (the untouched snapshot and the log) still hold all of it.
+            *inner = load(paths)?;
+            Err(e)
+        }
+    }
+}
+
+/// The work of [`compact`]: the live chunks and postings are moved, not
+/// copied, into the snapshot (a large index would need twice its memory
+/// otherwise), so on an error the caller reloads the state from disk.
+pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
+    let mut old_chunks = std::mem::take(&mut inner.state.chunks);
+    let st = &mut inner.state;
+    let dim = st.dim();
+    let mut slot_map: Vec<Option<u32>> = vec![None; old_chunks.len()];
+    let mut sid_map: Vec<Option<u32>> = vec![None; st.sources.len()];
+    // Sized up front: grown by doubling, a million-chunk index would
+    // briefly hold up to twice its chunks and vectors.
+    let live: usize = st.sources.iter().flatten().map(|e| e.slots.len()).sum();
+    let mut sources = Vec::new();
+    let mut present = Vec::with_capacity(live);
+    // The old slot of every new one: the vectors are written straight from
+    // the matrix, never gathered into a second one.
+    let mut order: Vec<u32> = Vec::with_capacity(live);
+    // New slots in source order; `in_order` when that is also slot order.
+    let mut next = 0u32;
+    let mut last: Option<u32> = None;
+    let mut in_order = true;
+    for (old_sid, entry) in st.sources.iter_mut().enumerate() {
+        let Some(entry) = entry else { continue };
+        let sid = sources.len() as u32;
+        sid_map[old_sid] = Some(sid);
+        // Renumbered within their own list (the old state is replaced, or
+        // reloaded from disk on an error): a second list would add four
+        // bytes a chunk to the compaction's peak.
+        let mut slots = std::mem::take(&mut entry.slots);
+        let mut kept = 0;
+        for k in 0..slots.len() {
+            let old = slots[k];
+            if old_chunks[old as usize].is_none() {
+                continue;
+            }
+            in_order &= last.is_none_or(|l| old > l);
+            last = Some(old);
+            slot_map[old as usize] = Some(next);
+            slots[kept] = next;
+            kept += 1;
+            next += 1;
+            present.push(st.vectors.has(old));
+            order.push(old);
+        }
+        slots.truncate(kept);
+        sources.push(SourceEntry {
+            record: entry.record.clone(),
+            slots,
+        });
+    }
+    // Every slot live and in order (one big sync into a fresh index): the
+    // numbering does not change, and renumbering would only decode every
+    // list (a million-posting list is an 8 MB copy) to write it back.
+    let identity = in_order && next as usize == old_chunks.len();
+    let chunks: Vec<(u32, DiskChunk)> = if in_order {
+        // The new order is the slot order (one big sync, a fresh index):
+        // the chunks move within their own list, never into a second one.
+        old_chunks
+            .into_iter()
+            .enumerate()
+            .filter_map(|(old, c)| {
+                let (sid, chunk) = c?;
+                slot_map[old]?;
+                Some((sid_map[sid as usize]?, chunk))
+            })
+            .collect()
+    } else {
+        let mut chunks = Vec::with_capacity(order.len());
+        chunks.extend(order.iter().filter_map(|&old| {
+            let (sid, chunk) = old_chunks[old as usize].take()?;
+            Some((sid_map[sid as usize]?, chunk))
+        }));
+        chunks
+    };
+    let mut text = std::mem::take(&mut st.text);
+    if !identity {
+        text.renumber(&slot_map, chunks.len());
+    }
+    drop(slot_map);
+    let mut title = std::mem::take(&mut st.title);
+    title.renumber(&sid_map, sources.len());
+    let mut snap = Snapshot {
+        version: FORMAT_VERSION,
+        dim: dim as u32,
+        model_id: st.model_id.clone(),
+        sources,
+        chunks,
+        present,
+        text,
+        title,
+        vector_file: String::new(),
+        vector_crc: 0,
+        vector_bytes: 0,
+    };
+    let generation = inner.generation + 1;
+    // Keep one generation back (snapshot, its vectors and the log from it
+    // to the new snapshot) so that a corrupt snapshot can be rebuilt. A
+    // recovered state has no readable current snapshot to keep: the
+    // previous one and both logs stay as they are until this one is written.
+    if !inner.recovered {
+        disk::keep_previous_snapshot(paths)?;
+    }
+    let vectors = &st.vectors;
+    let rows = order
+        .iter()
+        .filter(|_| dim > 0)
+        .map(|&old| vectors.has(old).then(|| vectors.row(old)));
+    disk::write_snapshot(paths, generation, &mut snap, rows)?;
+    drop(order);
+    if !inner.recovered {
+        disk::keep_previous_wal(paths)?;
+    }
+    disk::reset_wal(paths, generation)?;
+    disk::remove_old_vectors(paths, &[generation - 1, generation]);
+    // The new state is the snapshot just written, moved in rather than read
+    // back from disk: a reload would hold a third copy of a large index.
+    let snapshot_identity = disk::snapshot_identity(paths);
+    let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
+    let snapshot_bytes = meta + snap.vector_bytes;
+    let state = from_snapshot(paths, snap)?;
+    *inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
+    inner.damage = damage_reports(&paths.dir);
+    catch_up(paths, inner)
+}

@@ -1,0 +1,154 @@
+//! Records as `[len][crc][payload]`, checksummed ranges, and files
+//! written through a temporary file, fsynced and renamed.
+
+use std::fs::{self, File};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+
+use minirag_core::ports::IndexError;
+
+use super::codec::erased;
+use super::errors::{io, storage, storage_by};
+use super::faults::{self, FSYNC, RENAME, WRITE};
+
+/// The CRC-32 of `len` bytes of `file` from `start`, read through `buf`;
+/// a range no longer than `buf` is left in it whole.
+pub(crate) fn crc_of_range(
+    file: &File,
+    start: u64,
+    len: u64,
+    buf: &mut [u8],
+) -> std::io::Result<u32> {
+    use std::os::unix::fs::FileExt;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], start + done)?;
+        hasher.update(&buf[..n]);
+        done += n as u64;
+    }
+    Ok(hasher.finalize())
+}
+
+/// Counts and checksums what passes through, so a record's length and
+/// CRC are known without holding its bytes.
+pub(crate) struct CrcWriter<W: Write> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl<W: Write> CrcWriter<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        Self {
+            inner,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        }
+    }
+
+    /// The CRC-32 and length of what has passed through so far.
+    pub(crate) fn sums(&self) -> (u32, u64) {
+        (self.crc.clone().finalize(), self.len)
+    }
+}
+
+impl<W: Write> Write for CrcWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Streams `value` into `f` at its current end as `[len][crc][payload]`
+/// (`len` as u32 or u64 bytes): a placeholder header first, patched once the
+/// payload is written, so no copy of the payload is held in memory. A write
+/// cut short leaves a header that does not match, which readers treat as a
+/// torn tail.
+pub(crate) fn stream_record(
+    f: &mut File,
+    path: &Path,
+    value: &dyn erased::Encode,
+    wide_len: bool,
+) -> Result<u64, IndexError> {
+    let start = f
+        .stream_position()
+        .map_err(|e| io(path, "cannot seek in", e))?;
+    let head_len = if wide_len { 12 } else { 8 };
+    faults::check(WRITE)
+        .and_then(|()| f.write_all(&[0u8; 12][..head_len]))
+        .map_err(|e| io(path, "cannot write", e))?;
+    let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
+    value
+        .encode_into(&mut w)
+        .map_err(|e| storage_by(path, "cannot encode a record for", e))?;
+    w.flush().map_err(|e| io(path, "cannot write", e))?;
+    let (len, crc) = (w.len, w.crc.clone().finalize());
+    drop(w);
+    let mut head = Vec::with_capacity(head_len);
+    if wide_len {
+        head.extend_from_slice(&len.to_le_bytes());
+    } else {
+        let len = u32::try_from(len).map_err(|_| {
+            storage(
+                path,
+                "cannot hold a record of",
+                format!("{len} bytes (over 4 GiB)"),
+            )
+        })?;
+        head.extend_from_slice(&len.to_le_bytes());
+    }
+    head.extend_from_slice(&crc.to_le_bytes());
+    f.seek(SeekFrom::Start(start))
+        .map_err(|e| io(path, "cannot seek in", e))?;
+    faults::check(WRITE)
+        .and_then(|()| f.write_all(&head))
+        .map_err(|e| io(path, "cannot write", e))?;
+    let end = start + head_len as u64 + len;
+    f.seek(SeekFrom::Start(end))
+        .map_err(|e| io(path, "cannot seek in", e))?;
+    Ok(end)
+}
+
+pub(crate) fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// CRC-32 of the first `len` bytes of a file, read in 1 MiB blocks.
+pub fn file_crc(path: &Path, len: u64) -> std::io::Result<u32> {
+    crc_of_range(&File::open(path)?, 0, len, &mut vec![0u8; 1 << 20])
+}
+
+/// Writes a file through a temporary one (named to `write` for its errors)
+/// that is fsynced and renamed.
+pub(crate) fn write_atomic_with<T>(
+    path: &Path,
+    write: impl FnOnce(&mut File, &Path) -> Result<T, IndexError>,
+) -> Result<T, IndexError> {
+    let tmp = path.with_extension("tmp");
+    let mut f = faults::check(WRITE)
+        .and_then(|()| File::create(&tmp))
+        .map_err(|e| io(&tmp, "cannot create", e))?;
+    let out = write(&mut f, &tmp)?;
+    faults::check(FSYNC)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io(&tmp, "cannot fsync", e))?;
+    faults::check(RENAME)
+        .and_then(|()| fs::rename(&tmp, path))
+        .map_err(|e| io(path, "cannot rename into", e))?;
+    Ok(out)
+}
+
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    write_atomic_with(path, |f, tmp| {
+        f.write_all(bytes).map_err(|e| io(tmp, "cannot write", e))
+    })
+}

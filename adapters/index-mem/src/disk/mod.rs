@@ -1,0 +1,41 @@
+//! On-disk layout of one index folder (DB_PATH):
+//!
+//! - `snapshot.meta`: magic `MRSNAP06`, generation (u64), the CRC-32 of
+//!   those 16 bytes (u32), then four records
+//!   `[len u64][crc32 u32][bincode]`: the head (sources, chunks, which rows
+//!   have vectors, the vector file's name, length and CRC-32) and the
+//!   postings, so opening decodes them on two threads; then the chunks'
+//!   locations; then the sources' languages and declared fields.
+//! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
+//!   row-major, memory-mapped and scanned in place; its CRC-32 is in the head.
+//! - `wal.log`: magic `MRWAL002` + generation (u64), then records
+//!   `[len u32][crc32 u32][bincode Op]`, each fsynced before the write returns.
+//!
+//! Older magics (`MRSNAP01`/`02`, `MRWAL001`) are still read, through
+//! [`crate::legacy`].
+//! - `LOCK`: writers hold an exclusive OS lock on it while they append or compact.
+//!
+//! A snapshot is written to temporary files, fsynced, and renamed into
+//! place; `snapshot.meta` is the switch point. The WAL's generation says
+//! which snapshot its records follow; a WAL older than the snapshot was
+//! folded into it and is ignored.
+
+mod codec;
+mod errors;
+#[doc(hidden)]
+pub mod faults;
+mod framing;
+mod lock;
+mod paths;
+mod snapshot;
+mod wal;
+
+pub use errors::{io, storage, storage_by};
+pub use framing::file_crc;
+pub use lock::WriterLock;
+pub use paths::Paths;
+pub use snapshot::*;
+pub use wal::*;
+
+#[cfg(test)]
+mod tests;
