@@ -70,8 +70,13 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
             all_vectors.push(v);
         }
         let mut record = source_record(s, count, vocab);
-        // Day s: a date filter keeps a known share of the documents.
+        // Day s: a date filter keeps a known share of the documents; one
+        // in a hundred is Russian, every other one is tagged `even`.
         record.mtime = s as f64 * 86_400.0;
+        record.attributes.language = Some(if s % 100 == 0 { "ru" } else { "en" }.into());
+        if s % 2 == 0 {
+            record.attributes.meta = vec![("tags".into(), "even".into())];
+        }
         index.replace_source(record, chunks, Some(vectors)).unwrap();
     }
     index.compact().unwrap();
@@ -178,10 +183,22 @@ fn filtered(index: &MemIndex, sources: usize, vocab: &[String], rng: &mut Rng) {
         Scope::all().with_filter(filter)
     };
     let (one, half) = (before(1), before(50));
+    let ru = ["ru".to_string()];
+    let even = [("tags".to_string(), "even".to_string())];
+    let by = |languages: &[String], meta: &[(String, String)]| {
+        let request = FilterRequest {
+            languages,
+            meta,
+            ..Default::default()
+        };
+        Scope::all().with_filter(Filter::new(request, &[]).unwrap())
+    };
     let scopes = [
         ("none", Scope::all()),
-        ("1 %", scope_before(&one)),
-        ("50 %", scope_before(&half)),
+        ("1 % (date)", scope_before(&one)),
+        ("50 % (date)", scope_before(&half)),
+        ("1 % (language)", by(&ru, &[])),
+        ("50 % (meta)", by(&[], &even)),
     ];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); scopes.len()];
     for q in 0..QUERIES {
