@@ -8,11 +8,14 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
 use minirag_core::config::CliOverrides;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::app::App;
 use crate::download_progress::while_downloading;
-use crate::payload::sync_json;
+use crate::payload::{
+    synced, Explained, FileList, Hit, ListedFile, QueryAnswer, SourceError, Synced,
+};
 use crate::{doctor, setup};
 use minirag_core::sync::run::{Phase, Step};
 
@@ -252,7 +255,7 @@ impl Command {
     }
 }
 
-fn print(json_out: bool, payload: &Value, human: impl FnOnce(&Value) -> String) {
+fn print<T: Serialize>(json_out: bool, payload: &T, human: impl FnOnce(&T) -> String) {
     let text = if json_out {
         serde_json::to_string_pretty(payload).unwrap_or_default()
     } else {
@@ -343,7 +346,11 @@ pub fn run(cli: Cli) -> Result<i32> {
                 // One compact JSON object per line with --json: a stream.
                 out(&format!(
                     "{}\n",
-                    if j { v.to_string() } else { human_watch(&v) }
+                    if j {
+                        serde_json::to_string(&v).unwrap_or_default()
+                    } else {
+                        human_watch(&v)
+                    }
                 ));
             };
             crate::watch::run(&app, &line, &stop)?;
@@ -416,7 +423,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Status { .. } => {
-            let v = app.status();
+            let v = crate::payload::value(&app.status());
             print(j, &v, |v| {
                 v.as_object().map_or(String::new(), |o| {
                     o.iter()
@@ -447,7 +454,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         } => {
             let key = app.key(path.as_deref(), source.as_deref(), false)?;
             let v = app.read_file(&key, part.as_deref())?;
-            print(j, &v, |v| v["text"].as_str().unwrap_or("").to_string());
+            print(j, &v, |v| v.text.clone());
             Ok(0)
         }
         Command::ReadNeighbors {
@@ -461,21 +468,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             let key = app.key(file_path.as_deref(), source.as_deref(), false)?;
             let v = app.neighbors(&key, chunk_index, before, after)?;
             print(j, &v, |v| {
-                let chunks = v["chunks"].as_array().cloned().unwrap_or_default();
-                if chunks.is_empty() {
+                if v.chunks.is_empty() {
                     return "no chunks".into();
                 }
-                chunks
+                v.chunks
                     .iter()
-                    .map(|c| {
-                        format!(
-                            "[{}] {} — {}\n{}",
-                            c["chunkIndex"],
-                            plain(&c["source"]),
-                            plain(&c["title"]),
-                            plain(&c["text"])
-                        )
-                    })
+                    .map(|c| format!("[{}] {} — {}\n{}", c.chunk_index, c.source, c.title, c.text))
                     .collect::<Vec<_>>()
                     .join("\n\n")
             });
@@ -485,57 +483,27 @@ pub fn run(cli: Cli) -> Result<i32> {
             let key = app.key(path.as_deref(), source.as_deref(), false)?;
             let v = app.delete(&key)?;
             print(j, &v, |v| {
-                format!(
-                    "deleted {} chunk(s) of {}",
-                    v["deletedChunks"],
-                    plain(&v["source"])
-                )
+                format!("deleted {} chunk(s) of {}", v.deleted_chunks, v.source)
             });
             Ok(0)
         }
         Command::List { scope, filters, .. } => {
             let v = app.list_files(&scope, &filters.into())?;
-            for u in v["unlistedFolders"].as_array().into_iter().flatten() {
-                eprintln!("warn: {}: {}", plain(&u["path"]), plain(&u["message"]));
+            for u in &v.unlisted_folders {
+                eprintln!("warn: {}: {}", u.path, u.message);
             }
-            print(j, &v, |v| {
-                let files = v["files"].as_array().cloned().unwrap_or_default();
-                if files.is_empty() {
-                    return "no files found".into();
-                }
-                files
-                    .iter()
-                    .map(|f| {
-                        let ocr = match f["ocrEngine"].as_str() {
-                            Some(e) if !e.is_empty() => format!(" [ocr:{e}]"),
-                            _ => String::new(),
-                        };
-                        format!(
-                            "[{}] {} ({} chunks){ocr}{}",
-                            plain(&f["state"]),
-                            plain(&f["source"]),
-                            f["chunkCount"],
-                            described(f)
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            });
+            print(j, &v, human_list);
             Ok(0)
         }
         Command::IngestUrl {
             url, source, title, ..
         } => {
             let v = app.ingest_url(&url, source.as_deref(), title.as_deref())?;
-            if let Some(n) = v.get("notice") {
-                eprintln!("note: {}", plain(n));
+            if let Some(n) = &v.notice {
+                eprintln!("note: {n}");
             }
             print(j, &v, |v| {
-                format!(
-                    "ingested {} ({} chunks)",
-                    plain(&v["source"]),
-                    v["chunkCount"]
-                )
+                format!("ingested {} ({} chunks)", v.source, v.chunk_count)
             });
             Ok(0)
         }
@@ -564,12 +532,12 @@ pub fn run(cli: Cli) -> Result<i32> {
             for n in &report.notices {
                 eprintln!("note: {n}");
             }
-            let v = sync_json(&report);
+            let v = synced(&report);
             print(j, &v, |v| {
-                let c = &v["counts"];
+                let c = &v.counts;
                 format!(
                     "scanned: {}, ingested: {}, re-embedded: {}, skipped: {}, moved: {}, deleted: {}, unreadable: {}, failed: {}, chunks embedded: {}",
-                    c["scanned"], c["ingested"], c["reembedded"], c["skipped"], c["moved"], c["deleted"], c["unreadable"], c["failed"], c["embeddedChunks"]
+                    c.scanned, c.ingested, c.reembedded, c.skipped, c.moved, c.deleted, c.unreadable, c.failed, c.embedded_chunks
                 )
             });
             Ok(if report.counts.failed > 0 { 1 } else { 0 })
@@ -623,72 +591,91 @@ fn plain(v: &Value) -> String {
     }
 }
 
-fn human_query(v: &Value) -> String {
-    let results = v["results"].as_array().cloned().unwrap_or_default();
-    if results.is_empty() {
-        return match v.get("notice") {
-            Some(n) => format!("no results — {}", plain(n)),
+fn human_query(v: &QueryAnswer) -> String {
+    if v.results.is_empty() {
+        return match &v.notice {
+            Some(n) => format!("no results — {n}"),
             None => "no results".into(),
         };
     }
-    let mut out: Vec<String> = results
-        .iter()
-        .map(|r| {
-            let text: String = plain(&r["text"]).chars().take(160).collect();
-            let mut line = format!(
-                "[{:.3}] {}#{} — {}\n    {}",
-                r["score"].as_f64().unwrap_or(0.0),
-                plain(&r["source"]),
-                r["chunkIndex"],
-                plain(&r["title"]),
-                text.replace('\n', " ")
-            );
-            if let Some(c) = r.get("citation") {
-                line.push_str(&format!("\n    at: {}", plain(c)));
-            }
-            if let Some(e) = r.get("explain") {
-                line.push_str(&format!("\n    why: {}", human_explain(e)));
-                if let Some(l) = r.get("location") {
-                    line.push_str(&format!("\n    place: {l}"));
-                }
-            }
-            line
-        })
-        .collect();
+    let mut out: Vec<String> = v.results.iter().map(human_hit).collect();
     out.push(String::new());
     out.push("Sources:".into());
-    for s in v["sources"].as_array().into_iter().flatten() {
-        let n = s["hits"].as_u64().unwrap_or(0);
+    for s in &v.sources {
+        let n = s.hits;
         out.push(format!(
             "  {} ({n} {})",
-            plain(&s["source"]),
+            s.source,
             if n == 1 { "hit" } else { "hits" }
         ));
     }
-    if let Some(n) = v.get("notice") {
-        out.push(format!("note: {}", plain(n)));
+    if let Some(n) = &v.notice {
+        out.push(format!("note: {n}"));
     }
     out.join("\n")
 }
 
+fn human_hit(r: &Hit) -> String {
+    let text: String = r.text.chars().take(160).collect();
+    let mut line = format!(
+        "[{:.3}] {}#{} — {}\n    {}",
+        r.score,
+        r.source,
+        r.chunk_index,
+        r.title,
+        text.replace('\n', " ")
+    );
+    if let Some(c) = &r.citation {
+        line.push_str(&format!("\n    at: {c}"));
+    }
+    if let Some(e) = &r.explain {
+        line.push_str(&format!("\n    why: {}", human_explain(e)));
+        if let Some(l) = &r.location {
+            line.push_str(&format!("\n    place: {}", crate::payload::value(l)));
+        }
+    }
+    line
+}
+
 /// `vector #3 (distance 0.512) · keyword #1 (bm25 7.20) · fused 0.01639 at keyword weight 0.6`
-fn human_explain(e: &Value) -> String {
-    let side = |name: &str, what: &str, digits: usize| match e.get(name) {
-        Some(s) => format!(
-            "{name} #{} ({what} {:.digits$})",
-            s["rank"],
-            s["score"].as_f64().unwrap_or(0.0)
-        ),
-        None => format!("{name}: not in its list"),
-    };
+fn human_explain(e: &Explained) -> String {
+    let side =
+        |name: &str, list: &Option<crate::payload::Ranked>, what: &str, digits: usize| match list {
+            Some(s) => format!("{name} #{} ({what} {:.digits$})", s.rank, s.score),
+            None => format!("{name}: not in its list"),
+        };
     format!(
         "{} · {} · {} · fused {:.5} at keyword weight {}",
-        side("vector", "distance", 3),
-        side("keyword", "bm25", 2),
-        side("document", "score", 2),
-        e["fused"].as_f64().unwrap_or(0.0),
-        e["keywordWeight"]
+        side("vector", &e.vector, "distance", 3),
+        side("keyword", &e.keyword, "bm25", 2),
+        side("document", &e.document, "score", 2),
+        e.fused,
+        crate::payload::value(&e.keyword_weight)
     )
+}
+
+fn human_list(v: &FileList) -> String {
+    if v.files.is_empty() {
+        return "no files found".into();
+    }
+    v.files
+        .iter()
+        .map(|f| {
+            let ocr = if f.ocr_engine.is_empty() {
+                String::new()
+            } else {
+                format!(" [ocr:{}]", f.ocr_engine)
+            };
+            format!(
+                "[{}] {} ({} chunks){ocr}{}",
+                plain(&crate::payload::value(&f.state)),
+                f.source,
+                f.chunk_count,
+                described(f)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
@@ -697,10 +684,13 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
         contained.push(app.contain(p, false)?.display().to_string());
     }
     let targets = app.engine()?.ingest_targets(&contained);
-    let mut failed: Vec<Value> = Vec::new();
+    let mut failed: Vec<SourceError> = Vec::new();
     for b in &targets.blind {
         eprintln!("warn: {}: {}", b.path, b.message());
-        failed.push(json!({"source": b.path, "error": b.message()}));
+        failed.push(SourceError {
+            source: b.path.clone(),
+            error: b.message(),
+        });
     }
     let files: Vec<PathBuf> = targets.files.into_iter().map(PathBuf::from).collect();
     let mut ingested = Vec::new();
@@ -715,7 +705,10 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
                     total,
                     &format!("ingested {}", f.display()),
                 );
-                ingested.push(json!({"source": v["source"], "chunkCount": v["chunkCount"]}))
+                ingested.push(IngestedFile {
+                    source: v.source,
+                    chunk_count: v.chunk_count,
+                })
             }
             Err(e) => {
                 if let Some(bar) = &bar {
@@ -723,21 +716,37 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
                 } else {
                     eprintln!("warn: {}: {e}", f.display());
                 }
-                failed.push(json!({"source": f.display().to_string(), "error": e.to_string()}));
+                failed.push(SourceError {
+                    source: f.display().to_string(),
+                    error: e.to_string(),
+                });
             }
         }
     }
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let v = json!({"ingested": ingested, "failed": failed});
+    let v = IngestRun { ingested, failed };
     print(j, &v, |v| {
-        let list = v["ingested"].as_array().cloned().unwrap_or_default();
-        let mut out = vec![format!("ingested {} file(s):", list.len())];
-        out.extend(list.iter().map(|i| format!("  {}", plain(&i["source"]))));
+        let mut out = vec![format!("ingested {} file(s):", v.ingested.len())];
+        out.extend(v.ingested.iter().map(|i| format!("  {}", i.source)));
         out.join("\n")
     });
-    Ok(if failed.is_empty() { 0 } else { 1 })
+    Ok(if v.failed.is_empty() { 0 } else { 1 })
+}
+
+/// What `ingest` of several paths answers.
+#[derive(Serialize)]
+struct IngestRun {
+    ingested: Vec<IngestedFile>,
+    failed: Vec<SourceError>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IngestedFile {
+    source: String,
+    chunk_count: usize,
 }
 
 /// Sets `stop` on SIGINT or SIGTERM (a thread with a small runtime).
@@ -762,77 +771,93 @@ fn stop_on_signal(stop: std::sync::Arc<AtomicBool>) -> Result<()> {
     Ok(())
 }
 
-/// One `watch` line as JSON.
+/// One `watch` line.
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "camelCase")]
+enum WatchLine {
+    #[serde(rename_all = "camelCase")]
+    Applied {
+        #[serde(flatten)]
+        synced: Synced,
+        scope: Option<String>,
+        mode: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        watch_notice: Option<String>,
+    },
+    Waiting {
+        reason: String,
+        mode: Option<&'static str>,
+    },
+    Failed {
+        error: String,
+        mode: Option<&'static str>,
+    },
+}
+
 fn watch_line(
     e: &minirag_core::watch::WatchEvent<'_>,
     state: &minirag_core::watch::WatchState,
-) -> Value {
+) -> WatchLine {
     use minirag_core::watch::WatchEvent;
     let mode = state.mode.map(|m| m.as_str());
     match e {
-        WatchEvent::Applied { scope, report } => {
-            let mut v = sync_json(report);
-            v["event"] = json!("applied");
-            v["scope"] = json!(scope);
-            v["mode"] = json!(mode);
-            if let Some(n) = &state.notice {
-                v["watchNotice"] = json!(n);
-            }
-            v
-        }
-        WatchEvent::Waiting { reason } => {
-            json!({"event": "waiting", "reason": reason, "mode": mode})
-        }
-        WatchEvent::Failed { error } => {
-            json!({"event": "failed", "error": error.to_string(), "mode": mode})
-        }
+        WatchEvent::Applied { scope, report } => WatchLine::Applied {
+            synced: synced(report),
+            scope: scope.map(String::from),
+            mode,
+            watch_notice: state.notice.clone(),
+        },
+        WatchEvent::Waiting { reason } => WatchLine::Waiting {
+            reason: reason.to_string(),
+            mode,
+        },
+        WatchEvent::Failed { error } => WatchLine::Failed {
+            error: error.to_string(),
+            mode,
+        },
     }
 }
 
-fn human_watch(v: &Value) -> String {
-    match v["event"].as_str() {
-        Some("applied") => {
-            let c = &v["counts"];
+fn human_watch(v: &WatchLine) -> String {
+    match v {
+        WatchLine::Applied {
+            synced,
+            scope,
+            mode,
+            watch_notice,
+        } => {
+            let c = &synced.counts;
             let mut line = format!(
                 "synced {} ({}): {} ingested, {} re-embedded, {} moved, {} deleted, {} failed",
-                v["scope"].as_str().unwrap_or("all roots"),
-                plain(&v["mode"]),
-                c["ingested"],
-                c["reembedded"],
-                c["moved"],
-                c["deleted"],
-                c["failed"]
+                scope.as_deref().unwrap_or("all roots"),
+                mode.unwrap_or_default(),
+                c.ingested,
+                c.reembedded,
+                c.moved,
+                c.deleted,
+                c.failed
             );
-            if let Some(n) = v["watchNotice"].as_str() {
+            if let Some(n) = watch_notice {
                 line.push_str(&format!("\nnote: {n}"));
             }
             line
         }
-        Some("waiting") => format!("waiting: {}", plain(&v["reason"])),
-        _ => format!("sync failed: {}", plain(&v["error"])),
+        WatchLine::Waiting { reason, .. } => format!("waiting: {reason}"),
+        WatchLine::Failed { error, .. } => format!("sync failed: {error}"),
     }
 }
 
 /// A listed file's language and declared fields, as ` [ru] author: Ada;
 /// tags: db, incident` (empty when it has neither).
-fn described(f: &Value) -> String {
+fn described(f: &ListedFile) -> String {
     let mut out = String::new();
-    if let Some(lang) = f["language"].as_str() {
+    if let Some(lang) = &f.language {
         out.push_str(&format!(" [{lang}]"));
     }
-    let fields: Vec<String> = f["meta"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| {
-            let values: Vec<&str> = v
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            format!("{k}: {}", values.join(", "))
-        })
+    let fields: Vec<String> = f
+        .meta
+        .iter()
+        .map(|(k, values)| format!("{k}: {}", values.join(", ")))
         .collect();
     if !fields.is_empty() {
         out.push_str(&format!(" {}", fields.join("; ")));

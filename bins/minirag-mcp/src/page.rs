@@ -29,7 +29,7 @@ impl minirag_web::Backend for PageBackend {
     }
 
     fn status(&self) -> serde_json::Value {
-        self.app.status()
+        crate::payload::value(&self.app.status())
     }
 
     fn start_sync(&self) -> Result<String, String> {

@@ -461,12 +461,12 @@ pub fn notice_of(r: &SyncReport) -> Option<String> {
     (!r.notices.is_empty()).then(|| r.notices.join(" "))
 }
 
-pub fn sync_json(r: &SyncReport) -> Value {
-    value(&Synced {
+pub fn synced(r: &SyncReport) -> Synced {
+    Synced {
         counts: counts(&r.counts),
         errors: source_errors(r),
         notice: notice_of(r),
-    })
+    }
 }
 
 fn ranked(r: &ListRank) -> Ranked {
@@ -492,7 +492,7 @@ fn hit(r: &ResultItem) -> Hit {
     }
 }
 
-pub fn query_json(r: &QueryResponse) -> Value {
+pub fn query_answer(r: &QueryResponse) -> QueryAnswer {
     let explain = |i: usize| {
         let e = r.explain.as_ref()?.get(i)?;
         Some(Explained {
@@ -503,7 +503,7 @@ pub fn query_json(r: &QueryResponse) -> Value {
             fused: e.fused,
         })
     };
-    value(&QueryAnswer {
+    QueryAnswer {
         results: r
             .results
             .iter()
@@ -525,17 +525,17 @@ pub fn query_json(r: &QueryResponse) -> Value {
             .collect(),
         parents: r.parents.iter().cloned().collect(),
         notice: r.notice.clone(),
-    })
+    }
 }
 
 /// What every ingest tool answers.
-pub fn ingest_json(out: &IngestOutcome) -> Value {
-    value(&Ingested {
+pub fn ingested(out: &IngestOutcome) -> Ingested {
+    Ingested {
         source: out.source.clone(),
         chunk_count: out.chunk_count,
         title: out.title.clone(),
         notice: out.notice.clone(),
-    })
+    }
 }
 
 impl App {
@@ -546,7 +546,7 @@ impl App {
         scope: &[String],
         filters: &Filters,
         explain: bool,
-    ) -> Result<Value> {
+    ) -> Result<QueryAnswer> {
         let r = self.engine()?.query(QueryRequest {
             query,
             top_k,
@@ -554,18 +554,18 @@ impl App {
             filter: filters.request(),
             explain,
         })?;
-        Ok(query_json(&r))
+        Ok(query_answer(&r))
     }
 
-    pub fn status(&self) -> Value {
+    pub fn status(&self) -> Status {
         let config = match &self.config {
             Ok(c) => c,
             Err(e) => {
-                return value(&Status {
+                return Status {
                     version: VERSION.into(),
                     config_error: Some(e.to_string()),
                     ..Status::default()
-                })
+                }
             }
         };
         let mut out = Status {
@@ -626,7 +626,7 @@ impl App {
                 out.passage_prefix = Some(prompts.passage);
             }
         }
-        value(&out)
+        out
     }
 
     fn watch_status(&self) -> Option<WatchStatus> {
@@ -640,9 +640,9 @@ impl App {
         })
     }
 
-    pub fn ingest_file(&self, path: &Path) -> Result<Value> {
+    pub fn ingest_file(&self, path: &Path) -> Result<Ingested> {
         let out = self.engine()?.ingest_path(&path.display().to_string())?;
-        Ok(ingest_json(&out))
+        Ok(ingested(&out))
     }
 
     pub fn ingest_data(
@@ -651,9 +651,9 @@ impl App {
         data: &str,
         format: &str,
         title: Option<&str>,
-    ) -> Result<Value> {
+    ) -> Result<Ingested> {
         let out = self.engine()?.ingest_data(source, data, format, title)?;
-        Ok(ingest_json(&out))
+        Ok(ingested(&out))
     }
 
     pub fn ingest_url(
@@ -661,14 +661,14 @@ impl App {
         url: &str,
         source: Option<&str>,
         title: Option<&str>,
-    ) -> Result<Value> {
+    ) -> Result<Ingested> {
         let out = self.engine()?.ingest_url(url, source, title)?;
-        Ok(ingest_json(&out))
+        Ok(ingested(&out))
     }
 
     /// A document, or with `part` (`page=12`, `lines=40-52`, `slide=3`,
     /// `rows=4-9`, `cell=2` or a heading's anchor) the part at that place.
-    pub fn read_file(&self, source: &str, part: Option<&str>) -> Result<Value> {
+    pub fn read_file(&self, source: &str, part: Option<&str>) -> Result<Document> {
         let engine = self.engine()?;
         let (doc, location) = match part {
             None => (engine.read_document(source)?, None),
@@ -677,7 +677,7 @@ impl App {
                 (doc, Some(place(&at)))
             }
         };
-        Ok(value(&Document {
+        Ok(Document {
             source: doc.record.source,
             source_type: doc.record.source_type.as_str().into(),
             title: doc.record.title,
@@ -686,7 +686,7 @@ impl App {
             meta: meta_map(doc.record.attributes.meta),
             text: doc.text,
             location,
-        }))
+        })
     }
 
     pub fn neighbors(
@@ -695,26 +695,26 @@ impl App {
         chunk_index: u32,
         before: u32,
         after: u32,
-    ) -> Result<Value> {
+    ) -> Result<Neighbors> {
         let items = self
             .engine()?
             .neighbors(source, chunk_index, before, after)?;
-        Ok(value(&Neighbors {
+        Ok(Neighbors {
             chunks: items.iter().map(hit).collect(),
-        }))
+        })
     }
 
-    pub fn delete(&self, source: &str) -> Result<Value> {
+    pub fn delete(&self, source: &str) -> Result<Deleted> {
         let n = self.engine()?.delete(source)?;
-        Ok(value(&Deleted {
+        Ok(Deleted {
             source: source.into(),
             deleted_chunks: n,
-        }))
+        })
     }
 
-    pub fn list_files(&self, scope: &[String], filters: &Filters) -> Result<Value> {
+    pub fn list_files(&self, scope: &[String], filters: &Filters) -> Result<FileList> {
         let listing = self.engine()?.list_files(scope, filters.request())?;
-        Ok(value(&FileList {
+        Ok(FileList {
             files: listing
                 .files
                 .into_iter()
@@ -739,7 +739,7 @@ impl App {
                     message: u.message,
                 })
                 .collect(),
-        }))
+        })
     }
 
     /// Runs one sync job over the roots, or over `scope` (a folder or file

@@ -365,14 +365,29 @@ fn fail(msg: impl std::fmt::Display) -> Result<CallToolResult, McpError> {
     )]))
 }
 
-async fn blocking<F>(f: F) -> Result<CallToolResult, McpError>
+/// Runs `f` on the blocking pool; its answer or its error as the tool's
+/// result. The answer is typed to here and serialised once, at the edge.
+async fn blocking<T, F>(f: F) -> Result<CallToolResult, McpError>
 where
-    F: FnOnce() -> Result<Value> + Send + 'static,
+    T: serde::Serialize + Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    match off_thread(f).await {
+        Ok(v) => ok(value(&v)),
+        Err(e) => fail(e),
+    }
+}
+
+/// `f` on the blocking pool; a panic there is an internal error.
+async fn off_thread<T, F>(f: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
 {
     match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => ok(v),
-        Ok(Err(e)) => fail(e),
-        Err(e) => fail(format!("internal error: {e}")),
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(format!("internal error: {e}")),
     }
 }
 
@@ -441,7 +456,7 @@ impl Server {
         Parameters(mut a): Parameters<QueryArgs>,
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
-        let mut answer = blocking(move || {
+        let found = off_thread(move || {
             let filters = a.filters();
             app.query(
                 &a.query,
@@ -451,24 +466,25 @@ impl Server {
                 a.explain,
             )
         })
-        .await?;
+        .await;
+        let found = match found {
+            Ok(found) => found,
+            Err(e) => return fail(e),
+        };
         // Each hit also as a link to its place, for clients that open resources.
-        let links: Vec<ContentBlock> = answer
-            .structured_content
-            .as_ref()
-            .and_then(|v| v["results"].as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|r| {
-                let link = r["link"].as_str()?;
-                let name = r["citation"].as_str().or(r["source"].as_str())?;
-                Some(ContentBlock::resource_link(
-                    Resource::new(link, name)
-                        .with_title(r["title"].as_str().unwrap_or(name))
+        let links: Vec<ContentBlock> = found
+            .results
+            .iter()
+            .map(|r| {
+                let name = r.citation.as_deref().unwrap_or(&r.source);
+                ContentBlock::resource_link(
+                    Resource::new(&r.link, name)
+                        .with_title(&r.title)
                         .with_mime_type("text/markdown"),
-                ))
+                )
             })
             .collect();
+        let mut answer = ok(value(&found))?;
         answer.content.extend(links);
         Ok(answer)
     }
@@ -713,7 +729,7 @@ fn start_job(
     path: Option<String>,
     notify: Option<(Notify, Arc<AtomicBool>)>,
     on_change: impl FnOnce() + Send + 'static,
-) -> Result<Value> {
+) -> Result<SyncStarted> {
     let scope = match &path {
         Some(p) => Some(app.contain(p, true)?.display().to_string()),
         None => None,
@@ -732,15 +748,15 @@ fn start_job(
             let job = admitted.run(&|s: Step<'_>| n(s.done, s.total, s.line));
             end(&job);
             let job = job_payload(&job);
-            Ok(value(&SyncStarted {
+            Ok(SyncStarted {
                 job_id: job.job_id,
                 finished: Some(job.body),
-            }))
+            })
         }
-        None => Ok(value(&SyncStarted {
+        None => Ok(SyncStarted {
             job_id: admitted.spawn(end),
             finished: None,
-        })),
+        }),
     }
 }
 
