@@ -256,8 +256,10 @@ impl Command {
 }
 
 fn print<T: Serialize>(json_out: bool, payload: &T, human: impl FnOnce(&T) -> String) {
+    // Through a Value, as the MCP side serialises: the same numbers (an
+    // f32 widened to f64) in both, so CLI and MCP answers compare equal.
     let text = if json_out {
-        serde_json::to_string_pretty(payload).unwrap_or_default()
+        serde_json::to_string_pretty(&crate::payload::value(payload)).unwrap_or_default()
     } else {
         human(payload)
     };
@@ -347,7 +349,7 @@ pub fn run(cli: Cli) -> Result<i32> {
                 out(&format!(
                     "{}\n",
                     if j {
-                        serde_json::to_string(&v).unwrap_or_default()
+                        crate::payload::value(&v).to_string()
                     } else {
                         human_watch(&v)
                     }
