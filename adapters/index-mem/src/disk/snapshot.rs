@@ -275,61 +275,32 @@ pub(crate) fn read_snapshot_parts(
         let (text, title) = postings.unwrap_or_default();
         let mut chunks = head.chunks;
         let mut sources = head.sources;
-        let mut third = None;
         if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V5 || magic == SNAP_MAGIC_V4 {
-            // The chunks' locations; salvaging, a damaged section is none.
-            third = second.map(|(start, len)| section(start + len));
-            let located = match &third {
-                Some(Ok(third)) => {
-                    match decode_limited::<Vec<(u32, DiskLocation)>>(reader(*third)?, third.1) {
-                        Ok(l) => l,
-                        Err(_) if salvage => {
-                            lost.locations = true;
-                            Vec::new()
-                        }
-                        Err(e) => return Err(undecodable(e)),
-                    }
-                }
-                Some(Err(_)) if salvage => {
-                    lost.locations = true;
-                    Vec::new()
-                }
-                Some(Err(e)) => return Err(e.clone()),
-                None => Vec::new(),
+            // The chunks' locations, then (format 6) the sources'
+            // attributes; salvaging, a damaged section is none, and the
+            // sync that rebuilds the locations rebuilds the attributes.
+            let third = second.map(|(start, len)| section(start + len));
+            let fourth = match (&third, magic == SNAP_MAGIC) {
+                (Some(Ok((start, len))), true) => Some(section(start + len)),
+                _ => None,
             };
+            let located = trailing(third, salvage, &mut lost.locations, &undecodable, |at| {
+                Ok(decode_limited::<Vec<(u32, DiskLocation)>>(
+                    reader(at)?,
+                    at.1,
+                ))
+            })?;
             for (slot, location) in located {
                 if let Some((_, c)) = chunks.get_mut(slot as usize) {
                     c.location = location;
                 }
             }
-        }
-        if magic == SNAP_MAGIC {
-            // The sources' attributes; salvaging, a damaged section is
-            // none, and the sync that rebuilds the locations rebuilds them.
-            let fourth = match third {
-                Some(Ok((start, len))) => Some(section(start + len)),
-                _ => None,
-            };
-            let described = match fourth {
-                Some(Ok(fourth)) => {
-                    match decode_limited::<Vec<(u32, DiskAttributes)>>(reader(fourth)?, fourth.1) {
-                        Ok(d) => d,
-                        Err(_) if salvage => {
-                            lost.locations = true;
-                            Vec::new()
-                        }
-                        Err(e) => return Err(undecodable(e)),
-                    }
-                }
-                Some(Err(_)) if salvage => {
-                    lost.locations = true;
-                    Vec::new()
-                }
-                Some(Err(e)) => return Err(e),
-                // Salvaging past damaged postings: the sections after them
-                // are read as none, as the locations are.
-                None => Vec::new(),
-            };
+            let described = trailing(fourth, salvage, &mut lost.locations, &undecodable, |at| {
+                Ok(decode_limited::<Vec<(u32, DiskAttributes)>>(
+                    reader(at)?,
+                    at.1,
+                ))
+            })?;
             for (at, attributes) in described {
                 if let Some(entry) = sources.get_mut(at as usize) {
                     entry.record.attributes = attributes;
@@ -468,5 +439,28 @@ pub fn remove_old_vectors(paths: &Paths, keep: &[u64]) {
                 let _ = fs::remove_file(e.path());
             }
         }
+    }
+}
+
+/// A trailing section's entries: none where the file has no such section;
+/// salvaging, a damaged or undecodable one reads as none and sets `lost`.
+fn trailing<T>(
+    found: Option<Result<(u64, u64), IndexError>>,
+    salvage: bool,
+    lost: &mut bool,
+    undecodable: &dyn Fn(bincode::error::DecodeError) -> IndexError,
+    decode: impl FnOnce((u64, u64)) -> Result<Result<Vec<T>, bincode::error::DecodeError>, IndexError>,
+) -> Result<Vec<T>, IndexError> {
+    let decoded = match found {
+        None => return Ok(Vec::new()),
+        Some(Ok(at)) => decode(at)?.map_err(undecodable),
+        Some(Err(e)) => Err(e),
+    };
+    match decoded {
+        Err(_) if salvage => {
+            *lost = true;
+            Ok(Vec::new())
+        }
+        other => other,
     }
 }
