@@ -22,6 +22,8 @@
 //! - [`progress`]: what a sync reports and how it is stopped (a leaf).
 //! - [`models`]: known embedding models and the prefixes they were trained with.
 
+#![forbid(unsafe_code)]
+
 pub mod cause;
 pub mod chunk;
 pub mod config;

@@ -1,1 +1,3 @@
 //! Property tests live in `tests/`.
+
+#![forbid(unsafe_code)]

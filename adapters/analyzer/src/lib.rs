@@ -3,6 +3,8 @@
 //! source's chunks repeat ([`breadcrumb_repeats`]), so whole-document BM25
 //! counts a section's headings once, as the document has them.
 
+#![forbid(unsafe_code)]
+
 mod analyzer;
 mod repeats;
 

@@ -2,6 +2,8 @@
 //! notebooks, PDF (text layer), EPUB and WebVTT transcripts. A panic inside a converter is caught at this boundary
 //! and reported as a malformed file, never as success.
 
+#![forbid(unsafe_code)]
+
 pub mod docx;
 mod docx_lists;
 pub mod epub;

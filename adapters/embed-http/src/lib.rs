@@ -13,6 +13,8 @@
 //! is another identity (its vectors are re-embedded), a restarted server
 //! with the same model is the same.
 
+#![forbid(unsafe_code)]
+
 pub mod client;
 pub mod options;
 

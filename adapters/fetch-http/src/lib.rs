@@ -9,6 +9,8 @@
 //! ureq (blocking, rustls) is used because hf-hub already brings it: the
 //! fetcher adds no new dependency tree.
 
+#![forbid(unsafe_code)]
+
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! The `Files` port on the local file system: walking the roots by the scan
 //! rules ([`scan`]), reading files with their sha256 and mtime.
 
+#![forbid(unsafe_code)]
+
 pub mod scan;
 
 use std::io::Read;

@@ -2,6 +2,8 @@
 //! test file implements [`Subject`] and calls [`run_all`] (or the single
 //! checks), so a second adapter is held to exactly what the first passes.
 
+#![forbid(unsafe_code)]
+
 mod contract;
 pub mod fixtures;
 mod model;

@@ -11,6 +11,8 @@
 //!   query; [`packed`]: a term's chunk postings in one source, one row.
 //! - [`graph`]: the HNSW graph, built in bulk when a sync ends.
 
+#![forbid(unsafe_code)]
+
 pub mod connect;
 mod graph;
 mod jobs;

@@ -2,6 +2,8 @@
 //! no model files, microseconds per document. whatlang names languages by
 //! ISO 639-3; the filter speaks ISO 639-1, the codes people type.
 
+#![forbid(unsafe_code)]
+
 use minirag_core::ports::Languages;
 use whatlang::Lang;
 

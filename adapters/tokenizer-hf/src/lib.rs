@@ -12,6 +12,8 @@
 //! - [`HfTokenizer`]: the tokenizer, loaded by [`from_file`] or [`from_json`].
 //! - [`TokenizerCounter`]: the `TokenCounter` port over it.
 
+#![forbid(unsafe_code)]
+
 mod any_model;
 mod counter;
 mod error;

@@ -7,6 +7,8 @@
 //! check each. A burst never queues work: paths are kept as a set, and past
 //! [`MAX_PATHS`] the set collapses to parent folders.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};

@@ -9,6 +9,8 @@
 //! strict Content-Security-Policy, and document text is escaped by the
 //! templates.
 
+#![forbid(unsafe_code)]
+
 mod guard;
 mod highlight;
 mod markdown;
