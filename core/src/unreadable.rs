@@ -5,6 +5,7 @@
 //! reported, and never becomes a heading's anchor.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 /// Share of a text's visible characters that, unmapped, make it unreadable.
 const JUNK_SHARE: f64 = 0.3;
@@ -20,26 +21,31 @@ fn is_junk(c: char) -> bool {
         || (c.is_control() && !c.is_whitespace())
 }
 
+/// Longer runs without a space are not words a filler was printed around
+/// (a hash, a data URI, a minified line): they are left as they are, and
+/// a hostile one costs no more than its reading.
+const MAX_WORD_CHARS: usize = 512;
+
 /// The three characters repeated around a word's letters, when the word is
 /// made of them: mixed letter and non-letter, at least three times, most of
-/// the word.
+/// the word. One pass over the word's windows (the first of equally
+/// frequent ones wins).
 fn filler(word: &str) -> Option<String> {
-    let chars: Vec<char> = word.chars().collect();
-    if chars.len() < FILLER_REPEATS * 3 {
+    let chars: Vec<char> = word.chars().take(MAX_WORD_CHARS + 1).collect();
+    if chars.len() < FILLER_REPEATS * 3 || chars.len() > MAX_WORD_CHARS {
         return None;
     }
-    let mut best: Option<(&[char], usize)> = None;
-    for w in chars.windows(3) {
+    // window -> (occurrences, first position)
+    let mut counts: HashMap<[char; 3], (usize, usize)> = HashMap::new();
+    for (at, w) in chars.windows(3).enumerate() {
         let mixed = w.iter().any(|c| c.is_alphanumeric()) && w.iter().any(|c| !c.is_alphanumeric());
-        if !mixed || best.is_some_and(|(b, _)| b == w) {
-            continue;
-        }
-        let count = chars.windows(3).filter(|x| *x == w).count();
-        if best.is_none_or(|(_, n)| count > n) {
-            best = Some((w, count));
+        if mixed {
+            counts.entry([w[0], w[1], w[2]]).or_insert((0, at)).0 += 1;
         }
     }
-    let (w, count) = best?;
+    let (w, (count, _)) = counts
+        .into_iter()
+        .max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))?;
     let covered = count * 3;
     (count >= FILLER_REPEATS && covered as f64 >= FILLER_SHARE * chars.len() as f64)
         .then(|| w.iter().collect())
@@ -71,12 +77,16 @@ pub fn repair_interleaved(line: &str) -> Cow<'_, str> {
 /// Whether a line reads as badly encoded: mostly characters no font map
 /// gave meaning, or interleaved words.
 pub fn is_unreadable(text: &str) -> bool {
-    let visible: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if visible.is_empty() {
+    // Counted, not collected: every line of every document passes here.
+    let (mut visible, mut junk) = (0usize, 0usize);
+    for c in text.chars().filter(|c| !c.is_whitespace()) {
+        visible += 1;
+        junk += usize::from(is_junk(c));
+    }
+    if visible == 0 {
         return false;
     }
-    let junk = visible.iter().filter(|c| is_junk(**c)).count();
-    if junk as f64 >= JUNK_SHARE * visible.len() as f64 {
+    if junk as f64 >= JUNK_SHARE * visible as f64 {
         return true;
     }
     let interleaved: usize = text
@@ -84,7 +94,7 @@ pub fn is_unreadable(text: &str) -> bool {
         .filter(|w| filler(w).is_some())
         .map(|w| w.chars().count())
         .sum();
-    interleaved as f64 >= 0.5 * visible.len() as f64
+    interleaved as f64 >= 0.5 * visible as f64
 }
 
 #[cfg(test)]
@@ -117,6 +127,15 @@ mod tests {
             assert_eq!(repair_interleaved(text), text);
             assert!(!is_unreadable(text), "{text}");
         }
+    }
+
+    /// A megabyte without a space (a data URI, a hash dump) is read once,
+    /// not once per window, and left as it is.
+    #[test]
+    fn a_long_run_without_spaces_is_left_alone() {
+        let run = "a’’".repeat(400_000);
+        assert_eq!(repair_interleaved(&run), run.as_str());
+        assert!(!is_unreadable(&run));
     }
 
     #[test]
