@@ -34,6 +34,16 @@ async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Element {
         .unwrap_or_else(|e| panic!("{css} never appeared: {e}"))
 }
 
+/// Types `value` into the search form's input `name`, as a person would
+/// (a change event, which the page's script answers with fresh results).
+async fn set_input(client: &Client, name: &str, value: &str) {
+    let script = format!(
+        "const i = document.querySelector('input[name={name}]'); i.value = '{value}'; \
+         i.dispatchEvent(new Event('change', {{bubbles: true}}));"
+    );
+    client.execute(&script, vec![]).await.unwrap();
+}
+
 async fn shot(client: &Client, name: &str) {
     let png = client.screenshot().await.expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG"), "{name} is a PNG");
@@ -379,15 +389,7 @@ async fn the_date_range_narrows_the_results() {
         .await
         .unwrap()
         .is_empty());
-    let set = |name: &str, value: &str| {
-        format!(
-            "const i = document.querySelector('input[name={name}]'); i.value = '{value}'; \
-             i.dispatchEvent(new Event('change', {{bubbles: true}}));"
-        )
-    };
-    b.execute(&set("until", "2001-01-31"), vec![])
-        .await
-        .unwrap();
+    set_input(&b, "until", "2001-01-31").await;
     let notice = wait_for(&b, "#results p.notice").await;
     let text = notice.text().await.unwrap();
     assert!(text.contains("matches the filter"), "{text}");
@@ -407,8 +409,8 @@ async fn the_date_range_narrows_the_results() {
         .await
         .unwrap();
     let today = today.as_str().unwrap().to_string();
-    b.execute(&set("until", &today), vec![]).await.unwrap();
-    b.execute(&set("since", &today), vec![]).await.unwrap();
+    set_input(&b, "until", &today).await;
+    set_input(&b, "since", &today).await;
     wait_for(&b, "#results li.document").await;
     shot(&b, "search-date-range").await;
     b.close().await.unwrap();
@@ -426,26 +428,18 @@ async fn the_language_and_a_declared_field_narrow_the_results() {
         .await
         .unwrap();
     wait_for(&b, "#results p.meta[data-q='archived invoices supplier']").await;
-    let set = |name: &str, value: &str| {
-        format!(
-            "const i = document.querySelector('input[name={name}]'); i.value = '{value}'; \
-             i.dispatchEvent(new Event('change', {{bubbles: true}}));"
-        )
-    };
     let documents = || async {
         b.find_all(Locator::Css("#results li.document"))
             .await
             .unwrap()
             .len()
     };
-    b.execute(&set("lang", "ru"), vec![]).await.unwrap();
+    set_input(&b, "lang", "ru").await;
     let notice = wait_for(&b, "#results p.notice").await;
     assert!(notice.text().await.unwrap().contains("language ru"));
     assert_eq!(documents().await, 0);
-    b.execute(&set("lang", "en"), vec![]).await.unwrap();
-    b.execute(&set("meta", "tags=archive"), vec![])
-        .await
-        .unwrap();
+    set_input(&b, "lang", "en").await;
+    set_input(&b, "meta", "tags=archive").await;
     wait_for(&b, "#results li.document").await;
     let url = b.current_url().await.unwrap();
     let query = url.query().unwrap_or("").to_string();
@@ -464,9 +458,7 @@ async fn the_language_and_a_declared_field_narrow_the_results() {
         text.contains("Invoices") && !text.contains("Deploying"),
         "{text}"
     );
-    b.execute(&set("meta", "team=finance"), vec![])
-        .await
-        .unwrap();
+    set_input(&b, "meta", "team=finance").await;
     let error = wait_for(&b, "#results p.error").await;
     let message = error.text().await.unwrap();
     assert!(

@@ -600,23 +600,7 @@ fn query_filters_narrow_by_format_date_and_path() {
         args.extend_from_slice(extra);
         let (code, v, err) = c.json(&args);
         assert_eq!(code, 0, "{extra:?}: {err}");
-        let mut names: Vec<String> = v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                r["source"]
-                    .as_str()
-                    .unwrap()
-                    .rsplit('/')
-                    .next()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        file_names(&v, "results")
     };
     assert_eq!(sources(&[]), ["manual.pdf", "new.md", "old.md"]);
     assert_eq!(sources(&["--format", "pdf"]), ["manual.pdf"]);
@@ -660,24 +644,19 @@ fn query_filters_narrow_by_format_date_and_path() {
         "{v}"
     );
     // Bad values are named, with the forms that work.
-    for (args, words) in [
-        (&["--format", "doc"][..], &["\"doc\"", "docx"][..]),
-        (&["--since", "yesterday"], &["\"yesterday\"", "2026-12-01"]),
-        (
-            &["--since", "2026-02-01", "--until", "2026-01-01"],
-            &["modifiedAfter must be before"],
-        ),
-        (&["--path", "docs/[ab"], &["docs/[ab", "]"]),
-    ] {
-        let mut all = vec!["query", "update command"];
-        all.extend_from_slice(args);
-        let out = c.cli(&all);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} succeeded");
-        for w in words {
-            assert!(err.contains(w), "{args:?}: {err}");
-        }
-    }
+    refused(
+        &c,
+        &["query", "update command"],
+        &[
+            (&["--format", "doc"][..], &["\"doc\"", "docx"][..]),
+            (&["--since", "yesterday"], &["\"yesterday\"", "2026-12-01"]),
+            (
+                &["--since", "2026-02-01", "--until", "2026-01-01"],
+                &["modifiedAfter must be before"],
+            ),
+            (&["--path", "docs/[ab"], &["docs/[ab", "]"]),
+        ],
+    );
 }
 
 /// A corpus whose documents declare things about themselves: a DOCX and a
@@ -714,31 +693,12 @@ fn language_and_declared_fields_narrow_a_search() {
     let c = declaring_corpus();
     let (code, _, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
-    let names = |v: &Value, key: &str| -> Vec<String> {
-        let mut n: Vec<String> = v[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                r["source"]
-                    .as_str()
-                    .unwrap()
-                    .rsplit('/')
-                    .next()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect();
-        n.sort();
-        n.dedup();
-        n
-    };
     let found = |extra: &[&str]| -> Vec<String> {
         let mut args = vec!["query", "quarter database budget квартале", "--top-k", "20"];
         args.extend_from_slice(extra);
         let (code, v, err) = c.json(&args);
         assert_eq!(code, 0, "{extra:?}: {err}");
-        names(&v, "results")
+        file_names(&v, "results")
     };
     assert_eq!(
         found(&[]),
@@ -768,7 +728,7 @@ fn language_and_declared_fields_narrow_a_search() {
     // list shows what each document declares, and narrows the same way.
     let (code, listed, err) = c.json(&["list", "--meta", "tags=db"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(names(&listed, "files"), ["outage.md"]);
+    assert_eq!(file_names(&listed, "files"), ["outage.md"]);
     let outage = &listed["files"][0];
     assert_eq!(outage["language"], "en", "{outage}");
     assert_eq!(
@@ -795,23 +755,55 @@ fn language_and_declared_fields_narrow_a_search() {
     );
 
     // Bad values are named, with the forms or fields that work.
-    for (args, words) in [
-        (
-            &["--lang", "russian"][..],
-            &["\"russian\"", "ISO 639-1"][..],
-        ),
-        (
-            &["--meta", "team=finance"],
-            &["\"team\"", "author", "keywords", "tags"],
-        ),
-        (&["--meta", "author"], &["field=value"]),
-    ] {
-        let mut all = vec!["query", "quarter"];
+    refused(
+        &c,
+        &["query", "quarter"],
+        &[
+            (
+                &["--lang", "russian"][..],
+                &["\"russian\"", "ISO 639-1"][..],
+            ),
+            (
+                &["--meta", "team=finance"],
+                &["\"team\"", "author", "keywords", "tags"],
+            ),
+            (&["--meta", "author"], &["field=value"]),
+        ],
+    );
+}
+
+/// The file names of an answer's `key` list (results or files), sorted and
+/// once each.
+fn file_names(v: &Value, key: &str) -> Vec<String> {
+    let mut names: Vec<String> = v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["source"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Each of `cases` (extra arguments after `base`, words the error must
+/// hold) fails, naming the bad value and the fix.
+fn refused(c: &Corpus, base: &[&str], cases: &[(&[&str], &[&str])]) {
+    for (args, words) in cases {
+        let mut all = base.to_vec();
         all.extend_from_slice(args);
         let out = c.cli(&all);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} succeeded");
-        for w in words {
+        for w in *words {
             assert!(err.contains(w), "{args:?}: {err}");
         }
     }
