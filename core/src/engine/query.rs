@@ -49,14 +49,6 @@ impl Engine {
         // and parents all come from the same index generation.
         let view = self.ports.index.read()?;
         let index: &dyn IndexView = view.as_ref();
-        if scope.filter().has_meta() {
-            let records = index.sources(&Scope::all())?;
-            scope
-                .filter()
-                .check_fields(records.iter().flat_map(|r| &r.attributes.meta))
-                .map_err(QueryError::from)?;
-        }
-
         let mut notices: Vec<String> = Vec::new();
         // The keyword side runs on a second thread while the query is
         // embedded and the vectors are scanned: on a large index the two
@@ -213,6 +205,15 @@ impl Engine {
                      until then they are found by their words only."
                 ));
             }
+        }
+        if results.is_empty() && scope.filter().has_meta() {
+            // A field no document declares matches nothing: checked only
+            // then, so a search that finds something reads no records.
+            let records = index.sources(&Scope::all())?;
+            scope
+                .filter()
+                .check_fields(records.iter().flat_map(|r| &r.attributes.meta))
+                .map_err(QueryError::from)?;
         }
         if results.is_empty() {
             if index.stats()?.chunk_count == 0 {
