@@ -18,13 +18,13 @@
 //!   vector-less chunks), kept current by every write.
 //! - `jobs`: the newest sync job records, read by every process.
 //! - `meta`: schema version (2 added `jobs`, 3 the chunks' `location`, 4
-//!   packed chunk postings in place of one row per chunk and term),
-//!   vector model and width.
+//!   packed chunk postings in place of one row per chunk and term, 5 the
+//!   sources' `language` and `meta`), vector model and width.
 
 use postgres::GenericClient;
 
 /// Bump with a migration step in [`migrate`].
-pub const VERSION: i32 = 4;
+pub const VERSION: i32 = 5;
 
 fn create_sql(s: &str) -> String {
     format!(

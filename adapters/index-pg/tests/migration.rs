@@ -1,6 +1,7 @@
-//! A version 3 index (chunk postings one row per term and chunk) opens
-//! under version 4 with its postings packed per (term, source), and ranks
-//! exactly as before.
+//! Older schemas open under the current one: a version 3 index (chunk
+//! postings one row per term and chunk) with its postings packed per (term,
+//! source), ranking exactly as before; a version 4 index with the sources'
+//! language and declared-field columns added.
 
 mod support;
 
@@ -101,5 +102,46 @@ fn a_version_3_index_is_packed_on_open_and_ranks_the_same() {
         )
         .unwrap()
         .get(0);
-    assert_eq!(version, "4");
+    assert_eq!(version, minirag_index_pg::schema::VERSION.to_string());
+}
+
+#[test]
+fn a_version_4_index_gains_the_language_and_field_columns() {
+    let schema = Schema {
+        name: format!("migrate_v4_{}", std::process::id()),
+    };
+    let s = schema.name.clone();
+    let vocab = vocabulary();
+    let mut rng = Rng(11);
+    let ix = PgIndex::open(&test_url(), &s, &PgOptions::default()).unwrap();
+    let chunk = |rng: &mut Rng| vec![zipf_chunk(rng, &vocab, 0)];
+    ix.replace_source(source_record(0, 1, &vocab), chunk(&mut rng), None)
+        .unwrap();
+    drop(ix);
+    // As version 4 left it: no such columns.
+    let mut db = postgres::Client::connect(&test_url(), postgres::NoTls).unwrap();
+    db.batch_execute(&format!(
+        "ALTER TABLE {s}.sources DROP COLUMN language; ALTER TABLE {s}.sources DROP COLUMN meta; \
+         UPDATE {s}.meta SET value = '4' WHERE key = 'version'"
+    ))
+    .unwrap();
+    drop(db);
+
+    let ix = PgIndex::open(&test_url(), &s, &PgOptions::default()).unwrap();
+    let old = ix
+        .source(&source_record(0, 1, &vocab).source)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        old.attributes,
+        Default::default(),
+        "an old row declares nothing"
+    );
+    let mut record = source_record(1, 1, &vocab);
+    record.attributes.language = Some("ru".into());
+    record.attributes.meta = vec![("tags".into(), "incident".into())];
+    ix.replace_source(record.clone(), chunk(&mut rng), None)
+        .unwrap();
+    let back = ix.source(&record.source).unwrap().unwrap();
+    assert_eq!(back.attributes, record.attributes);
 }
