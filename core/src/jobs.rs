@@ -17,6 +17,10 @@ pub use crate::progress::{Job, JobProgress, JobState};
 use crate::sync::run::SyncSession;
 use crate::sync::SyncReport;
 
+/// Job records an index keeps: starting a job removes the oldest beyond
+/// this many, so `sync_status` can still report the last few syncs.
+pub const JOBS_KEPT: usize = 8;
+
 /// Why a job was not started.
 #[derive(Debug)]
 pub enum JobError {

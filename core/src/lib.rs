@@ -13,7 +13,7 @@
 //! - [`title`]: document titles and [`datauri`] image stripping.
 //! - [`search`]: query validation, weighted RRF, filters, result shaping.
 //! - [`containment`]: the rule that keeps path arguments under the roots.
-//! - [`config`]: environment + flags → [`config::Config`].
+//! - [`config`]: the typed settings ([`config::Config`]), their defaults and bounds.
 //! - [`formats`]: the one table of formats the product knows.
 //! - [`sync`]: the staleness rule, the sync plan and its runner.
 //! - [`watch`]: which file changes matter, and the live index's loop.
@@ -34,7 +34,6 @@ pub mod engine;
 pub mod error;
 pub mod formats;
 pub mod jobs;
-mod json_strings;
 pub mod location;
 pub mod markdown;
 pub mod meta;

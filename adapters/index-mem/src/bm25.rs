@@ -3,8 +3,7 @@
 
 use std::collections::HashMap;
 
-pub use minirag_analyzer::TITLE_WEIGHT;
-use minirag_analyzer::{idf, tf_part};
+use minirag_rank::{idf, tf_part};
 
 use crate::postings::Postings;
 use crate::terms::Terms;

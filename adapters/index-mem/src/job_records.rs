@@ -11,8 +11,8 @@ use minirag_core::progress::Phase;
 use minirag_core::sync::{SyncCounts, SyncReport};
 use serde::{Deserialize, Serialize};
 
-/// Records kept; older ones are removed when a new job starts.
-const KEPT: usize = 8;
+// Records kept: the rule core sets for every index.
+use minirag_core::jobs::JOBS_KEPT as KEPT;
 
 #[derive(Serialize, Deserialize)]
 struct DiskJob {

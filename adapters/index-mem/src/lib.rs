@@ -12,7 +12,7 @@
 //! or reloading when a newer snapshot appeared.
 
 /// Re-exported: the analyzer is shared with every Index adapter.
-pub use minirag_analyzer as analyzer;
+pub use minirag_rank as analyzer;
 pub mod bm25;
 mod compaction;
 mod damage;

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::names::mask_password;
 use minirag_core::cause::Cause;
-use minirag_core::config::database::mask_password;
 use minirag_core::ports::IndexError;
 use postgres::config::{Host, SslMode};
 use tokio_postgres_rustls::MakeRustlsConnect;

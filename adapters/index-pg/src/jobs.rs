@@ -9,8 +9,8 @@ use minirag_core::sync::{SyncCounts, SyncReport};
 
 use crate::PgIndex;
 
-/// Records kept; older ones are removed when a new job starts.
-const KEPT: i64 = 8;
+/// Records kept, the rule core sets for every index.
+const KEPT: i64 = minirag_core::jobs::JOBS_KEPT as i64;
 
 fn counts(c: &SyncCounts) -> Vec<i64> {
     c.to_list().iter().map(|n| *n as i64).collect()

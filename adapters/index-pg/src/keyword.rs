@@ -7,19 +7,18 @@
 //! constants, as index-mem does (N and average lengths from `stats`, document
 //! frequencies over the whole index, also for a scoped query).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
-use minirag_analyzer::{idf, tf_part, TITLE_WEIGHT};
 use minirag_core::ports::IndexError;
 use minirag_core::search::{Candidate, ChunkKey, DocumentHit};
+use minirag_rank::{best_first, idf, tf_part, title_score, BestChunk, TopK};
 
-use crate::memo::{keep_best, KeywordMemo};
+use crate::memo::KeywordMemo;
 use crate::packed::unpack;
 use crate::view::PgView;
 
-/// BM25 of one posting by the analyzer's formula (the one index-mem
-/// uses), summed here in f64.
+/// BM25 of one posting by the shared formula, its two parts multiplied
+/// and summed here in f64.
 fn bm25(n: f64, df: f64, tf: f64, len: f64, avg: f64) -> f64 {
     f64::from(idf(n as f32, df as f32)) * f64::from(tf_part(tf as f32, len as f32, avg as f32))
 }
@@ -29,66 +28,6 @@ fn damaged(source_id: i64, term: &str) -> IndexError {
         "the packed postings of term '{term}' in source id {source_id} are damaged; \
          re-ingest that source (or run sync) to rewrite them"
     ))
-}
-
-/// A ranked chunk: greater is better (a higher score, then the lower
-/// source id, then the lower index).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Ranked(f64, i64, u32);
-
-impl Eq for Ranked {}
-
-impl Ord for Ranked {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.0
-            .total_cmp(&o.0)
-            .then(o.1.cmp(&self.1))
-            .then(o.2.cmp(&self.2))
-    }
-}
-
-impl PartialOrd for Ranked {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-/// The best `k` of what is offered, kept in a heap of `k`.
-struct TopK {
-    k: usize,
-    heap: BinaryHeap<Reverse<Ranked>>,
-}
-
-impl TopK {
-    fn new(k: usize) -> Self {
-        Self {
-            k,
-            heap: BinaryHeap::with_capacity(k + 1),
-        }
-    }
-
-    fn offer(&mut self, r: Ranked) {
-        if self.heap.len() < self.k {
-            self.heap.push(Reverse(r));
-        } else if self.heap.peek().is_some_and(|w| r > w.0) {
-            self.heap.pop();
-            self.heap.push(Reverse(r));
-        }
-    }
-
-    /// The worst score kept once k are kept.
-    fn floor(&self) -> f64 {
-        match self.heap.peek() {
-            Some(w) if self.heap.len() == self.k => w.0 .0,
-            _ => f64::NEG_INFINITY,
-        }
-    }
-
-    fn into_sorted(self) -> Vec<Ranked> {
-        let mut v: Vec<Ranked> = self.heap.into_iter().map(|r| r.0).collect();
-        v.sort_by(|a, b| b.cmp(a));
-        v
-    }
 }
 
 impl PgView<'_> {
@@ -151,8 +90,10 @@ impl PgView<'_> {
             let len = f64::from(r.get::<_, i32>(3));
             *sum.entry(id).or_default() += bm25(ns, df[term], tf, len, tavg);
         }
-        let w = f64::from(TITLE_WEIGHT);
-        Ok(sum.into_iter().map(|(id, s)| (id, s * w)).collect())
+        Ok(sum
+            .into_iter()
+            .map(|(id, s)| (id, title_score(s)))
+            .collect())
     }
 
     /// Text BM25 of the chunks of the allowed sources (`ids`, or all)
@@ -253,25 +194,27 @@ impl PgView<'_> {
         let ids = allowed.as_deref();
         let allowed_set: Option<HashSet<i64>> = ids.map(|i| i.iter().copied().collect());
         let titles = self.title_scores(terms, allowed_set.as_ref())?;
-        let mut top = TopK::new(k);
+        // Ids are (source id, chunk index): ties go to the lower source id,
+        // then the lower index.
+        let mut top: TopK<(i64, u32), f64> = TopK::new(k);
         // The matched chunks of sources whose title matches too.
         let mut matched: HashMap<i64, HashSet<u32>> = HashMap::new();
-        let mut best: HashMap<i64, (f32, u32)> = HashMap::new();
+        let mut best: HashMap<i64, BestChunk> = HashMap::new();
         self.chunk_text_by_source(terms, ids, |id, dense| {
             let t = titles.get(&id).copied();
             for (i, &s) in dense.iter().enumerate() {
                 if s > 0.0 {
-                    top.offer(Ranked(s + t.unwrap_or(0.0), id, i as u32));
+                    top.offer((id, i as u32), s + t.unwrap_or(0.0));
                     if t.is_some() {
                         matched.entry(id).or_default().insert(i as u32);
                     }
-                    keep_best(&mut best, id, s, i as u32);
+                    best.entry(id).or_default().offer(s as f32, i as u32);
                 }
             }
         })?;
         // Chunks no term matched, scored by their title alone: the best
         // title sources first, at most k chunks in all.
-        let floor = top.floor();
+        let floor = top.floor().unwrap_or(f64::NEG_INFINITY);
         let mut title_only: Vec<(f64, i64)> = titles
             .iter()
             .filter(|(_, &t)| t >= floor)
@@ -298,7 +241,7 @@ impl PgView<'_> {
                         break 'sources;
                     }
                     if !seen.is_some_and(|m| m.contains(&idx)) {
-                        top.offer(Ranked(t, id, idx));
+                        top.offer((id, idx), t);
                         added += 1;
                     }
                 }
@@ -313,7 +256,7 @@ impl PgView<'_> {
         let ranked: Vec<(f64, i64, u32)> = top
             .into_sorted()
             .into_iter()
-            .map(|r| (r.0, r.1, r.2))
+            .map(|((id, idx), s)| (s, id, idx))
             .collect();
         let wanted: Vec<i64> = ranked.iter().map(|r| r.1).collect();
         let names = self.source_names(&wanted)?;
@@ -386,21 +329,20 @@ impl PgView<'_> {
         for (id, t) in titles {
             *scores.entry(id).or_default() += t;
         }
-        let mut ranked: Vec<(f64, i64)> = scores.into_iter().map(|(id, s)| (s, id)).collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        ranked.truncate(k);
+        let mut ranked: Vec<(i64, f64)> = scores.into_iter().collect();
+        best_first(&mut ranked, k);
         if ranked.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<i64> = ranked.iter().map(|r| r.1).collect();
+        let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
         // Each document's best chunk: the highest text score (compared as
         // f32), the first of equals.
         let best = match memo_best {
             Some(best) => best,
             None => {
-                let mut best = HashMap::new();
+                let mut best: HashMap<i64, BestChunk> = HashMap::new();
                 for ((id, idx), score) in self.chunk_text_scores(terms, Some(&ids))? {
-                    keep_best(&mut best, id, score, idx);
+                    best.entry(id).or_default().offer(score as f32, idx);
                 }
                 best
             }
@@ -408,11 +350,11 @@ impl PgView<'_> {
         let names = self.source_names(&ids)?;
         Ok(ranked
             .into_iter()
-            .filter_map(|(score, id)| {
+            .filter_map(|(id, score)| {
                 Some(DocumentHit {
                     source: names.get(&id)?.clone(),
                     score: score as f32,
-                    best_chunk: best.get(&id).map_or(0, |b| b.1),
+                    best_chunk: best.get(&id).map_or(0, |b| b.index),
                 })
             })
             .collect())

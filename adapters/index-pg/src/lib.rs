@@ -18,6 +18,7 @@ mod graph;
 mod jobs;
 mod keyword;
 mod memo;
+mod names;
 mod packed;
 mod postings;
 mod rows;
@@ -25,11 +26,12 @@ pub mod schema;
 mod view;
 mod write;
 
-use minirag_analyzer::Analyzer;
 use minirag_core::cause::Cause;
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
+use minirag_rank::Analyzer;
 
+pub use names::{mask_password, valid_schema_name, DEFAULT_SCHEMA};
 pub use view::EXACT_BELOW;
 
 /// An index in schema `schema` of the database at `DB_URL`.
@@ -76,7 +78,7 @@ impl PgIndex {
 
     /// Connects, creates or migrates the schema, and checks pgvector.
     pub fn open(url: &str, schema: &str, options: &PgOptions) -> Result<Self, IndexError> {
-        if !minirag_core::config::database::valid_schema_name(schema) {
+        if !valid_schema_name(schema) {
             return Err(IndexError::Storage { cause: None,
                 reason: format!(
                     "DB_SCHEMA='{schema}' is invalid: expected a lower-case name of letters, digits and '_' (at most 63), e.g. minirag or team_docs"

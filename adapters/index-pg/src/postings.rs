@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use minirag_analyzer::{breadcrumb_repeats, Analyzer};
 use minirag_core::chunk::Chunk;
+use minirag_rank::{breadcrumb_repeats, Analyzer};
 
 /// `(term, tf)` pairs of a text, sorted by term, and its length in terms.
 pub struct Field {

@@ -195,10 +195,7 @@ impl<'a> PgView<'a> {
     }
 
     fn query_terms(&self, query: &str) -> Vec<String> {
-        let mut t = self.ix.analyzer.terms(query);
-        t.sort();
-        t.dedup();
-        t
+        self.ix.analyzer.query_terms(query)
     }
 }
 

@@ -5,11 +5,11 @@
 
 mod support;
 
-use minirag_analyzer::Analyzer;
 use minirag_core::ports::Index;
 use minirag_core::search::Scope;
 use minirag_index_conformance::synthetic::{source_record, vocabulary, zipf_chunk, Rng};
 use minirag_index_pg::{PgIndex, PgOptions};
+use minirag_rank::Analyzer;
 use support::{test_url, Schema};
 
 #[test]

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use maud::{html, Markup};
-use minirag_analyzer::Analyzer;
+use minirag_rank::Analyzer;
 
 fn analyzer() -> &'static Analyzer {
     static ANALYZER: OnceLock<Analyzer> = OnceLock::new();

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 use minirag_convert::Converters;
-use minirag_core::config::{CliOverrides, Config, ConfigContext, ConfigError};
+use minirag_core::config::Config;
+
+use crate::config_env::{CliOverrides, ConfigContext, ConfigError};
 use minirag_core::containment::Containment;
 use minirag_core::engine::{Engine, Ports, Settings};
 use minirag_core::ports::{Clock, Embedder, Index, TokenCounter};
@@ -85,7 +87,7 @@ impl App {
         for (k, v) in variables {
             env.insert(k.to_string(), v.clone());
         }
-        let mut config = Config::load(&env, flags, &ctx);
+        let mut config = crate::config_env::load(&env, flags, &ctx);
         let remote = match config.as_ref().map(|c| crate::remote::options(&env, c)) {
             Ok(Ok(remote)) => remote,
             Ok(Err(e)) => {
@@ -371,7 +373,11 @@ fn pg_options() -> PgOptions {
 /// schema, or the folder.
 pub fn index_location(config: &Config) -> String {
     match &config.database {
-        Some(db) => format!("{} (schema {})", db.masked(), db.schema),
+        Some(db) => format!(
+            "{} (schema {})",
+            minirag_index_pg::mask_password(&db.url),
+            db.schema
+        ),
         None => config.db_path.clone(),
     }
 }

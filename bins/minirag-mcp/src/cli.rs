@@ -5,9 +5,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
+use crate::config_env::CliOverrides;
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
-use minirag_core::config::CliOverrides;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -4,6 +4,7 @@
 mod app;
 mod changes;
 mod cli;
+mod config_env;
 mod doctor;
 mod download_progress;
 mod http;

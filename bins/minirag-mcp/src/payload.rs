@@ -572,7 +572,10 @@ impl App {
             version: VERSION.into(),
             roots: Some(self.root_strings()),
             db_path: config.database.is_none().then(|| config.db_path.clone()),
-            db_url: config.database.as_ref().map(|d| d.masked()),
+            db_url: config
+                .database
+                .as_ref()
+                .map(|d| minirag_index_pg::mask_password(&d.url)),
             db_schema: config.database.as_ref().map(|d| d.schema.clone()),
             model: Some(
                 config

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use minirag_core::config::{Config, ConfigError};
+use minirag_core::config::Config;
+
+use crate::config_env::ConfigError;
 use minirag_embed_http::{options as o, parse_endpoint, ApiKey, HttpOptions};
 
 /// Every variable this module reads, for the man page and `setup`.
@@ -58,7 +60,7 @@ fn number(
 }
 
 fn switch(env: &BTreeMap<String, String>, name: &str) -> Result<bool, ConfigError> {
-    minirag_core::config::switch(env.get(name).map(String::as_str), name)
+    crate::config_env::switch(env.get(name).map(String::as_str), name)
 }
 
 /// The remote embedder's options when `EMBED_URL` is set; `None` otherwise.

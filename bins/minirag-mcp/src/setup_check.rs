@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use crate::config_env::CliOverrides;
 use anyhow::Result;
-use minirag_core::config::CliOverrides;
 use serde::Serialize;
 
 use crate::app::{index_location, App};

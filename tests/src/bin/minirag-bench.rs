@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use minirag_blackbox::{binary, model_dir};
-use minirag_core::config::{CliOverrides, Config, ConfigContext};
+use minirag_core::config::Config;
 use minirag_core::engine::{Engine, Ports, QueryRequest, Settings};
 // The bench corpus has no scans and fetches nothing: the core fakes stand in.
 use minirag_core::testing::fakes::{FakeClock, FakeFetcher};
@@ -287,12 +287,13 @@ impl Drop for Server {
 /// The engine in this process, on the index the sync built.
 fn engine(env: &[(String, String)]) -> Engine {
     let env: BTreeMap<String, String> = env.iter().cloned().collect();
-    let ctx = ConfigContext {
-        cwd: std::env::current_dir().unwrap().display().to_string(),
-        home: None,
-        default_cache_dir: env["CACHE_DIR"].clone(),
-    };
-    let config = Config::load(&env, &CliOverrides::default(), &ctx).expect("config");
+    // The variables the sync ran with, absolute already; the rest default.
+    let mut config = Config::defaults(
+        vec![env["BASE_DIR"].clone()],
+        env["DB_PATH"].clone(),
+        env["CACHE_DIR"].clone(),
+    );
+    config.model_path = env.get("MODEL_PATH").cloned();
     // The same identity the binary stores, or the index's vectors would
     // count as another model's.
     let id = minirag_embed_candle::source::content_id(&model_dir()).expect("model files");

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::bm25::Field;
 use crate::records::{DiskChunk, DiskSource, Op};
 use crate::vectors::Matrix;
-use minirag_analyzer::{Analyzer, Repeats};
+use minirag_rank::{Analyzer, Repeats};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceEntry {
@@ -45,17 +45,6 @@ pub struct State {
     pub repeats: HashMap<u32, Repeats>,
     /// Sum of every source's repeated length.
     pub repeats_len: u64,
-}
-
-/// Keeps the `k` highest scores, best first, ties by id (a partial
-/// selection, then a sort of what is left).
-fn best_first(ranked: &mut Vec<(u32, f32)>, k: usize) {
-    let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if ranked.len() > k && k > 0 {
-        ranked.select_nth_unstable_by(k - 1, order);
-    }
-    ranked.truncate(k);
-    ranked.sort_by(order);
 }
 
 pub fn text_hash(text: &str) -> u64 {

@@ -6,18 +6,14 @@ use std::collections::HashMap;
 use minirag_core::ports::{Candidate, ChunkKey, DocumentHit};
 use minirag_core::search::Scope;
 
-use crate::bm25::TITLE_WEIGHT;
-use minirag_analyzer::breadcrumb_repeats;
+use minirag_rank::{best_first, breadcrumb_repeats, title_score, BestChunk};
 
 use super::*;
 
 impl State {
     /// A query's distinct terms (BM25 counts each once per query).
     pub(crate) fn query_terms(&self, query: &str) -> Vec<String> {
-        let mut terms = self.analyzer.terms(query);
-        terms.sort();
-        terms.dedup();
-        terms
+        self.analyzer.query_terms(query)
     }
 
     pub(crate) fn allowed_sources(&self, scope: &Scope) -> Vec<bool> {
@@ -74,7 +70,7 @@ impl State {
     }
 
     /// Whole-document BM25: each source scored as one document made of its
-    /// chunks' text, plus its title at [`TITLE_WEIGHT`]; best first, `scope`
+    /// chunks' text, plus its [`title_score`]; best first, `scope`
     /// applied before the cut at `k`. Each carries its best chunk by
     /// chunk-level BM25 (text only: the title is the same for every chunk).
     pub fn document_search(&self, query: &str, k: usize, scope: &Scope) -> Vec<DocumentHit> {
@@ -117,7 +113,7 @@ impl State {
         );
         self.title.score(&terms, |sid, s| {
             if self.sources[sid as usize].is_some() {
-                add(sid, TITLE_WEIGHT * s);
+                add(sid, title_score(s));
             }
         });
         let mut ranked: Vec<(u32, f32)> = touched
@@ -139,19 +135,15 @@ impl State {
                 *chunk_scores.entry(slot).or_default() += s;
             }
         });
-        // (score, chunk index) per kept document; a title-only match keeps
-        // its first chunk.
-        let mut best = vec![(0.0f32, 0u32); ranked.len()];
+        // A title-only match keeps its first chunk.
+        let mut best = vec![BestChunk::default(); ranked.len()];
         for (slot, s) in chunk_scores {
             let Some((sid, chunk)) = self.chunks[slot as usize].as_ref() else {
                 continue;
             };
-            let b = &mut best[rank_of[*sid as usize] as usize];
-            if s > b.0 || (s > 0.0 && s == b.0 && chunk.index < b.1) {
-                *b = (s, chunk.index);
-            }
+            best[rank_of[*sid as usize] as usize].offer(s, chunk.index);
         }
-        let best = best.into_iter().map(|(_, index)| index);
+        let best = best.into_iter().map(|b| b.index);
         ranked
             .into_iter()
             .zip(best)
@@ -185,7 +177,7 @@ impl State {
         self.title.score(&terms, |sid, s| {
             if let Some(entry) = &self.sources[sid as usize] {
                 for &slot in &entry.slots {
-                    add(slot, TITLE_WEIGHT * s);
+                    add(slot, title_score(s));
                 }
             }
         });

@@ -12,6 +12,7 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+/// Text → terms, the one analysis for documents and queries alike.
 pub struct Analyzer {
     english: Stemmer,
     russian: Stemmer,
@@ -48,6 +49,14 @@ fn is_joiner(c: char) -> bool {
 }
 
 impl Analyzer {
+    /// A query's distinct terms, sorted: BM25 counts each once per query.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut terms = self.terms(query);
+        terms.sort();
+        terms.dedup();
+        terms
+    }
+
     /// Terms of `text`, in order, with repeats (term frequency counts them).
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();

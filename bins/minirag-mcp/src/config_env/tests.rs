@@ -1,6 +1,7 @@
 //! The configuration table: every variable, its default and its bad values.
 
 use super::*;
+use minirag_core::config::{Config, DEFAULT_MODEL};
 
 fn ctx() -> ConfigContext {
     ConfigContext {
@@ -19,7 +20,7 @@ fn load_with(pairs: &[(&str, &str)], flags: &CliOverrides) -> Result<Config, Con
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    Config::load(&env, flags, &ctx())
+    super::load(&env, flags, &ctx())
 }
 
 #[test]
@@ -200,7 +201,7 @@ fn valid_values_parse() {
 #[test]
 fn model_prefixes_are_taken_as_written() {
     let c = load(&[]).unwrap();
-    assert_eq!(c.prompts, crate::models::PromptOverride::default());
+    assert_eq!(c.prompts, minirag_core::models::PromptOverride::default());
     let c = load(&[
         ("MODEL_QUERY_PREFIX", "query: "),
         ("MODEL_PASSAGE_PREFIX", ""),
@@ -220,7 +221,7 @@ fn model_prefixes_are_taken_as_written() {
 
 #[test]
 fn model_precision_is_fp32_unless_set_and_a_bad_value_names_the_choices() {
-    use crate::models::Precision;
+    use minirag_core::models::Precision;
     assert_eq!(load(&[]).unwrap().precision, Precision::Fp32);
     assert_eq!(
         load(&[("MODEL_PRECISION", " INT8 ")]).unwrap().precision,

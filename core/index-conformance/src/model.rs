@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use minirag_analyzer::{Analyzer, B, K1, TITLE_WEIGHT};
 use minirag_core::ports::{Embeddings, Index, SourceAttributes};
 use minirag_core::search::{Filter, FilterRequest, Scope};
+use minirag_rank::{bm25, title_score, Analyzer};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -195,11 +195,9 @@ fn brute_bm25(
     scope: &Scope,
 ) -> HashMap<(String, u32), f32> {
     let a = Analyzer::default();
-    let mut q = a.terms(query);
-    q.sort();
-    q.dedup();
+    let q = a.query_terms(query);
     let mut out: HashMap<(String, u32), f32> = HashMap::new();
-    let field = |docs: FieldDocs, weight: f32, out: &mut HashMap<(String, u32), f32>| {
+    let field = |docs: FieldDocs, weight: fn(f32) -> f32, out: &mut HashMap<(String, u32), f32>| {
         let n = docs.len() as f32;
         if n == 0.0 {
             return;
@@ -210,14 +208,13 @@ fn brute_bm25(
             if df == 0.0 {
                 continue;
             }
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for ((source, chunk), terms) in &docs {
                 let tf = terms.iter().filter(|t| *t == term).count() as f32;
                 if tf == 0.0 || !in_reach(model, source, scope) {
                     continue;
                 }
                 let dl = terms.len() as f32;
-                let s = weight * idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg));
+                let s = weight(bm25(n, df, tf, dl, avg));
                 match chunk {
                     Some(i) => *out.entry((source.clone(), *i)).or_default() += s,
                     None => {
@@ -239,12 +236,12 @@ fn brute_bm25(
         })
         .map(|(k, t)| (k, a.terms(t)))
         .collect();
-    field(texts, 1.0, &mut out);
+    field(texts, |s| s, &mut out);
     let titles = model
         .iter()
         .map(|(s, d)| ((s.clone(), None), a.terms(&d.title)))
         .collect();
-    field(titles, TITLE_WEIGHT, &mut out);
+    field(titles, title_score, &mut out);
     out
 }
 
