@@ -7,9 +7,11 @@
 pub struct Cause(std::sync::Arc<dyn std::error::Error + Send + Sync>);
 
 impl Cause {
+    /// Keeps `e` as the cause.
     pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self(std::sync::Arc::new(e))
     }
+    /// The error kept.
     pub fn get(&self) -> &(dyn std::error::Error + 'static) {
         &*self.0
     }

@@ -5,10 +5,15 @@
 
 pub use crate::chunk::{DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET};
 pub use crate::default_model::DEFAULT_MODEL;
+/// Files larger than this many bytes are skipped (`MAX_FILE_SIZE`).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 104_857_600;
+/// PDF pages with fewer text characters are OCRed (`RAG_OCR_MIN_CHARS_PER_PAGE`).
 pub const DEFAULT_OCR_MIN_CHARS_PER_PAGE: u32 = 25;
+/// Tesseract languages when `RAG_OCR_LANG` is unset.
 pub const DEFAULT_OCR_LANG: &str = "rus+eng";
+/// The keyword share of hybrid fusion when `RAG_HYBRID_WEIGHT` is unset.
 pub const DEFAULT_HYBRID_WEIGHT: f64 = 0.6;
+/// The largest body `ingest_url` accepts when `URL_MAX_BYTES` is unset.
 pub const DEFAULT_URL_MAX_BYTES: u64 = 20 << 20;
 /// huggingface_hub's own default for HF_HUB_DOWNLOAD_TIMEOUT.
 pub const DEFAULT_DOWNLOAD_TIMEOUT_SECS: u64 = 10;
@@ -21,8 +26,11 @@ pub const DOWNLOAD_TIMEOUT_SECS: std::ops::RangeInclusive<u64> = 1..=3600;
 pub struct Config {
     /// Document roots, absolute, in configured order.
     pub roots: Vec<String>,
+    /// The embedded index's folder (DB_PATH), absolute.
     pub db_path: String,
+    /// Where downloaded models are kept (CACHE_DIR), absolute.
     pub cache_dir: String,
+    /// The embedding model: a Hugging Face id or a local folder (MODEL_NAME).
     pub model_name: String,
     /// Whether MODEL_NAME or `--model-name` named the model; when neither
     /// did, an index of the previous default keeps it (see
@@ -35,14 +43,21 @@ pub struct Config {
     pub prompts: crate::models::PromptOverride,
     /// MODEL_PRECISION: the in-process encoder's dense layers in fp32 or int8.
     pub precision: crate::models::Precision,
+    /// Larger files are skipped (MAX_FILE_SIZE, bytes).
     pub max_file_size: u64,
     /// Largest body `ingest_url` accepts (URL_MAX_BYTES).
     pub url_max_bytes: u64,
+    /// Tokens a chunk may hold (CHUNK_TOKEN_BUDGET).
     pub chunk_token_budget: usize,
+    /// The keyword share of hybrid fusion (RAG_HYBRID_WEIGHT), 0 to 1.
     pub hybrid_weight: f64,
+    /// How results group by default (RAG_GROUPING); `None`: ranked chunks.
     pub grouping: Option<crate::search::Grouping>,
+    /// Vector hits farther than this are dropped (RAG_MAX_DISTANCE).
     pub max_distance: Option<f64>,
+    /// Sync refuses roots with more files than this (RAG_MAX_FILES).
     pub max_files: Option<usize>,
+    /// `ingest_url` may fetch private and loopback hosts (ALLOW_PRIVATE_URLS).
     pub allow_private_urls: bool,
     /// RAG_WATCH: the MCP server keeps the index current as files change.
     pub watch: bool,

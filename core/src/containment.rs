@@ -12,18 +12,25 @@ use crate::search::is_under;
 pub struct Containment {
     /// Roots with symlinks resolved, in configured order.
     pub roots: Vec<String>,
+    /// The working directory relative paths resolve against (the CLI's).
     pub cwd: String,
+    /// The home directory `~` stands for.
     pub home: Option<String>,
 }
 
 /// Why a path argument was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
+    /// An MCP path that is not absolute.
     NotAbsolute {
+        /// The path as given.
         raw: String,
     },
+    /// A path that resolves outside every root.
     OutsideRoots {
+        /// The path as given.
         raw: String,
+        /// The roots it is not under.
         roots: Vec<String>,
     },
     /// Neither a path nor a source id was given.

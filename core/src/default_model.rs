@@ -23,13 +23,16 @@ pub struct IndexModel<'a> {
     /// The content id of [`PREVIOUS_DEFAULT_MODEL`] where it is on disk
     /// (it always is where an index was embedded with it here).
     pub previous_default_id: Option<&'a str>,
+    /// Chunks the index holds, to say what a switch would re-embed.
     pub chunk_count: u64,
 }
 
 /// The model to load and, when it is not the default, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelChoice {
+    /// The model to load.
     pub name: String,
+    /// Why it is not the configured default, when it is not.
     pub notice: Option<String>,
 }
 

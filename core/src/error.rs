@@ -5,68 +5,94 @@ use crate::formats::{extensions, FormatKind};
 use crate::ports::{ConvertError, EmbedError, FetchError, FileError, IndexError};
 use crate::search::QueryError;
 
+/// Why a use case failed; each message names the thing and the next step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineError {
     /// A query argument is invalid.
     Query(QueryError),
+    /// A file whose extension no converter reads.
     UnsupportedExtension {
+        /// The file.
         path: String,
+        /// Its extension.
         extension: String,
     },
     /// An image file, and no OCR engine: `why` says what to install.
     Image {
+        /// The file.
         path: String,
+        /// What to install or change.
         why: Box<crate::ports::OcrUnavailable>,
     },
     /// A PDF with no text layer, and no OCR engine.
     ScannedPdf {
+        /// The file.
         path: String,
+        /// What to install or change.
         why: Box<crate::ports::OcrUnavailable>,
     },
     /// Recognition ran and found no text.
     OcrEmpty {
+        /// The file.
         path: String,
     },
     /// Recognition failed (an undecodable image, a page that cannot be
     /// rendered, a time or memory limit).
     Ocr(crate::ports::OcrError),
+    /// A file over `MAX_FILE_SIZE`.
     TooLarge {
+        /// The file.
         path: String,
+        /// Its size in bytes.
         size: u64,
+        /// The limit in bytes.
         max: u64,
     },
     /// `ingest_data` with a format other than text / markdown / html.
     BadFormat {
+        /// The format asked for.
         format: String,
     },
     /// `ingest_data` / `ingest_url` named a `source` that is a file path:
     /// those sources live apart from files, so they can never stand in for
     /// one (or be served as one).
     SourceIsAPath {
+        /// The id given.
         source: String,
     },
     /// Conversion produced no text.
     Empty {
+        /// The source.
         source: String,
     },
+    /// The converter refused the document.
     Convert(ConvertError),
+    /// The URL could not be fetched.
     Fetch(FetchError),
+    /// Vectors could not be made.
     Embed(EmbedError),
+    /// The index refused.
     Index(IndexError),
+    /// A source that is not indexed.
     NotFound {
+        /// The source asked for.
         source: String,
     },
     /// No chunk of the document is at the place asked for (or the document
     /// was indexed before places were kept).
     NoSuchPart {
+        /// The source.
         source: String,
+        /// The part asked for, as given.
         wanted: String,
     },
     /// Reading a file failed.
     File(FileError),
     /// A sync stopped on request between files.
     Cancelled {
+        /// Files done before the stop.
         done: u64,
+        /// Files the sync had to do.
         total: u64,
         /// What was counted: files, or chunks to embed.
         unit: &'static str,

@@ -13,6 +13,7 @@ pub enum FormatKind {
     Image,
 }
 
+/// One document format: its keys, extensions and media types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Format {
     /// Shown to people.
@@ -23,6 +24,7 @@ pub struct Format {
     pub extensions: &'static [&'static str],
     /// Media types without parameters, lower-case.
     pub content_types: &'static [&'static str],
+    /// Which converter family reads it.
     pub kind: FormatKind,
 }
 
@@ -41,6 +43,7 @@ const fn doc(
     }
 }
 
+/// Every format minirag reads: the one table filters, the scan and the converters use.
 pub const FORMATS: &[Format] = &[
     doc(
         "Markdown",

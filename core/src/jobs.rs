@@ -25,7 +25,10 @@ pub const JOBS_KEPT: usize = 8;
 #[derive(Debug)]
 pub enum JobError {
     /// This process runs a sync already.
-    AlreadyRunning { id: String },
+    AlreadyRunning {
+        /// The running job's id.
+        id: String,
+    },
     /// The process is shutting down.
     Draining,
     /// The index refused the sync lock (another process syncs), or the
@@ -264,6 +267,7 @@ impl Jobs {
 }
 
 impl Admitted {
+    /// The job's id.
     pub fn id(&self) -> &str {
         &self.id
     }

@@ -52,6 +52,7 @@ pub mod unreadable;
 pub mod watch;
 
 #[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
 pub mod testing;
 
 /// Version of the chunking rules. Stored with every source so that a change of

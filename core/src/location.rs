@@ -9,8 +9,11 @@
 /// the middle of a line: a paragraph that runs on from the page before.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
+    /// The Markdown line, 0-based.
     pub line: u32,
+    /// The word on that line the place starts at, 0-based.
     pub word: u32,
+    /// What starts there.
     pub mark: Mark,
 }
 
@@ -18,11 +21,14 @@ pub struct Place {
 /// line's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct At {
+    /// The line, 0-based.
     pub line: u32,
+    /// The word on the line, 0-based.
     pub word: u32,
 }
 
 impl At {
+    /// The start of line `line`.
     pub fn line(line: u32) -> Self {
         Self { line, word: 0 }
     }
@@ -35,6 +41,7 @@ pub fn word_count(text: &str) -> u32 {
         .count() as u32
 }
 
+/// What a converter marks at a place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mark {
     /// Markdown lines from here are the original file's lines `first`,
@@ -53,8 +60,11 @@ pub enum Mark {
     /// own row numbers, or a CSV's record numbers with the header as 1), one
     /// row per Markdown line, `count` rows.
     Rows {
+        /// The sheet's name; `None` for a CSV.
         sheet: Option<String>,
+        /// The first row's number.
         first: u32,
+        /// Rows, one per Markdown line.
         count: u32,
     },
 }
@@ -75,7 +85,9 @@ pub fn file_lines() -> Vec<Place> {
 pub struct Location {
     /// First and last page (equal on one page).
     pub pages: Option<(u32, u32)>,
+    /// The slide (1-based), for presentations.
     pub slide: Option<u32>,
+    /// The sheet's name, for workbooks.
     pub sheet: Option<String>,
     /// First and last table row.
     pub rows: Option<(u32, u32)>,
@@ -84,6 +96,7 @@ pub struct Location {
     pub lines: Option<(u32, u32)>,
     /// The slug of the chunk's innermost heading.
     pub anchor: Option<String>,
+    /// The notebook cell (1-based).
     pub cell: Option<u32>,
     /// A transcript chunk's first cue time (`MM:SS` or `H:MM:SS`).
     pub start: Option<String>,
@@ -106,6 +119,7 @@ fn range((a, b): (u32, u32)) -> String {
 }
 
 impl Location {
+    /// Whether nothing is known of where the chunk is.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
@@ -181,10 +195,12 @@ pub struct Packed {
 const TEXT_SEP: char = '\u{1f}';
 
 impl Packed {
+    /// Whether it holds no location.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 
+    /// The location, unless the bytes are damaged.
     pub fn unpack(&self) -> Option<Location> {
         if self.is_empty() {
             return None;
@@ -242,11 +258,17 @@ impl From<&Location> for Packed {
 /// `lines=40-52`, `slide=3`, `rows=4-9`, `cell=2`) or a heading's anchor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Wanted {
+    /// First and last page, 1-based.
     Pages(u32, u32),
+    /// A slide, 1-based.
     Slide(u32),
+    /// First and last row.
     Rows(u32, u32),
+    /// A notebook cell, 1-based.
     Cell(u32),
+    /// First and last file line, 1-based.
     Lines(u32, u32),
+    /// A heading's anchor.
     Anchor(String),
 }
 
@@ -335,6 +357,7 @@ pub struct Places {
 }
 
 impl Places {
+    /// The places, sorted by position.
     pub fn new(places: Vec<Place>) -> Self {
         let mut out = Self::default();
         out.extend(places);

@@ -11,7 +11,9 @@
 /// How a model's token states become one vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pooling {
+    /// The mean of the token vectors.
     Mean,
+    /// The `[CLS]` token's vector.
     Cls,
 }
 
@@ -23,6 +25,7 @@ pub struct KnownModel {
     /// Lower-case pieces of a hub id or folder name that identify the family
     /// (any one matches).
     pub names: &'static [&'static str],
+    /// How token vectors become one vector.
     pub pooling: Pooling,
     /// Vectors are L2-normalised after pooling.
     pub normalize: bool,
@@ -163,8 +166,11 @@ pub enum PromptSource {
 /// The text put before queries and passages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompts {
+    /// Put before a query.
     pub query: String,
+    /// Put before a passage.
     pub passage: String,
+    /// Where the two came from.
     pub source: PromptSource,
 }
 
@@ -182,6 +188,7 @@ impl Precision {
     /// The values MODEL_PRECISION accepts, as written.
     pub const NAMES: [&'static str; 2] = ["fp32", "int8"];
 
+    /// `fp32` or `int8`, without case; `None` for anything else.
     pub fn parse(value: &str) -> Option<Self> {
         match value.trim().to_ascii_lowercase().as_str() {
             "fp32" | "f32" => Some(Precision::Fp32),
@@ -190,6 +197,7 @@ impl Precision {
         }
     }
 
+    /// `fp32` or `int8`.
     pub fn name(self) -> &'static str {
         match self {
             Precision::Fp32 => "fp32",
@@ -210,7 +218,9 @@ impl Precision {
 /// Prefixes from configuration (`None`: not set, so not an override).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PromptOverride {
+    /// MODEL_QUERY_PREFIX, as written.
     pub query: Option<String>,
+    /// MODEL_PASSAGE_PREFIX, as written.
     pub passage: Option<String>,
 }
 

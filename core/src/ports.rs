@@ -22,6 +22,7 @@ pub struct ConvertRequest<'a> {
     /// Lower-case format key: a file extension without the dot (`pdf`, `md`,
     /// `html`, …) or, for `ingest_data`, `text` / `markdown` / `html`.
     pub format: &'a str,
+    /// The document's bytes as read or fetched.
     pub bytes: &'a [u8],
 }
 
@@ -29,7 +30,9 @@ pub struct ConvertRequest<'a> {
 /// format's own metadata carries (HTML `<title>`, EPUB `dc:title`, …).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Converted {
+    /// The document as Markdown: headings, lists, tables and code kept.
     pub markdown: String,
+    /// The title the format's own metadata gives, if any.
     pub metadata_title: Option<String>,
     /// PDFs: non-whitespace characters of each page's text layer, in page
     /// order, so the engine can route thin pages to OCR. Empty otherwise.
@@ -46,16 +49,26 @@ pub struct Converted {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConvertError {
     /// The format key is not one the converter reads.
-    Unsupported { format: String },
+    Unsupported {
+        /// The format key that was asked for.
+        format: String,
+    },
     /// The file is malformed, truncated, encrypted or hostile; `reason` says which.
     Malformed {
+        /// The document's name, as in [`ConvertRequest::name`].
         name: String,
+        /// What is wrong with it, phrased for the user.
         reason: String,
         /// The parser's own error, when one said why.
         cause: Option<Cause>,
     },
     /// A PDF without a text layer on any of its `pages`.
-    NeedsOcr { name: String, pages: u32 },
+    NeedsOcr {
+        /// The document's name.
+        name: String,
+        /// Its page count.
+        pages: u32,
+    },
 }
 
 impl std::fmt::Display for ConvertError {
@@ -91,7 +104,9 @@ impl std::error::Error for ConvertError {
     }
 }
 
+/// Turns a document's bytes into Markdown; one implementation per set of formats.
 pub trait Converter: Send + Sync {
+    /// Converts one document; the error names it.
     fn convert(&self, request: ConvertRequest<'_>) -> Result<Converted, ConvertError>;
 }
 
@@ -104,22 +119,36 @@ pub enum OcrUnavailable {
     /// The engine's program does not start or does not answer: `step`
     /// says which, `reason` what running it said.
     NotRunning {
+        /// The program that was tried (`tesseract`).
         program: String,
+        /// Which step failed: starting it, or asking its version or languages.
         step: &'static str,
+        /// What running it said.
         reason: String,
+        /// How to install it, for the message.
         install: String,
     },
     /// Languages the setting names have no data installed.
     MissingLanguages {
+        /// The setting that names the languages (`RAG_OCR_LANG`).
         setting: &'static str,
+        /// Its value.
         configured: String,
+        /// Languages it names that have no data installed.
         missing: Vec<String>,
+        /// Languages that are installed, to choose from.
         installed: Vec<String>,
     },
     /// No engine is wired in (a build or test without one).
-    NotWired { install: String },
+    NotWired {
+        /// How to install an engine, for the message.
+        install: String,
+    },
     /// OCR routing is off by configuration.
-    Off { setting: &'static str },
+    Off {
+        /// The setting that turns it off.
+        setting: &'static str,
+    },
 }
 
 impl std::fmt::Display for OcrUnavailable {
@@ -153,7 +182,9 @@ impl std::error::Error for OcrUnavailable {}
 /// Why recognition failed. The message names the file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OcrError {
+    /// The image or page recognised, for the message.
     pub name: String,
+    /// What went wrong.
     pub reason: String,
     /// The OS or image decoder's error underneath, when there is one.
     pub cause: Option<Cause>,
@@ -206,44 +237,55 @@ pub trait Ocr: Send + Sync {
 /// instead of a `Vec` per row: the index stores vectors contiguously too.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Embeddings {
+    /// Width of every row.
     pub dim: usize,
+    /// `dim` values per row, rows one after another.
     pub data: Vec<f32>,
 }
 
 impl Embeddings {
+    /// No rows yet, each `dim` wide.
     pub fn new(dim: usize) -> Self {
         Self {
             dim,
             data: Vec::new(),
         }
     }
+    /// Number of rows.
     pub fn len(&self) -> usize {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Row `i`; panics past the last row, like slice indexing.
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }
+    /// Appends one row of width `dim`.
     pub fn push(&mut self, row: &[f32]) {
         debug_assert_eq!(row.len(), self.dim);
         self.data.extend_from_slice(row);
     }
 }
 
+/// Why vectors could not be made.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EmbedError {
     /// The model cannot be loaded (no network, bad path, broken files). The
     /// engine degrades to keyword-only search and vector-less ingest.
     Unavailable {
+        /// Why, phrased for the user.
         reason: String,
         /// The loader's error (I/O, download, a bad file), when there is one.
         cause: Option<Cause>,
     },
     /// The model loaded but failed on this input.
     Failed {
+        /// Why, phrased for the user.
         reason: String,
+        /// The encoder's or server's error underneath, when there is one.
         cause: Option<Cause>,
     },
 }
@@ -277,12 +319,16 @@ pub enum EmbedderState {
     /// Loading now; `done` of `total` bytes downloaded (0 of 0: nothing to
     /// download, or the size is not known yet).
     Loading {
+        /// Bytes downloaded so far.
         done: u64,
+        /// Bytes to download, or 0 while unknown.
         total: u64,
     },
+    /// Loaded and answering.
     Ready,
     /// The last attempt failed; the next use after a pause tries again.
     Failed {
+        /// Why, phrased for the user.
         reason: String,
     },
 }
@@ -290,13 +336,16 @@ pub enum EmbedderState {
 /// Whether an embedder can embed now ([`Embedder::start`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Readiness {
+    /// It can embed now.
     Ready,
     /// Loading in the background (a download): work that needs no vectors
     /// goes on meanwhile.
     Pending,
+    /// It cannot: loading failed.
     Failed(EmbedError),
 }
 
+/// Turns texts into unit vectors: the in-process encoder or a remote server.
 pub trait Embedder: Send + Sync {
     /// What it is doing now, without waiting for a load in progress.
     fn state(&self) -> EmbedderState {
@@ -318,6 +367,7 @@ pub trait Embedder: Send + Sync {
     fn ready(&self) -> Result<(), EmbedError> {
         Ok(())
     }
+    /// Width of the vectors it makes (valid once ready).
     fn dimension(&self) -> usize;
     /// Embeds documents; row `i` belongs to `texts[i]`, L2-normalised.
     fn embed_documents(&self, texts: &[&str]) -> Result<Embeddings, EmbedError>;
@@ -327,8 +377,10 @@ pub trait Embedder: Send + Sync {
 
 // ---------------------------------------------------------------- Fetcher
 
+/// A fetched URL's body and what the server said about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fetched {
+    /// The body, at most the fetcher's cap.
     pub bytes: Vec<u8>,
     /// The media type without parameters, lower-case (`text/html`).
     pub content_type: Option<String>,
@@ -336,12 +388,17 @@ pub struct Fetched {
     pub final_url: String,
 }
 
+/// Why a URL could not be fetched; the message names the URL.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FetchError {
     /// The URL or one of its redirect hops is not allowed (scheme, private host…).
-    Refused { reason: String },
+    Refused {
+        /// Why, naming the URL or hop.
+        reason: String,
+    },
     /// Network, timeout, size or type failure.
     Failed {
+        /// Why, naming the URL.
         reason: String,
         /// The HTTP client's or resolver's error, when there is one.
         cause: Option<Cause>,
@@ -375,7 +432,9 @@ impl std::error::Error for FetchError {
     }
 }
 
+/// Fetches a URL for `ingest_url` under the network rules (timeouts, size cap, no private hosts unless allowed).
 pub trait Fetcher: Send + Sync {
+    /// Fetches `url`, following redirects the rules allow.
     fn fetch(&self, url: &str) -> Result<Fetched, FetchError>;
 }
 
@@ -386,6 +445,7 @@ pub trait Fetcher: Send + Sync {
 pub struct ScannedFile {
     /// As found under a root (a symlinked file keeps its own name).
     pub path: String,
+    /// Bytes on disk when scanned.
     pub size: u64,
     /// st_mtime, seconds.
     pub mtime: f64,
@@ -395,6 +455,7 @@ pub struct ScannedFile {
 /// deletions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlindFolder {
+    /// The folder, absolute.
     pub path: String,
     /// The OS error, or `None` for a root that is an empty folder (an
     /// unmounted volume, perhaps).
@@ -402,6 +463,7 @@ pub struct BlindFolder {
 }
 
 impl BlindFolder {
+    /// What the user should do about it, for sync's notices.
     pub fn message(&self) -> String {
         match &self.error {
             Some(e) => format!(
@@ -415,27 +477,45 @@ impl BlindFolder {
 /// What a walk of the roots found, files sorted by path.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scan {
+    /// Document files, sorted by path.
     pub files: Vec<ScannedFile>,
+    /// Folders the walk could not see into.
     pub blind: Vec<BlindFolder>,
 }
 
 /// A file's bytes with the facts sync compares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileRead {
+    /// The whole file.
     pub bytes: Vec<u8>,
     /// sha256 hex of `bytes`.
     pub sha256: String,
+    /// st_mtime, seconds, when read.
     pub mtime: f64,
 }
 
+/// Why a file could not be read; the message names it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileError {
     /// A folder where a file was expected.
-    IsFolder { path: String },
+    IsFolder {
+        /// The path given.
+        path: String,
+    },
     /// Larger than the limit the caller passed; not read.
-    TooLarge { path: String, size: u64 },
+    TooLarge {
+        /// The path given.
+        path: String,
+        /// Its size in bytes.
+        size: u64,
+    },
     /// The OS refused.
-    Unreadable { path: String, source: Cause },
+    Unreadable {
+        /// The path given.
+        path: String,
+        /// The OS error.
+        source: Cause,
+    },
 }
 
 impl std::fmt::Display for FileError {
@@ -509,9 +589,12 @@ pub trait Clock: Send + Sync {
 
 pub use crate::source::{SourceAttributes, SourceRecord, SourceType};
 
+/// What an index holds, counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexStats {
+    /// Live chunks.
     pub chunk_count: u64,
+    /// Live sources (files, data and URLs).
     pub source_count: u64,
     /// Chunks whose source has an older [`crate::CHUNK_SCHEME`].
     pub stale_chunk_count: u64,
@@ -526,24 +609,37 @@ pub struct IndexStats {
     pub log_bytes: u64,
 }
 
+/// Why an index call failed; every message names what to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IndexError {
     /// Stored vectors have another width than the embedder produces.
-    DimensionMismatch { stored: usize, model: usize },
+    DimensionMismatch {
+        /// The index's width.
+        stored: usize,
+        /// The embedder's.
+        model: usize,
+    },
     /// Another process holds the sync lock; `reason` names it and says what to do.
     Busy {
+        /// Names the holder and says what to do.
         reason: String,
         /// The lock or database error underneath, when there is one.
         cause: Option<Cause>,
     },
     /// Storage failure; the message names the path and what is wrong.
     Storage {
+        /// Names the path and what is wrong.
         reason: String,
         /// The decoder's or database's error underneath, when there is one.
         cause: Option<Cause>,
     },
     /// The OS refused an operation; `context` names it and the path.
-    Io { context: String, source: Cause },
+    Io {
+        /// The operation and the path.
+        context: String,
+        /// The OS error.
+        source: Cause,
+    },
 }
 
 impl std::fmt::Display for IndexError {
@@ -638,6 +734,7 @@ pub trait IndexView: Sync {
         Ok(docs)
     }
 
+    /// One source's record; `None` when it is not indexed.
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError>;
     /// Sources under `scope`, sorted by source.
     fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError>;
@@ -647,6 +744,7 @@ pub trait IndexView: Sync {
     fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError>;
     /// Every chunk of one parent section, ordered by index.
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError>;
+    /// Counts of what the index holds.
     fn stats(&self) -> Result<IndexStats, IndexError>;
     /// Live chunks without a vector (`stats().vectorless_chunk_count`);
     /// adapters answer it without a scan, as every query with vectors asks.
@@ -668,12 +766,14 @@ pub struct SyncLease {
 }
 
 impl SyncLease {
+    /// A lease that holds the lock until `guard` drops.
     pub fn held(guard: Box<dyn Send>) -> Self {
         Self {
             _held: Some(guard),
             warning: None,
         }
     }
+    /// A lease without the lock, with why it could not be taken.
     pub fn unlocked(warning: Option<String>) -> Self {
         Self {
             _held: None,
@@ -682,6 +782,7 @@ impl SyncLease {
     }
 }
 
+/// Where chunks, vectors and postings live: the embedded index or PostgreSQL. Every call is durable once it returns.
 pub trait Index: Send + Sync {
     /// A read view pinned to the current generation.
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError>;
@@ -767,6 +868,7 @@ pub trait Index: Send + Sync {
 
     // One-off reads, each through its own view.
 
+    /// [`IndexView::vector_search`] through a view of its own.
     fn vector_search(
         &self,
         query: &[f32],
@@ -775,6 +877,7 @@ pub trait Index: Send + Sync {
     ) -> Result<Vec<Candidate>, IndexError> {
         self.read()?.vector_search(query, k, scope)
     }
+    /// [`IndexView::keyword_search`] through a view of its own.
     fn keyword_search(
         &self,
         query: &str,
@@ -783,22 +886,46 @@ pub trait Index: Send + Sync {
     ) -> Result<Vec<Candidate>, IndexError> {
         self.read()?.keyword_search(query, k, scope)
     }
+    /// [`IndexView::source`] through a view of its own.
     fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
         self.read()?.source(source)
     }
+    /// [`IndexView::sources`] through a view of its own.
     fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
         self.read()?.sources(scope)
     }
+    /// [`IndexView::chunks`] through a view of its own.
     fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
         self.read()?.chunks(source, range)
     }
+    /// [`IndexView::get_chunks`] through a view of its own.
     fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
         self.read()?.get_chunks(keys)
     }
+    /// [`IndexView::parent_chunks`] through a view of its own.
     fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
         self.read()?.parent_chunks(source, parent)
     }
+    /// [`IndexView::stats`] through a view of its own.
     fn stats(&self) -> Result<IndexStats, IndexError> {
         self.read()?.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_width_clash_names_both_widths_and_the_fix() {
+        let e = IndexError::DimensionMismatch {
+            stored: 8,
+            model: 16,
+        }
+        .to_string();
+        assert!(
+            e.contains("8-dimensional") && e.contains("16-dimensional") && e.contains("DB_PATH"),
+            "{e}"
+        );
     }
 }

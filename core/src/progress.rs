@@ -16,6 +16,7 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The phase's name in answers.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Indexing => "indexing",
@@ -29,9 +30,13 @@ impl Phase {
 /// count (moves, deletions).
 #[derive(Debug, Clone, Copy)]
 pub struct Step<'a> {
+    /// The phase.
     pub phase: Phase,
+    /// Steps done.
     pub done: u64,
+    /// Steps in the phase.
     pub total: u64,
+    /// What is being done, for a progress line.
     pub line: &'a str,
 }
 
@@ -41,7 +46,9 @@ pub type Progress<'a> = &'a (dyn Fn(Step<'_>) + Sync);
 /// A sync's hold on a long conversion: its progress sink and stop flag.
 #[derive(Clone, Copy)]
 pub struct SyncControl<'a> {
+    /// Where progress goes.
     pub progress: Progress<'a>,
+    /// Set to stop the sync between files.
     pub cancel: &'a std::sync::atomic::AtomicBool,
 }
 
@@ -52,13 +59,21 @@ pub const EMBED_BATCH: u32 = 256;
 /// The counts a sync reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncCounts {
+    /// Files the scan found.
     pub scanned: u64,
+    /// Sources converted, chunked and stored.
     pub ingested: u64,
+    /// Unchanged sources embedded again.
     pub reembedded: u64,
+    /// Unchanged files left alone.
     pub skipped: u64,
+    /// Files moved, their chunks kept.
     pub moved: u64,
+    /// Sources removed because their files are gone.
     pub deleted: u64,
+    /// Files recognised but not readable by this build.
     pub unreadable: u64,
+    /// Files that failed.
     pub failed: u64,
     /// Chunks the encoder embedded (the others' vectors came from the
     /// chunk-text cache).
@@ -104,9 +119,11 @@ impl SyncCounts {
 /// A finished sync: counts, per-source errors and notices.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncReport {
+    /// Files by outcome.
     pub counts: SyncCounts,
     /// (source, message)
     pub errors: Vec<(String, String)>,
+    /// What the user should know that is no failure (a blind folder, say).
     pub notices: Vec<String>,
 }
 
@@ -131,14 +148,19 @@ impl SyncReport {
     }
 }
 
+/// Where a sync job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobState {
+    /// Still going.
     Running,
+    /// Ended without a failure of the whole sync.
     Succeeded,
+    /// Ended with the sync failing as a whole.
     Failed,
 }
 
 impl JobState {
+    /// The state's name in answers.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -151,19 +173,26 @@ impl JobState {
 /// Files while indexing, chunks while embedding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JobProgress {
+    /// The phase it is in.
     pub phase: Phase,
+    /// Steps done in the phase.
     pub done: u64,
+    /// Steps in the phase.
     pub total: u64,
 }
 
 /// A sync job as its status shows it.
 #[derive(Debug, Clone)]
 pub struct Job {
+    /// The job's id.
     pub id: String,
+    /// Where it is.
     pub state: JobState,
     /// Unix seconds, from the engine's clock.
     pub started_at: i64,
+    /// Unix seconds when it ended.
     pub finished_at: Option<i64>,
+    /// How far it got.
     pub progress: JobProgress,
     /// What a succeeded job did.
     pub report: Option<SyncReport>,

@@ -1,14 +1,19 @@
 //! What the index keeps about one source besides its chunks. A leaf
 //! module, so both the ports and the search filters can name it.
 
+/// What a source is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SourceType {
+    /// A file under a root.
     File,
+    /// Text given to `ingest_data`.
     Data,
+    /// A fetched URL.
     Url,
 }
 
 impl SourceType {
+    /// The type's name in answers.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::File => "file",
@@ -23,7 +28,9 @@ impl SourceType {
 pub struct SourceRecord {
     /// Absolute path for files, the URL or the caller's id otherwise.
     pub source: String,
+    /// File, data or URL.
     pub source_type: SourceType,
+    /// Its title: declared, first heading, or file name.
     pub title: String,
     /// The title was seeded as `# <title>` into chunk 0; whole-document
     /// reconstruction removes it again.
@@ -34,7 +41,9 @@ pub struct SourceRecord {
     pub mtime: f64,
     /// ISO-8601 UTC, the same for every chunk of one ingest.
     pub ingested_at: String,
+    /// Chunks stored.
     pub chunk_count: u32,
+    /// The chunk scheme it was cut with.
     pub scheme_version: u32,
     /// Model whose vectors are stored; `None` when the source was ingested
     /// while no model could be loaded (sync fills the vectors in later).
@@ -60,6 +69,7 @@ pub struct SourceAttributes {
 }
 
 impl SourceAttributes {
+    /// Whether it has no language and no fields.
     pub fn is_empty(&self) -> bool {
         self.language.is_none() && self.meta.is_empty()
     }

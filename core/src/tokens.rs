@@ -4,6 +4,7 @@
 /// tokens included. Adapters fall back to [`estimate`] when
 /// their tokenizer fails, so counting never fails.
 pub trait TokenCounter: Send + Sync {
+    /// Tokens in `text`, as the model counts them.
     fn count(&self, text: &str) -> usize;
     /// Whether counts add up across whitespace: `count(a + ws + b) ==
     /// count(a) + count(b) - count("")` for any whitespace `ws` (true of a

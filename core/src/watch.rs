@@ -37,6 +37,7 @@ pub enum WatchMode {
 }
 
 impl WatchMode {
+    /// The mode's name in answers.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Events => "events",
@@ -47,6 +48,7 @@ impl WatchMode {
 
 /// Port: debounced change notifications for the roots.
 pub trait ChangeFeed: Send {
+    /// How the feed watches: OS events or polling.
     fn mode(&self) -> WatchMode;
     /// Why the feed is in its mode, when that is news (the watch limit).
     fn notice(&self) -> Option<String>;
@@ -61,11 +63,15 @@ pub trait ChangeFeed: Send {
 /// What the watcher is doing, for `status`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WatchState {
+    /// Whether the watcher runs.
     pub active: bool,
+    /// How it watches, once running.
     pub mode: Option<WatchMode>,
+    /// Changes waiting to be applied.
     pub pending: usize,
     /// Unix seconds of the last change applied to the index.
     pub last_change_at: Option<i64>,
+    /// Why it is not watching, or what went wrong last.
     pub notice: Option<String>,
 }
 
@@ -75,13 +81,21 @@ pub enum WatchEvent<'a> {
     /// A sync of `scope` (`None`: every root) ran; the first one catches up
     /// on what changed while nothing watched.
     Applied {
+        /// The folder or file the changes were under, when one.
         scope: Option<&'a str>,
+        /// What the sync did.
         report: &'a SyncReport,
     },
     /// Another process holds the sync lock; the changes wait for it.
-    Waiting { reason: &'a str },
+    Waiting {
+        /// Names the holder.
+        reason: &'a str,
+    },
     /// A sync failed as a whole; the watcher goes on.
-    Failed { error: &'a EngineError },
+    Failed {
+        /// Why.
+        error: &'a EngineError,
+    },
 }
 
 /// Whether a change to `path` can matter: under a root, not hidden or in a
@@ -150,6 +164,7 @@ impl Stale {
         }
     }
 
+    /// The folder or file the changes are under, when one.
     pub fn scope(&self) -> Option<&str> {
         match self {
             Self::All => None,

@@ -9,12 +9,15 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::json;
 
+/// Debian's chromium.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// Debian's chromedriver.
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// A chromedriver child on a free loopback port.
 pub struct Driver {
     child: Child,
+    /// The WebDriver URL it listens on.
     pub url: String,
     /// The browser's profile, removed with the driver.
     pub profile: tempfile::TempDir,

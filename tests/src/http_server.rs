@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use crate::binary;
 
+/// `minirag-mcp serve --http` as a child process.
 pub struct HttpServer {
+    /// The process.
     pub child: Child,
     /// `http://127.0.0.1:PORT/mcp`
     pub url: String,

@@ -96,12 +96,16 @@ pub fn fresh_schema(prefix: &str) -> String {
 
 /// A folder of documents plus the environment that points the binary at it.
 pub struct Corpus {
+    /// The temporary folder everything lives in, removed on drop.
     pub dir: tempfile::TempDir,
+    /// The folder of documents.
     pub root: PathBuf,
+    /// The variables that point the binary at them.
     pub env: Vec<(String, String)>,
 }
 
 impl Corpus {
+    /// A corpus of `files` (name, text).
     pub fn new(files: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap().join("docs");
@@ -176,6 +180,7 @@ impl Corpus {
         Self::new(&refs)
     }
 
+    /// The absolute path of document `name`.
     pub fn path(&self, name: &str) -> String {
         self.root.join(name).display().to_string()
     }
@@ -185,6 +190,7 @@ impl Corpus {
         self.cli_env(args, &[])
     }
 
+    /// Runs the CLI with `args` and `extra` variables.
     pub fn cli_env(&self, args: &[&str], extra: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(binary());
         cmd.args(args)

@@ -6,6 +6,7 @@ use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioC
 use rmcp::ServiceExt;
 use serde_json::Value;
 
+/// An MCP client session over stdio.
 pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// The real binary as a child process speaking MCP on stdio, with the
@@ -73,6 +74,7 @@ pub async fn call(
     }
 }
 
+/// Calls `tool` with `args` and parses its text answer as JSON, asserting it is no error.
 pub async fn call_json(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
     let (err, text) = call(client, tool, args).await;
     assert!(!err, "{tool} failed: {text}");

@@ -5,15 +5,20 @@
 
 use serde_json::{json, Value};
 
+/// The MCP protocol version these tests speak.
 pub const VERSION: &str = "2026-07-28";
 
 /// The answer to one POST: its HTTP status, the JSON-RPC response, and the
 /// notifications that came before it on the response stream.
 #[derive(Debug)]
 pub struct Answer {
+    /// The HTTP status.
     pub status: u16,
+    /// The JSON-RPC response.
     pub response: Value,
+    /// Notifications sent before it.
     pub notifications: Vec<Value>,
+    /// Whether a session header came back.
     pub session_header: bool,
 }
 

@@ -9,12 +9,15 @@ use serde_json::Value;
 
 use crate::{binary, Corpus};
 
+/// A `minirag-mcp` server with the watcher on, as a child process.
 pub struct WatchProcess {
+    /// The process.
     pub child: Child,
     lines: Receiver<Value>,
 }
 
 impl WatchProcess {
+    /// Starts one over `c`, with `extra` variables.
     pub fn start(c: &Corpus, extra: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(binary());
         cmd.args(["watch", "--json"])

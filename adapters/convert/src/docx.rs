@@ -18,6 +18,7 @@ fn heading_level(style: &str) -> Option<usize> {
         .filter(|n| (1..=6).contains(n))
 }
 
+/// Converts a Word document: headings, lists, tables and core properties.
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut archive = Archive::open(name, bytes)?;
     let xml = archive

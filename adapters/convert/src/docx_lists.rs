@@ -42,7 +42,7 @@ impl Format {
 
 /// The numbering definitions of one document.
 #[derive(Debug, Default)]
-pub struct Numbering {
+pub(crate) struct Numbering {
     /// numId → abstractNumId.
     nums: HashMap<String, String>,
     /// (abstractNumId, level) → (format, start).
@@ -60,7 +60,7 @@ fn number(attrs: &[(String, String)], key: &str) -> Option<u32> {
 }
 
 impl Numbering {
-    pub fn parse(name: &str, xml: &str) -> Result<Self, ConvertError> {
+    pub(crate) fn parse(name: &str, xml: &str) -> Result<Self, ConvertError> {
         let mut n = Self::default();
         let mut abstract_id: Option<String> = None;
         let mut num_id: Option<String> = None;
@@ -130,14 +130,14 @@ impl Numbering {
 
 /// Counts items as the document goes, per list (numId) and level.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// numId → the next number of each level.
     next: HashMap<String, Vec<Option<u32>>>,
 }
 
 impl Counters {
     /// The Markdown line start for an item of `num_id` at `level`.
-    pub fn marker(&mut self, numbering: &Numbering, num_id: &str, level: u32) -> String {
+    pub(crate) fn marker(&mut self, numbering: &Numbering, num_id: &str, level: u32) -> String {
         let level = level.min(MAX_LEVEL);
         let (format, start) = numbering.level(num_id, level);
         let slots = self

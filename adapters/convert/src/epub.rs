@@ -122,6 +122,7 @@ fn promote_toc_headings(md: &str, entries: &[&(usize, String, String)]) -> Strin
     lines.join("\n")
 }
 
+/// Converts an EPUB: its spine's chapters in reading order.
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut archive = Archive::open(name, bytes)?;
     let container = archive

@@ -15,7 +15,7 @@ const MAX_NESTING: usize = 32;
 
 /// What a note's front matter declares.
 #[derive(Debug, Default, PartialEq)]
-pub struct FrontMatter {
+pub(crate) struct FrontMatter {
     pub title: Option<String>,
     pub fields: Vec<(String, String)>,
 }
@@ -23,7 +23,7 @@ pub struct FrontMatter {
 /// Splits a note into its front matter and its text with the block
 /// blanked; `None` when it has none or the block is not a YAML mapping
 /// (the text is then left as it is).
-pub fn split(text: &str) -> Option<(FrontMatter, String)> {
+pub(crate) fn split(text: &str) -> Option<(FrontMatter, String)> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = body.split_inclusive('\n');
     if lines.next()?.trim_end() != "---" {

@@ -27,7 +27,7 @@ const TECHNICAL: [&str; 15] = [
 
 /// `(name, content)` of every document-describing `<meta>` in the head,
 /// the content as written (character references not yet decoded).
-pub fn fields(html: &str) -> Vec<(String, String)> {
+pub(crate) fn fields(html: &str) -> Vec<(String, String)> {
     let mut end = html.len().min(HEAD_BYTES);
     while !html.is_char_boundary(end) {
         end -= 1;

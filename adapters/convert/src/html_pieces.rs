@@ -10,7 +10,7 @@ use std::ops::Range;
 
 /// Pages up to this size are converted whole; bigger ones in pieces of
 /// about this size.
-pub const PIECE: usize = 4 << 20;
+pub(crate) const PIECE: usize = 4 << 20;
 
 /// Elements whose content is not markup to cut in: their text up to the
 /// matching end tag is skipped.
@@ -32,7 +32,7 @@ const OPAQUE: &[&str] = &[
 
 /// Byte ranges that cover `html` in order; one range when it is no bigger
 /// than `piece` (no cut is made before `piece` bytes).
-pub fn pieces(html: &str, piece: usize) -> Vec<Range<usize>> {
+pub(crate) fn pieces(html: &str, piece: usize) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut tables = 0usize;

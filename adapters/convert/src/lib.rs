@@ -36,6 +36,7 @@ use minirag_core::ports::{ConvertError, ConvertRequest, Converted, Converter};
 /// as a file makes the parser go.
 const CONVERTER_STACK: usize = 64 << 20;
 
+/// The [`Converter`] for every format in core's table.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Converters;
 

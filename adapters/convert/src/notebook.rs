@@ -15,6 +15,7 @@ fn source(cell: &Value) -> String {
     }
 }
 
+/// Converts a Jupyter notebook: Markdown cells as they are, code cells fenced.
 pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let nb: Value = serde_json::from_str(text)
         .map_err(|e| malformed_by(name, format!("not a notebook (invalid JSON: {e})"), e))?;

@@ -8,10 +8,14 @@ use minirag_core::ports::ConvertError;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
+/// Entries an archive may hold: more is a zip bomb or not an office file.
 pub const MAX_ENTRIES: usize = 10_000;
+/// Bytes an archive may inflate to, all entries together.
 pub const MAX_UNCOMPRESSED: u64 = 512 << 20;
+/// XML nesting an entry may reach.
 pub const MAX_DEPTH: usize = 256;
 
+/// A [`ConvertError::Malformed`] naming the document.
 pub fn malformed(name: &str, reason: impl std::fmt::Display) -> ConvertError {
     ConvertError::malformed(name, reason.to_string())
 }
@@ -29,12 +33,14 @@ pub fn malformed_by(
     }
 }
 
+/// An office file's zip, opened with the limits above.
 pub struct Archive<'a> {
     name: &'a str,
     zip: zip::ZipArchive<Cursor<&'a [u8]>>,
 }
 
 impl<'a> Archive<'a> {
+    /// Opens `bytes` as a zip, refusing what breaks the limits.
     pub fn open(name: &'a str, bytes: &'a [u8]) -> Result<Self, ConvertError> {
         let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
             .map_err(|e| malformed_by(name, format!("not a readable zip archive ({e})"), e))?;
@@ -90,11 +96,15 @@ impl<'a> Archive<'a> {
 
 /// A flattened XML event stream with entity references resolved.
 pub enum Node {
+    /// An element opens: its name and attributes.
     Open(String, Vec<(String, String)>),
+    /// An element closes: its name.
     Close(String),
+    /// Text between tags, entities resolved.
     Text(String),
 }
 
+/// Parses `xml` into events, refusing nesting past [`MAX_DEPTH`].
 pub fn nodes(name: &str, xml: &str) -> Result<Vec<Node>, ConvertError> {
     let mut reader = Reader::from_str(xml);
     let mut out = Vec::new();
@@ -157,6 +167,7 @@ fn attrs(e: &quick_xml::events::BytesStart<'_>) -> Vec<(String, String)> {
 /// fields a filter can ask for.
 #[derive(Debug, Default)]
 pub struct CoreProperties {
+    /// `dc:title`.
     pub title: Option<String>,
     /// `(field, value)`: title, author, subject, keywords, category.
     pub meta: Vec<(String, String)>,
@@ -233,6 +244,7 @@ pub struct PipeTable<'a> {
 }
 
 impl<'a> PipeTable<'a> {
+    /// A table writer into `out`, `width` columns.
     pub fn new(out: &'a mut String, width: usize) -> Self {
         Self {
             out,
@@ -241,6 +253,7 @@ impl<'a> PipeTable<'a> {
         }
     }
 
+    /// Writes one row; the first is the header.
     pub fn row<'c>(&mut self, cells: impl IntoIterator<Item = &'c str>) {
         if self.width == 0 {
             return;

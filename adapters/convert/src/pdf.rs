@@ -29,6 +29,7 @@ const MAX_PAGE_STREAM: usize = 64 << 20;
 /// several times that as positioned lines).
 const KEEP_LINES_BYTES: usize = 32 << 20;
 
+/// Converts a PDF's text layer: lines rebuilt from glyph positions, pages marked.
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     convert_keeping(name, bytes, KEEP_LINES_BYTES)
 }

@@ -21,13 +21,13 @@ const FULL_SHARE: f32 = 0.8;
 const MIN_FULL_CHARS: usize = 25;
 
 /// Sizes within 10 % of each other: one paragraph's text.
-pub fn same_size(a: f32, b: f32) -> bool {
+pub(crate) fn same_size(a: f32, b: f32) -> bool {
     (a - b).abs() <= 0.1 * a.max(b)
 }
 
 /// A line of running text in reading order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TextLine {
+pub(crate) struct TextLine {
     pub text: String,
     /// It reaches (nearly) its column's right edge: a paragraph wrapped here.
     pub full: bool,
@@ -67,7 +67,7 @@ impl Piece {
 /// `lines` (top to bottom) in reading order. `page` is all running text of
 /// their page: a single column's right edge is measured over it, so a short
 /// paragraph between two tables still knows its full lines.
-pub fn reading_order(lines: &[Line], page: &[&Line]) -> Vec<TextLine> {
+pub(crate) fn reading_order(lines: &[Line], page: &[&Line]) -> Vec<TextLine> {
     let whole = |l: &Line| Piece::of(&l.segments.iter().collect::<Vec<_>>());
     let Some(gutter) = gutter(lines) else {
         let edge = Edge::of(&page.iter().filter_map(|l| whole(l)).collect::<Vec<_>>());

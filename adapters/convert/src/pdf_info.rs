@@ -13,7 +13,7 @@ const INFO_FIELDS: [(&[u8], &str); 4] = [
 
 /// The fields the Info dictionary declares; none when it is missing or
 /// unreadable (the text is converted all the same).
-pub fn fields(doc: &Document) -> Vec<(String, String)> {
+pub(crate) fn fields(doc: &Document) -> Vec<(String, String)> {
     let Ok(info) = doc
         .trailer
         .get_deref(b"Info", doc)

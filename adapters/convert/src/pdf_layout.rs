@@ -34,7 +34,7 @@ fn edges(n: usize) -> impl Iterator<Item = usize> {
 /// one ([`RunningLines::count`]), so a long PDF's pages need not all be
 /// held at once; lines are then dropped page by page.
 #[derive(Default)]
-pub struct RunningLines {
+pub(crate) struct RunningLines {
     /// Edge-line shapes (with their height) and the pages they are on.
     seen: HashMap<String, usize>,
     pages: usize,
@@ -48,7 +48,7 @@ fn keyed(text: &str, y: f32) -> String {
 
 impl RunningLines {
     /// Counts one page's edge lines (top to bottom).
-    pub fn count<T>(&mut self, page: &[T], key: impl Fn(&T) -> (String, f32)) {
+    pub(crate) fn count<T>(&mut self, page: &[T], key: impl Fn(&T) -> (String, f32)) {
         let mut shapes: Vec<String> = edges(page.len())
             .map(|i| {
                 let (text, y) = key(&page[i]);
@@ -64,7 +64,7 @@ impl RunningLines {
     }
 
     /// Removes the running lines from a page counted before.
-    pub fn drop_from<T>(&self, page: &mut Vec<T>, key: impl Fn(&T) -> (String, f32)) {
+    pub(crate) fn drop_from<T>(&self, page: &mut Vec<T>, key: impl Fn(&T) -> (String, f32)) {
         if self.pages < 3 {
             return;
         }
@@ -85,7 +85,7 @@ impl RunningLines {
 
 /// [`RunningLines`] over pages all in memory.
 #[cfg(test)]
-pub fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, f32)) {
+pub(crate) fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, f32)) {
     let mut running = RunningLines::default();
     for page in pages.iter() {
         running.count(page, &key);
@@ -97,7 +97,7 @@ pub fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, 
 
 /// [`Paragraphs`] over lines all in memory (the tests' form).
 #[cfg(test)]
-pub fn paragraphs(lines: &[TextLine]) -> String {
+pub(crate) fn paragraphs(lines: &[TextLine]) -> String {
     let mut out = String::new();
     let mut writer = Paragraphs::default();
     for line in lines {
@@ -116,7 +116,7 @@ pub fn paragraphs(lines: &[TextLine]) -> String {
 /// fenced code block, its lines kept as set. How a line ends depends only
 /// on the line after it, so one line waits and the rest is written at once.
 #[derive(Default)]
-pub struct Paragraphs {
+pub(crate) struct Paragraphs {
     waiting: Option<TextLine>,
     typography: Typography,
     /// The left edge of the open code block's first line.
@@ -136,14 +136,14 @@ fn opens_item(line: &str) -> bool {
 const MONO_ADVANCE: f32 = 0.6;
 
 impl Paragraphs {
-    pub fn new(typography: Typography) -> Self {
+    pub(crate) fn new(typography: Typography) -> Self {
         Self {
             typography,
             ..Self::default()
         }
     }
 
-    pub fn push(&mut self, next: TextLine, out: &mut String) {
+    pub(crate) fn push(&mut self, next: TextLine, out: &mut String) {
         if let Some(this) = self.waiting.take() {
             self.write_line(&this, Some(&next), out);
         }
@@ -151,12 +151,12 @@ impl Paragraphs {
     }
 
     /// The line held back until the next shows whether they join.
-    pub fn waiting_text(&self) -> Option<&str> {
+    pub(crate) fn waiting_text(&self) -> Option<&str> {
         self.waiting.as_ref().map(|l| l.text.as_str())
     }
 
     /// Writes the last line, which ends the text.
-    pub fn finish(&mut self, out: &mut String) {
+    pub(crate) fn finish(&mut self, out: &mut String) {
         if let Some(this) = self.waiting.take() {
             self.write_line(&this, None, out);
         }

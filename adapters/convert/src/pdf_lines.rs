@@ -14,7 +14,7 @@ const WORD_GAP: f32 = 0.15;
 
 /// A run of text on a line with no wide gap inside.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
+pub(crate) struct Segment {
     pub x0: f32,
     pub x1: f32,
     /// The largest text size in it.
@@ -25,13 +25,13 @@ pub struct Segment {
 }
 
 impl Segment {
-    pub fn chars(&self) -> usize {
+    pub(crate) fn chars(&self) -> usize {
         self.text.chars().count()
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     /// Baseline; larger is higher on the page.
     pub y: f32,
     pub size: f32,
@@ -41,14 +41,14 @@ pub struct Line {
 
 impl Line {
     /// The line's text: segments joined by a space.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let parts: Vec<&str> = self.segments.iter().map(|s| s.text.as_str()).collect();
         parts.join(" ")
     }
 }
 
 /// The page's lines, top to bottom.
-pub fn lines(mut spans: Vec<Span>) -> Vec<Line> {
+pub(crate) fn lines(mut spans: Vec<Span>) -> Vec<Line> {
     spans.retain(|s| s.y.is_finite() && s.x0.is_finite() && s.x1.is_finite());
     // Top to bottom; the sort is stable, so one baseline keeps stream order.
     spans.sort_by(|a, b| b.y.total_cmp(&a.y));
@@ -107,7 +107,7 @@ fn line(mut spans: Vec<Span>) -> Line {
 
 /// A line of size-10 segments `(x0, x1, text)` at baseline `y`, for tests.
 #[cfg(test)]
-pub fn test_line(y: f32, segs: &[(f32, f32, &str)]) -> Line {
+pub(crate) fn test_line(y: f32, segs: &[(f32, f32, &str)]) -> Line {
     Line {
         y,
         size: 10.0,

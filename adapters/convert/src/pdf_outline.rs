@@ -13,7 +13,7 @@ const MAX_LEVEL: usize = 6;
 const SEARCH_LINES: usize = 400;
 
 /// One outline entry: its depth (1 outermost), title and 1-based page.
-pub struct Entry {
+pub(crate) struct Entry {
     pub level: usize,
     pub title: String,
     pub page: usize,
@@ -21,7 +21,7 @@ pub struct Entry {
 
 /// The outline's entries in document order; empty when the file has none
 /// or it cannot be read (the text is converted all the same).
-pub fn entries(doc: &lopdf::Document) -> Vec<Entry> {
+pub(crate) fn entries(doc: &lopdf::Document) -> Vec<Entry> {
     match doc.get_toc() {
         Ok(toc) => toc
             .toc
@@ -62,7 +62,7 @@ fn reads_as(line: &[String], title: &[String]) -> bool {
 
 /// Turns the lines the outline names into headings. Entries are matched in
 /// order, each after the one before, starting at its page's first line.
-pub fn apply(markdown: &str, places: &[Place], outline: &[Entry]) -> String {
+pub(crate) fn apply(markdown: &str, places: &[Place], outline: &[Entry]) -> String {
     if outline.is_empty() {
         return markdown.to_string();
     }

@@ -11,7 +11,7 @@ use lopdf::{Dictionary, Document, Encoding, Object, ObjectId};
 
 /// A string shown on the page, in page space (points, y up).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Span {
+pub(crate) struct Span {
     pub x0: f32,
     pub x1: f32,
     /// Baseline.
@@ -25,14 +25,14 @@ pub struct Span {
 /// How a font sets its text, as far as layout cares: bold sets a heading
 /// apart from body text of its size, and a monospaced font marks code.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Style {
+pub(crate) struct Style {
     pub bold: bool,
     pub mono: bool,
 }
 
 impl Style {
     /// What two runs share: a line is bold (or code) only when all of it is.
-    pub fn common(self, other: Style) -> Style {
+    pub(crate) fn common(self, other: Style) -> Style {
         Style {
             bold: self.bold && other.bold,
             mono: self.mono && other.mono,
@@ -43,7 +43,7 @@ impl Style {
 /// Fonts already loaded, by their dictionary: pages share fonts, and
 /// loading one (its widths and its ToUnicode map) is the costly part.
 #[derive(Default)]
-pub struct FontCache<'a> {
+pub(crate) struct FontCache<'a> {
     fonts: HashMap<*const Dictionary, Rc<Font<'a>>>,
 }
 
@@ -270,7 +270,7 @@ struct State {
 }
 
 /// Replays one page's content stream into spans, in stream order.
-pub fn page_spans<'a>(
+pub(crate) fn page_spans<'a>(
     doc: &'a Document,
     page: ObjectId,
     limit: usize,

@@ -16,7 +16,7 @@ const WRAP_SLACK: f32 = 2.0;
 const PROSE_CELL: usize = 25;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     /// Running text, top to bottom.
     Lines(Vec<Line>),
     /// Rows of cells, the header row first.
@@ -28,7 +28,7 @@ pub enum Block {
 const MAX_LINES: usize = 2_000;
 
 /// Splits a page's lines into text and tables, in page order.
-pub fn blocks(lines: Vec<Line>) -> Vec<Block> {
+pub(crate) fn blocks(lines: Vec<Line>) -> Vec<Block> {
     if lines.len() > MAX_LINES {
         return vec![Block::Lines(lines)];
     }
@@ -184,7 +184,7 @@ fn looks_like_prose(cells: &[Vec<String>]) -> bool {
 }
 
 /// A pipe table, header row first; `|` inside cells escaped.
-pub fn markdown(rows: &[Vec<String>]) -> String {
+pub(crate) fn markdown(rows: &[Vec<String>]) -> String {
     let row = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
         format!("| {} |", cells.join(" | "))

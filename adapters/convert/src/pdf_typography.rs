@@ -26,13 +26,13 @@ fn step(size: f32) -> u32 {
 
 /// Characters per size step, counted page by page in the first pass.
 #[derive(Default)]
-pub struct TypeCount {
+pub(crate) struct TypeCount {
     chars: BTreeMap<u32, usize>,
     mono_chars: usize,
 }
 
 impl TypeCount {
-    pub fn count(&mut self, page: &[Line]) {
+    pub(crate) fn count(&mut self, page: &[Line]) {
         for seg in page.iter().flat_map(|l| &l.segments) {
             *self.chars.entry(step(seg.size)).or_default() += seg.chars();
             if seg.style.mono {
@@ -42,7 +42,7 @@ impl TypeCount {
     }
 
     /// The document's typography; `headings` off leaves every line text.
-    pub fn finish(self, headings: bool) -> Typography {
+    pub(crate) fn finish(self, headings: bool) -> Typography {
         let Some((&body, _)) = self.chars.iter().max_by_key(|(_, &n)| n) else {
             return Typography::default();
         };
@@ -67,7 +67,7 @@ impl TypeCount {
 
 /// The body size and the heading sizes above it.
 #[derive(Debug, Default)]
-pub struct Typography {
+pub(crate) struct Typography {
     headings: bool,
     /// Monospaced lines are code: the body is set in another face.
     code: bool,
@@ -78,13 +78,13 @@ pub struct Typography {
 
 impl Typography {
     /// Whether `line` belongs in a code block.
-    pub fn is_code(&self, line: &TextLine) -> bool {
+    pub(crate) fn is_code(&self, line: &TextLine) -> bool {
         self.code && line.style.mono
     }
 
     /// The heading level of a line that stands as a block of its own, or
     /// `None` for text: code, a sentence, a contents line, a lone number.
-    pub fn heading_level(&self, line: &TextLine) -> Option<usize> {
+    pub(crate) fn heading_level(&self, line: &TextLine) -> Option<usize> {
         if !self.headings || self.is_code(line) {
             return None;
         }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 /// `line` with a backslash before a line-start `#`, `>`, `|`, fence,
 /// bullet (`-`, `+`, `*` and a space) or ordered-list marker (`4.`, `4)`).
-pub fn escape_line_start(line: &str) -> Cow<'_, str> {
+pub(crate) fn escape_line_start(line: &str) -> Cow<'_, str> {
     let body = line.trim_start_matches(' ');
     let indent = line.len() - body.len();
     if indent > 3 {

@@ -113,6 +113,7 @@ fn notes_part(name: &str, archive: &mut Archive<'_>, n: u32) -> Result<String, C
     })
 }
 
+/// Converts a presentation: one section per slide, in order, slides marked.
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut archive = Archive::open(name, bytes)?;
     let properties = core_properties(&mut archive, name)?;

@@ -11,6 +11,7 @@ use minirag_core::ports::{ConvertError, Converted};
 
 use crate::office::{core_properties, malformed_by, Archive, PipeTable};
 
+/// Converts a workbook: one table per sheet, rows marked.
 pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     // Same zip guards as the other office formats before calamine reads it.
     let properties = core_properties(&mut Archive::open(name, bytes)?, name)?;
@@ -59,6 +60,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     })
 }
 
+/// Converts a CSV: one table, records marked.
 pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let first = text.lines().next().unwrap_or("");
     let delimiter = [b',', b';', b'\t']

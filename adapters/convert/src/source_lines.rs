@@ -134,7 +134,7 @@ fn markdown_words(line: &str) -> Vec<u64> {
 
 /// A [`Mark::Lines`] at every Markdown line whose first words are found in
 /// `source`: the file line they are on.
-pub fn marks(source: &str, markdown: &str) -> Vec<Place> {
+pub(crate) fn marks(source: &str, markdown: &str) -> Vec<Place> {
     let mut words = SourceWords::new(source);
     let mut ahead: VecDeque<(u64, u32)> = VecDeque::new();
     let mut out = Vec::new();

@@ -111,6 +111,7 @@ fn zoom_speaker(text: &str) -> Option<(&str, &str)> {
         .then_some((name, rest))
 }
 
+/// Converts a WebVTT transcript: one timestamped line per cue.
 pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
     let text = text.replace("\r\n", "\n");
     let mut cues: Vec<Cue> = Vec::new();

@@ -20,13 +20,16 @@ use crate::error::LoadError;
 /// Files a sentence-transformers model folder provides. Only the first three
 /// are required; the others default to BERT mean pooling.
 pub const REQUIRED: [&str; 2] = ["config.json", "tokenizer.json"];
+/// Weight files, in order of preference: one is required.
 pub const WEIGHTS: [&str; 2] = ["model.safetensors", "pytorch_model.bin"];
+/// Files read when present.
 pub const OPTIONAL: [&str; 3] = [
     "modules.json",
     "sentence_bert_config.json",
     "1_Pooling/config.json",
 ];
 
+/// Where models come from unless HF_ENDPOINT says otherwise.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
 /// How the hub is reached; the binary fills it from the environment.
@@ -59,7 +62,9 @@ impl Default for HubOptions {
 /// Bytes received and expected so far, readable while the download runs.
 #[derive(Debug, Default)]
 pub struct DownloadProgress {
+    /// Bytes downloaded so far.
     pub done: AtomicU64,
+    /// Bytes to download, 0 while unknown.
     pub total: AtomicU64,
 }
 

@@ -7,28 +7,45 @@ use minirag_core::cause::Cause;
 /// the download) is kept as the source.
 #[derive(Debug)]
 pub enum LoadError {
+    /// The model could not be downloaded.
     Download {
+        /// The model id.
         model: String,
+        /// Where it was to be kept.
         cache_dir: PathBuf,
+        /// What went wrong.
         reason: String,
+        /// The HTTP or I/O error underneath, when there is one.
         source: Option<Cause>,
     },
     /// HF_HUB_OFFLINE is set and the cache lacks the model.
     Offline {
+        /// The model id.
         model: String,
+        /// The cache searched.
         cache_dir: PathBuf,
     },
+    /// A file the model needs is not in its folder.
     MissingFile {
+        /// The folder.
         dir: PathBuf,
+        /// The file's name.
         file: String,
     },
+    /// A model file that cannot be read or parsed.
     BadFile {
+        /// The file.
         path: PathBuf,
+        /// What is wrong with it.
         reason: String,
+        /// The I/O or parser error underneath, when there is one.
         source: Option<Cause>,
     },
+    /// The files read but do not make a model this encoder runs.
     Model {
+        /// The model's folder.
         dir: PathBuf,
+        /// What is wrong.
         reason: String,
     },
 }

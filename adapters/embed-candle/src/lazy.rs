@@ -56,6 +56,7 @@ struct Inner {
 }
 
 impl LazyEmbedder {
+    /// An embedder that loads `source` on first use.
     pub fn new(source: ModelSource) -> Self {
         Self::build(source, PromptOverride::default(), Precision::default())
     }
@@ -88,6 +89,7 @@ impl LazyEmbedder {
         Self::build(self.inner.source.clone(), prompts, precision)
     }
 
+    /// The precision its dense layers run in.
     pub fn precision(&self) -> Precision {
         self.inner.precision
     }

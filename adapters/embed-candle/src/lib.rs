@@ -14,7 +14,9 @@
 //!   unavailable model instead of failing the process.
 
 pub mod download;
+#[doc(hidden)]
 pub mod encoder;
+/// Why a model could not be loaded.
 pub mod error;
 pub mod lazy;
 pub mod model;

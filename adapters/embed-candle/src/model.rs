@@ -18,6 +18,7 @@ use minirag_tokenizer_hf::TokenizerCounter;
 /// at 4096) and sets how much work each gemm call gets.
 pub const DEFAULT_BATCH_TOKENS: usize = 4096;
 
+/// A BERT-family sentence encoder run in process: the [`Embedder`] with a model loaded.
 pub struct CandleEmbedder {
     id: String,
     encoder: Encoder,
@@ -77,6 +78,7 @@ impl CandleEmbedder {
         self
     }
 
+    /// The query and passage prefixes it puts before texts.
     pub fn prompts(&self) -> &Prompts {
         &self.prompts
     }
@@ -106,6 +108,7 @@ impl CandleEmbedder {
         self
     }
 
+    /// How token states become one vector, and how long inputs may be.
     pub fn settings(&self) -> &SentenceSettings {
         &self.settings
     }

@@ -6,16 +6,21 @@ use serde::Deserialize;
 
 use crate::error::LoadError;
 
+/// How token states become one sentence vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pooling {
+    /// The mean of the token states.
     Mean,
+    /// The `[CLS]` token's state.
     Cls,
+    /// The maximum of each dimension over the tokens.
     Max,
 }
 
 /// How the token states become one sentence vector.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentenceSettings {
+    /// How token states are combined.
     pub pooling: Pooling,
     /// sentence-transformers truncates inputs to this many tokens.
     pub max_seq_length: usize,

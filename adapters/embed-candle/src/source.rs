@@ -6,14 +6,18 @@ use crate::download::{fetch_model, DownloadProgress, HubOptions};
 pub use crate::download::{OPTIONAL, REQUIRED, WEIGHTS};
 use crate::error::LoadError;
 
+/// Where a model comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSource {
     /// A folder in Hugging Face layout; no network at all.
     Local(PathBuf),
     /// A hub model id, downloaded once into `cache_dir`.
     Hub {
+        /// The model id.
         name: String,
+        /// Where downloads are kept.
         cache_dir: PathBuf,
+        /// How to reach the hub.
         hub: HubOptions,
     },
 }

@@ -15,7 +15,9 @@ use crate::options::{masked, HttpOptions};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InputType {
+    /// The text is a query.
     Query,
+    /// The text is a passage to index.
     Passage,
 }
 

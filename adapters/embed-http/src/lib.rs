@@ -51,6 +51,7 @@ enum State {
     Failed { reason: String, at: Instant },
 }
 
+/// An [`Embedder`] that asks an OpenAI-compatible embeddings server (Ollama, TEI, vLLM, a cloud API).
 pub struct HttpEmbedder {
     client: Client,
     prompts: Prompts,
@@ -66,6 +67,7 @@ pub struct HttpEmbedder {
 }
 
 impl HttpEmbedder {
+    /// An embedder for `options`; nothing is sent until first use.
     pub fn new(options: HttpOptions) -> Self {
         let prompts = if options.server_prefixes {
             Prompts::bare()
@@ -98,6 +100,7 @@ impl HttpEmbedder {
         }
     }
 
+    /// What it was configured with.
     pub fn options(&self) -> &HttpOptions {
         self.client.options()
     }

@@ -10,6 +10,7 @@ use minirag_core::models::PromptOverride;
 pub struct ApiKey(String);
 
 impl ApiKey {
+    /// Wraps `key`; it is never printed.
     pub fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
@@ -27,23 +28,31 @@ impl std::fmt::Debug for ApiKey {
 /// The defaults suit Ollama on a laptop: small batches, two requests at a
 /// time, and room for a slow CPU model's first answer.
 pub const DEFAULT_BATCH: usize = 32;
+/// Requests in flight at once, unless EMBED_CONCURRENCY says.
 pub const DEFAULT_CONCURRENCY: usize = 2;
+/// Time to connect, unless EMBED_CONNECT_TIMEOUT says.
 pub const DEFAULT_CONNECT: Duration = Duration::from_secs(5);
+/// Time between bytes of an answer, unless EMBED_READ_TIMEOUT says.
 pub const DEFAULT_READ: Duration = Duration::from_secs(60);
+/// Time for a whole request, retries included, unless EMBED_TIMEOUT says.
 pub const DEFAULT_TOTAL: Duration = Duration::from_secs(120);
+/// Attempts after the first for a failed request.
 pub const DEFAULT_RETRIES: u32 = 3;
 
+/// Where and how to reach the server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpOptions {
     /// The base URL before `/embeddings` (`http://127.0.0.1:11434/v1`).
     pub url: url::Url,
     /// The model name the server knows (EMBED_MODEL).
     pub model: String,
+    /// Sent as a bearer token (EMBED_API_KEY).
     pub api_key: Option<ApiKey>,
     /// Texts per request.
     pub batch: usize,
     /// Requests in flight at once.
     pub concurrency: usize,
+    /// Time to connect.
     pub connect_timeout: Duration,
     /// Longest wait for the next bytes of an answer.
     pub read_timeout: Duration,
@@ -64,14 +73,28 @@ pub struct HttpOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointError {
     /// Not a URL at all.
-    Malformed { url: String, reason: String },
+    Malformed {
+        /// The URL as given.
+        url: String,
+        /// What the parser said.
+        reason: String,
+    },
     /// Neither `http` nor `https`.
-    Scheme { url: String },
+    Scheme {
+        /// The URL as given.
+        url: String,
+    },
     /// Plain `http` to another machine: chunk text would cross the network
     /// unencrypted.
-    Insecure { url: String },
+    Insecure {
+        /// The URL as given.
+        url: String,
+    },
     /// Credentials in the URL, where logs and configs would show them.
-    Credentials { url: String },
+    Credentials {
+        /// The URL as given, credentials masked.
+        url: String,
+    },
 }
 
 impl std::fmt::Display for EndpointError {

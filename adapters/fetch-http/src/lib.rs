@@ -19,11 +19,14 @@ use std::time::Duration;
 use minirag_core::formats;
 use minirag_core::ports::{FetchError, Fetched, Fetcher};
 
+/// Redirects followed, each hop checked like the first URL.
 pub const MAX_REDIRECTS: usize = 5;
+/// Body bytes read at most, unless the caller says.
 pub const DEFAULT_BODY_CAP: u64 = 20 << 20;
 
 /// Name → addresses, injectable so tests can map names to loopback servers.
 pub trait Lookup: Send + Sync {
+    /// The addresses of `host`.
     fn lookup(&self, host: &str, port: u16) -> std::io::Result<Vec<IpAddr>>;
 }
 
@@ -39,8 +42,10 @@ impl Lookup for SystemLookup {
 /// Which addresses are refused, and as what kind.
 pub type Policy = fn(IpAddr) -> Option<&'static str>;
 
+/// Time a name lookup may take.
 pub const DNS_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The [`Fetcher`]: HTTP(S) with time limits, a body cap and no private hosts unless allowed.
 pub struct HttpFetcher {
     body_cap: u64,
     allow_private: bool,
@@ -161,6 +166,7 @@ pub fn check_scheme(url: &str) -> Result<(), FetchError> {
 }
 
 impl HttpFetcher {
+    /// A fetcher reading at most `body_cap` bytes; `allow_private` lets it reach loopback and private hosts.
     pub fn new(body_cap: u64, allow_private: bool) -> Self {
         Self {
             body_cap,
@@ -184,6 +190,7 @@ impl HttpFetcher {
         self
     }
 
+    /// With other connect and total time limits.
     pub fn with_timeouts(mut self, connect: Duration, total: Duration) -> Self {
         self.connect_timeout = connect;
         self.total_timeout = total;

@@ -16,6 +16,7 @@ use sha2::Digest;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LocalFiles;
 
+/// The sha256 of `bytes`, lower-case hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = sha2::Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()

@@ -131,7 +131,7 @@ pub(crate) fn report_cut(paths: &Paths, inner: &mut Inner, noted: u64) {
 
 /// Damaged logs set aside in `dir` (`wal.damaged-<generation>-<offset>.log`),
 /// each with the message that named it.
-pub fn damage_reports(dir: &std::path::Path) -> Vec<String> {
+pub(crate) fn damage_reports(dir: &std::path::Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

@@ -16,10 +16,10 @@ use std::sync::Arc;
 /// At or above the int8 scan's threshold (checked where the matrix uses
 /// both), so a matrix whose rows have spilled is always scanned through
 /// their int8 copy.
-pub const SPILL_ROWS: usize = 16_384;
+pub(crate) const SPILL_ROWS: usize = 16_384;
 
 #[derive(Default)]
-pub struct FreshRows {
+pub(crate) struct FreshRows {
     dim: usize,
     rows: usize,
     heap: Vec<f32>,
@@ -31,7 +31,7 @@ pub struct FreshRows {
 }
 
 impl FreshRows {
-    pub fn new(dim: usize, dir: Option<Arc<Path>>) -> Self {
+    pub(crate) fn new(dim: usize, dir: Option<Arc<Path>>) -> Self {
         Self {
             dim,
             dir,
@@ -39,27 +39,27 @@ impl FreshRows {
         }
     }
 
-    pub fn dir(&self) -> Option<Arc<Path>> {
+    pub(crate) fn dir(&self) -> Option<Arc<Path>> {
         self.dir.clone()
     }
 
-    pub fn set_dir(&mut self, dir: Option<Arc<Path>>) {
+    pub(crate) fn set_dir(&mut self, dir: Option<Arc<Path>>) {
         self.dir = dir;
     }
 
-    pub fn set_dim(&mut self, dim: usize) {
+    pub(crate) fn set_dim(&mut self, dim: usize) {
         debug_assert!(self.rows == 0 || self.dim == dim);
         self.dim = dim;
     }
 
     /// Whether the rows live in the spill file (tests).
     #[cfg(test)]
-    pub fn spilled(&self) -> bool {
+    pub(crate) fn spilled(&self) -> bool {
         self.file.is_some()
     }
 
     /// Appends a row (zeros when `row` is `None`).
-    pub fn push(&mut self, row: Option<&[f32]>) {
+    pub(crate) fn push(&mut self, row: Option<&[f32]>) {
         if self.file.is_none() && self.rows >= SPILL_ROWS && self.dim > 0 {
             self.spill();
         }
@@ -75,7 +75,7 @@ impl FreshRows {
     }
 
     /// Overwrites row `e` (which exists).
-    pub fn set(&mut self, e: usize, row: &[f32]) {
+    pub(crate) fn set(&mut self, e: usize, row: &[f32]) {
         let dim = self.dim;
         if let Some(file) = &self.file {
             match write_at(file, &le_bytes(row), (e * dim * 4) as u64) {
@@ -87,7 +87,7 @@ impl FreshRows {
     }
 
     /// Row `e`: borrowed from the heap, or read back from the spill file.
-    pub fn get(&self, e: usize) -> Cow<'_, [f32]> {
+    pub(crate) fn get(&self, e: usize) -> Cow<'_, [f32]> {
         let dim = self.dim;
         match &self.file {
             None => Cow::Borrowed(&self.heap[e * dim..(e + 1) * dim]),

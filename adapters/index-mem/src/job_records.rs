@@ -44,7 +44,7 @@ fn storage(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> Ind
     IndexError::storage_caused(format!("cannot {what} a sync job record"), e)
 }
 
-pub fn put(dir: &Path, job: &Job) -> Result<(), IndexError> {
+pub(crate) fn put(dir: &Path, job: &Job) -> Result<(), IndexError> {
     let Some(path) = file_of(dir, &job.id) else {
         return Ok(());
     };
@@ -60,7 +60,7 @@ pub fn put(dir: &Path, job: &Job) -> Result<(), IndexError> {
     std::fs::rename(&tmp, &path).map_err(|e| storage("store", e))
 }
 
-pub fn get(dir: &Path, id: &str) -> Result<Option<Job>, IndexError> {
+pub(crate) fn get(dir: &Path, id: &str) -> Result<Option<Job>, IndexError> {
     let Some(path) = file_of(dir, id) else {
         return Ok(None);
     };

@@ -12,20 +12,27 @@
 //! or reloading when a newer snapshot appeared.
 
 /// Re-exported: the analyzer is shared with every Index adapter.
+#[doc(hidden)]
 pub use minirag_rank as analyzer;
+#[doc(hidden)]
 pub mod bm25;
 mod compaction;
 mod damage;
+#[doc(hidden)]
 pub mod disk;
 mod fresh_rows;
 mod job_records;
 mod legacy;
 mod postings;
+#[doc(hidden)]
 pub mod records;
 mod recovery;
+#[doc(hidden)]
 pub mod state;
+#[doc(hidden)]
 pub mod sync_lock;
 mod terms;
+#[doc(hidden)]
 pub mod vectors;
 mod view;
 
@@ -103,6 +110,7 @@ impl Inner {
     }
 }
 
+/// The embedded index: in memory, persisted under one folder, shared by the processes that open it.
 pub struct MemIndex {
     paths: Paths,
     inner: RwLock<Inner>,

@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 /// retired documents stay until [`Postings::purge`]; they are counted so
 /// the document frequency stays exact.
 #[derive(Debug, Clone, Default)]
-pub enum Postings {
+pub(crate) enum Postings {
     #[default]
     Empty,
     /// A single document (never retired: retiring it empties the list).
@@ -23,7 +23,7 @@ pub enum Postings {
 
 /// Two or more postings.
 #[derive(Debug, Clone, Default)]
-pub struct Many {
+pub(crate) struct Many {
     len: u32,
     dead: u32,
     last: u32,
@@ -64,7 +64,7 @@ impl Many {
 
 impl Postings {
     /// Builds a list from pairs sorted by document (duplicates: last wins).
-    pub fn from_sorted(pairs: impl IntoIterator<Item = (u32, u32)>) -> Self {
+    pub(crate) fn from_sorted(pairs: impl IntoIterator<Item = (u32, u32)>) -> Self {
         let mut p = Self::default();
         for (doc, tf) in pairs {
             p.add(doc, tf);
@@ -77,7 +77,7 @@ impl Postings {
 
     /// Postings held, retired ones included.
     #[cfg(test)]
-    pub fn len(&self) -> u32 {
+    pub(crate) fn len(&self) -> u32 {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
@@ -86,7 +86,7 @@ impl Postings {
     }
 
     /// Documents that hold the term: the document frequency.
-    pub fn live(&self) -> u32 {
+    pub(crate) fn live(&self) -> u32 {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
@@ -96,7 +96,7 @@ impl Postings {
 
     /// Adds `doc` with `tf`: an append when `doc` is past the last one (the
     /// index only ever adds new slots), otherwise a rebuild.
-    pub fn add(&mut self, doc: u32, tf: u32) {
+    pub(crate) fn add(&mut self, doc: u32, tf: u32) {
         match self {
             Postings::Empty => *self = Postings::One { doc, tf },
             Postings::One { doc: d, tf: t } if doc > *d => {
@@ -133,7 +133,7 @@ impl Postings {
     /// Counts one posting as retired (its document is gone); when retired
     /// postings are the majority, drops them (`alive` says which documents
     /// remain), so removal costs amortized O(1) per posting.
-    pub fn retire(&mut self, alive: impl Fn(u32) -> bool) {
+    pub(crate) fn retire(&mut self, alive: impl Fn(u32) -> bool) {
         match self {
             Postings::Empty => {}
             Postings::One { .. } => *self = Postings::Empty,
@@ -147,7 +147,7 @@ impl Postings {
     }
 
     /// Keeps the postings whose document `keep` accepts.
-    pub fn purge(&mut self, keep: impl Fn(u32) -> bool) {
+    pub(crate) fn purge(&mut self, keep: impl Fn(u32) -> bool) {
         match self {
             Postings::Empty => return,
             Postings::One { doc, .. } => {
@@ -170,14 +170,14 @@ impl Postings {
 
     /// Drops `doc`'s posting at once (a field whose document ids are
     /// reused: the title field's source ids).
-    pub fn remove(&mut self, doc: u32) {
+    pub(crate) fn remove(&mut self, doc: u32) {
         if self.iter().any(|(d, _)| d == doc) {
             let kept = self.iter().filter(|&(d, _)| d != doc).collect();
             self.rebuild(kept);
         }
     }
 
-    pub fn iter(&self) -> Iter<'_> {
+    pub(crate) fn iter(&self) -> Iter<'_> {
         match self {
             Postings::Empty => Iter::One(None),
             Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
@@ -192,7 +192,7 @@ impl Postings {
 }
 
 /// (document, term frequency) in document order.
-pub enum Iter<'a> {
+pub(crate) enum Iter<'a> {
     One(Option<(u32, u32)>),
     Many {
         bytes: &'a [u8],

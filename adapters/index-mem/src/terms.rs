@@ -7,7 +7,7 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use std::hash::BuildHasher;
 
 #[derive(Clone, Default)]
-pub struct Terms {
+pub(crate) struct Terms {
     arena: Vec<u8>,
     /// End of term `id` in `arena`; it starts where the one before ends.
     ends: Vec<u64>,
@@ -22,17 +22,17 @@ impl std::fmt::Debug for Terms {
 }
 
 impl Terms {
-    pub fn term(&self, id: u32) -> &str {
+    pub(crate) fn term(&self, id: u32) -> &str {
         term_in(&self.arena, &self.ends, id)
     }
 
-    pub fn get(&self, term: &str) -> Option<u32> {
+    pub(crate) fn get(&self, term: &str) -> Option<u32> {
         let hash = self.hasher.hash_one(term);
         self.table.find(hash, |&id| self.term(id) == term).copied()
     }
 
     /// The id of `term`, added when new.
-    pub fn intern(&mut self, term: &str) -> u32 {
+    pub(crate) fn intern(&mut self, term: &str) -> u32 {
         if let Some(id) = self.get(term) {
             return id;
         }

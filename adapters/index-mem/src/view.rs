@@ -15,7 +15,7 @@ use crate::Inner;
 
 /// A read of one generation: the read lock is held until the view drops,
 /// so this process's writers wait for it and it never sees half a write.
-pub struct MemView<'a> {
+pub(crate) struct MemView<'a> {
     pub(crate) inner: RwLockReadGuard<'a, Inner>,
 }
 

@@ -13,6 +13,7 @@ use minirag_core::ports::IndexError;
 use postgres::config::{Host, SslMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+/// The connection pool.
 pub type Pool = r2d2::Pool<Manager>;
 
 /// Opens connections for the pool: without TLS where the URL says so or
@@ -24,6 +25,7 @@ pub struct Manager {
 }
 
 impl Manager {
+    /// A new connection to the target.
     pub fn connect(&self) -> Result<postgres::Client, postgres::Error> {
         match &self.tls {
             Some(tls) => self.config.connect(tls.clone()),
@@ -227,11 +229,14 @@ fn tls_connector(root_cert: Option<&Path>) -> Result<MakeRustlsConnect, IndexErr
 
 /// Where to connect, as given by the user (the URL is kept only masked).
 pub struct Target {
+    /// Where to connect.
     pub config: postgres::Config,
+    /// The URL with its password masked, for messages.
     pub masked_url: String,
 }
 
 impl Target {
+    /// Reads `url`, with the password from `passfile` when it has none.
     pub fn new(url: &str, passfile: Option<&Path>) -> Result<Self, IndexError> {
         let mut config = parse(url)?;
         if let Some(p) = passfile {
@@ -256,6 +261,7 @@ impl Target {
         })
     }
 
+    /// A pool of connections, TLS checked against `root_cert` when given.
     pub fn pool(&self, root_cert: Option<&Path>) -> Result<Pool, IndexError> {
         let manager = self.manager(root_cert)?;
         r2d2::Pool::builder()

@@ -11,7 +11,7 @@ use crate::view::EXACT_BELOW;
 use crate::PgIndex;
 
 /// The graph's name in the index's schema.
-pub const NAME: &str = "chunks_embedding_hnsw";
+pub(crate) const NAME: &str = "chunks_embedding_hnsw";
 
 /// Candidates kept while the graph is built. pgvector's default, 64, gave
 /// recall@10 0.90–0.92 at a million clustered 384-d vectors whatever the
@@ -27,7 +27,10 @@ const MAX_BUILD_MB: i64 = 4096;
 
 /// Whether the graph exists: `Some(true)` built, `Some(false)` left
 /// invalid by a killed build, `None` absent.
-pub fn state(client: &mut postgres::Client, schema: &str) -> Result<Option<bool>, postgres::Error> {
+pub(crate) fn state(
+    client: &mut postgres::Client,
+    schema: &str,
+) -> Result<Option<bool>, postgres::Error> {
     Ok(client
         .query_opt(
             "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
@@ -40,7 +43,7 @@ pub fn state(client: &mut postgres::Client, schema: &str) -> Result<Option<bool>
 /// Builds the graph when enough vectors are stored and it is missing (or a
 /// killed build left it invalid). Other writers go on meanwhile
 /// (`CONCURRENTLY`); one process builds at a time, another one skips.
-pub fn settle(ix: &PgIndex, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
+pub(crate) fn settle(ix: &PgIndex, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
     let s = &ix.schema;
     let e = |e| ix.db_error(&format!("building the vector index {s}.{NAME}"), e);
     // The usual case, a graph that is there or not needed, on a pooled

@@ -16,7 +16,7 @@ fn counts(c: &SyncCounts) -> Vec<i64> {
     c.to_list().iter().map(|n| *n as i64).collect()
 }
 
-pub fn put(index: &PgIndex, job: &Job) -> Result<(), IndexError> {
+pub(crate) fn put(index: &PgIndex, job: &Job) -> Result<(), IndexError> {
     let s = &index.schema;
     let state: i16 = match job.state {
         JobState::Running => 0,
@@ -66,7 +66,7 @@ pub fn put(index: &PgIndex, job: &Job) -> Result<(), IndexError> {
     Ok(())
 }
 
-pub fn get(index: &PgIndex, id: &str) -> Result<Option<Job>, IndexError> {
+pub(crate) fn get(index: &PgIndex, id: &str) -> Result<Option<Job>, IndexError> {
     let s = &index.schema;
     let mut c = index.client()?;
     let row = c

@@ -7,7 +7,7 @@
 /// A chunk's posting: its index in the source, the term's frequency in it
 /// and its length in terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Posting {
+pub(crate) struct Posting {
     pub idx: u32,
     pub tf: u32,
     pub len: u32,
@@ -37,12 +37,12 @@ fn take(bytes: &[u8], at: &mut usize) -> Option<u32> {
 /// Most bytes in one row: rows live in the primary key's leaf pages
 /// (`INCLUDE (n, data)`, read by an index-only scan), whose tuples must stay
 /// well under a third of a page.
-pub const MAX_ROW_BYTES: usize = 1200;
+pub(crate) const MAX_ROW_BYTES: usize = 1200;
 
 /// Packs postings given in increasing `idx` order into rows of at most
 /// [`MAX_ROW_BYTES`]: `(count, bytes)` each, in order (a row's first gap is
 /// from 0, so each row decodes on its own).
-pub fn pack_rows(postings: &[Posting]) -> Vec<(i32, Vec<u8>)> {
+pub(crate) fn pack_rows(postings: &[Posting]) -> Vec<(i32, Vec<u8>)> {
     let mut rows = Vec::new();
     let mut out = Vec::new();
     let (mut prev, mut count) = (0, 0);
@@ -64,7 +64,7 @@ pub fn pack_rows(postings: &[Posting]) -> Vec<(i32, Vec<u8>)> {
 }
 
 /// Unpacks a row's postings; `None` when the bytes are damaged.
-pub fn unpack(bytes: &[u8], mut each: impl FnMut(Posting)) -> Option<()> {
+pub(crate) fn unpack(bytes: &[u8], mut each: impl FnMut(Posting)) -> Option<()> {
     let mut at = 0;
     let mut idx = 0u32;
     while at < bytes.len() {

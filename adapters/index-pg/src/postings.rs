@@ -7,7 +7,7 @@ use minirag_core::chunk::Chunk;
 use minirag_rank::{breadcrumb_repeats, Analyzer};
 
 /// `(term, tf)` pairs of a text, sorted by term, and its length in terms.
-pub struct Field {
+pub(crate) struct Field {
     pub terms: Vec<(String, i32)>,
     pub len: i64,
 }
@@ -23,7 +23,7 @@ fn field(terms: Vec<String>) -> Field {
     Field { terms, len }
 }
 
-pub struct SourcePostings {
+pub(crate) struct SourcePostings {
     pub chunks: Vec<Field>,
     /// The whole document: chunk term frequencies summed, less the
     /// breadcrumb terms its chunks repeat (at least 1 where present).
@@ -31,7 +31,11 @@ pub struct SourcePostings {
     pub title: Field,
 }
 
-pub fn source_postings(analyzer: &Analyzer, title: &str, chunks: &[Chunk]) -> SourcePostings {
+pub(crate) fn source_postings(
+    analyzer: &Analyzer,
+    title: &str,
+    chunks: &[Chunk],
+) -> SourcePostings {
     let chunk_fields: Vec<Field> = chunks
         .iter()
         .map(|c| field(analyzer.terms(&c.text)))

@@ -7,14 +7,15 @@ use postgres::Row;
 use serde_json::{json, Value};
 
 /// The `sources` columns [`record`] reads, in order.
-pub const SOURCE_COLUMNS: &str = "source, source_type, title, title_seeded, file_hash, mtime, \
+pub(crate) const SOURCE_COLUMNS: &str =
+    "source, source_type, title, title_seeded, file_hash, mtime, \
      ingested_at, chunk_count, scheme_version, embedded_with, ocr_engine, language, meta::text";
 
 /// The `chunks` columns [`chunk`] reads, in order.
-pub const CHUNK_COLUMNS: &str = "idx, parent, text, prefix_len, kind, headings::text, \
+pub(crate) const CHUNK_COLUMNS: &str = "idx, parent, text, prefix_len, kind, headings::text, \
      heading_is_body, continues_section, location";
 
-pub fn source_type_code(t: SourceType) -> i16 {
+pub(crate) fn source_type_code(t: SourceType) -> i16 {
     match t {
         SourceType::File => 0,
         SourceType::Data => 1,
@@ -22,7 +23,7 @@ pub fn source_type_code(t: SourceType) -> i16 {
     }
 }
 
-pub fn record(row: &Row) -> SourceRecord {
+pub(crate) fn record(row: &Row) -> SourceRecord {
     SourceRecord {
         source: row.get(0),
         source_type: match row.get::<_, i16>(1) {
@@ -47,7 +48,7 @@ pub fn record(row: &Row) -> SourceRecord {
 }
 
 /// Declared fields as stored: a JSON array of `[field, value]` pairs.
-pub fn meta_json(meta: &[(String, String)]) -> String {
+pub(crate) fn meta_json(meta: &[(String, String)]) -> String {
     serde_json::to_string(meta).unwrap_or_else(|_| "[]".into())
 }
 
@@ -57,7 +58,7 @@ fn meta_pairs(stored: &str) -> Vec<(String, String)> {
     serde_json::from_str(stored).unwrap_or_default()
 }
 
-pub fn kind_code(k: UnitKind) -> i16 {
+pub(crate) fn kind_code(k: UnitKind) -> i16 {
     match k {
         UnitKind::Text => 0,
         UnitKind::Rows => 1,
@@ -67,7 +68,7 @@ pub fn kind_code(k: UnitKind) -> i16 {
 }
 
 /// Headings as JSON `[[level, text, line], …]`.
-pub fn headings_json(headings: &[Heading]) -> String {
+pub(crate) fn headings_json(headings: &[Heading]) -> String {
     serde_json::Value::Array(
         headings
             .iter()
@@ -93,12 +94,12 @@ fn headings(json: &str) -> Vec<Heading> {
         .collect()
 }
 
-pub fn chunk(row: &Row) -> Chunk {
+pub(crate) fn chunk(row: &Row) -> Chunk {
     chunk_at(row, 0)
 }
 
 /// A chunk from [`CHUNK_COLUMNS`] starting at column `at`.
-pub fn chunk_at(row: &Row, at: usize) -> Chunk {
+pub(crate) fn chunk_at(row: &Row, at: usize) -> Chunk {
     Chunk {
         index: row.get::<_, i32>(at) as u32,
         parent: row.get::<_, i32>(at + 1) as u32,
@@ -124,7 +125,7 @@ pub fn chunk_at(row: &Row, at: usize) -> Chunk {
 }
 
 /// A chunk's place as a JSON object of its known fields (`None`: no place).
-pub fn location_json(location: Option<&Location>) -> Option<String> {
+pub(crate) fn location_json(location: Option<&Location>) -> Option<String> {
     let l = location?;
     let pair = |p: Option<(u32, u32)>| p.map(|(a, b)| json!([a, b]));
     let mut o = serde_json::Map::new();

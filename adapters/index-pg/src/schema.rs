@@ -122,8 +122,11 @@ CREATE TABLE IF NOT EXISTS {s}.jobs (
 
 /// What went wrong while preparing the schema, for the caller to name.
 pub enum SetupError {
+    /// The database refused.
     Db(postgres::Error),
+    /// The pgvector extension is missing and could not be created.
     NoVector(postgres::Error),
+    /// The schema is of a newer version than this build knows.
     Newer(i32),
 }
 

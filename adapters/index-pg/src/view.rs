@@ -36,7 +36,7 @@ struct Snapshot {
 
 type Conn = r2d2::PooledConnection<crate::connect::Manager>;
 
-pub struct PgView<'a> {
+pub(crate) struct PgView<'a> {
     ix: &'a PgIndex,
     client: Mutex<Conn>,
     /// The exported snapshot's id (`None` on a standby, which cannot export).
@@ -50,7 +50,7 @@ pub struct PgView<'a> {
 }
 
 impl<'a> PgView<'a> {
-    pub fn begin(ix: &'a PgIndex) -> Result<Self, IndexError> {
+    pub(crate) fn begin(ix: &'a PgIndex) -> Result<Self, IndexError> {
         let mut client = ix.client()?;
         let s = &ix.schema;
         let e = |e| ix.db_error("opening a read view", e);
@@ -318,7 +318,7 @@ impl PgView<'_> {
 
     /// The server's plan for [`IndexView::vector_search`], one line per
     /// node (tests check which path a query takes).
-    pub fn explain_vector_search(
+    pub(crate) fn explain_vector_search(
         &self,
         query: &[f32],
         k: usize,

@@ -148,7 +148,7 @@ fn remove(ix: &PgIndex, tx: &mut Transaction<'_>, source: &str) -> Result<usize,
     Ok(chunks as usize)
 }
 
-pub fn replace_source(
+pub(crate) fn replace_source(
     ix: &PgIndex,
     record: SourceRecord,
     chunks: Vec<Chunk>,
@@ -308,7 +308,7 @@ pub fn replace_source(
     tx.commit().map_err(e)
 }
 
-pub fn set_vectors(
+pub(crate) fn set_vectors(
     ix: &PgIndex,
     source: &str,
     model_id: &str,
@@ -388,7 +388,7 @@ pub fn set_vectors(
     Ok(n as usize)
 }
 
-pub fn delete_source(ix: &PgIndex, source: &str) -> Result<usize, IndexError> {
+pub(crate) fn delete_source(ix: &PgIndex, source: &str) -> Result<usize, IndexError> {
     let mut client = ix.client()?;
     let e = |e| ix.db_error("deleting a source", e);
     let mut tx = client.transaction().map_err(e)?;
@@ -398,7 +398,12 @@ pub fn delete_source(ix: &PgIndex, source: &str) -> Result<usize, IndexError> {
     Ok(n)
 }
 
-pub fn move_source(ix: &PgIndex, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError> {
+pub(crate) fn move_source(
+    ix: &PgIndex,
+    from: &str,
+    to: &str,
+    mtime: f64,
+) -> Result<usize, IndexError> {
     let s = &ix.schema;
     let mut client = ix.client()?;
     let e = |e| ix.db_error("moving a source", e);
@@ -433,7 +438,7 @@ pub fn move_source(ix: &PgIndex, from: &str, to: &str, mtime: f64) -> Result<usi
 /// The sync lock is a session advisory lock held on a connection of its
 /// own: it lasts while the lease lives and goes with the connection when
 /// the process dies.
-pub fn lock_sync(ix: &PgIndex) -> Result<SyncLease, IndexError> {
+pub(crate) fn lock_sync(ix: &PgIndex) -> Result<SyncLease, IndexError> {
     let key = format!("minirag sync {}", ix.schema);
     let mut client = ix.target.connect_once(ix.root_cert.as_deref())?;
     let got: bool = client
@@ -467,7 +472,7 @@ pub fn lock_sync(ix: &PgIndex) -> Result<SyncLease, IndexError> {
     })
 }
 
-pub fn cached_vectors(
+pub(crate) fn cached_vectors(
     ix: &PgIndex,
     model_id: &str,
     texts: &[&str],

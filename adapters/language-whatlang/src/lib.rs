@@ -11,6 +11,7 @@ use whatlang::Lang;
 /// and a whole book would cost time for no better answer.
 const SAMPLE_BYTES: usize = 16 * 1024;
 
+/// The [`Languages`] port by whatlang: trigram statistics, no model files.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Whatlang;
 

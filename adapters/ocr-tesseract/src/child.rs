@@ -10,6 +10,7 @@ use std::time::Duration;
 /// What a child may use.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
+    /// Wall time a child may run.
     pub time: Duration,
     /// RLIMIT_AS, bytes.
     pub memory: u64,
@@ -17,7 +18,11 @@ pub struct Limits {
 
 /// Runs `cmd` with `input` on stdin; its stdout, or a message that says
 /// what went wrong (exit status and the last stderr line, time limit).
-pub fn run(mut cmd: Command, input: Option<&[u8]>, limits: Limits) -> Result<Vec<u8>, String> {
+pub(crate) fn run(
+    mut cmd: Command,
+    input: Option<&[u8]>,
+    limits: Limits,
+) -> Result<Vec<u8>, String> {
     let memory = limits.memory;
     cmd.stdin(if input.is_some() {
         Stdio::piped()

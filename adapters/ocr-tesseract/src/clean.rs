@@ -19,7 +19,7 @@ const STRETCH_CUTOFF: f64 = 0.01;
 
 /// Whether `path` holds a format this decoder reads one frame of: TIFFs
 /// may hold many pages, which Tesseract reads itself, uncleaned.
-pub fn is_single_frame(path: &Path) -> bool {
+pub(crate) fn is_single_frame(path: &Path) -> bool {
     let format = ImageReader::open(path)
         .ok()
         .and_then(|r| r.with_guessed_format().ok())
@@ -29,7 +29,7 @@ pub fn is_single_frame(path: &Path) -> bool {
 
 /// Decodes `from`, cleans it and writes it to `to` as a PGM: uncompressed,
 /// so writing a 300 dpi page costs a copy, not a PNG encoder's time.
-pub fn clean_file(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn clean_file(from: &Path, to: &Path) -> Result<(), String> {
     let mut reader = ImageReader::open(from)
         .and_then(|r| r.with_guessed_format())
         .map_err(|e| e.to_string())?;
@@ -43,7 +43,7 @@ pub fn clean_file(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::write(to, pgm).map_err(|e| e.to_string())
 }
 
-pub fn clean(gray: &GrayImage) -> GrayImage {
+pub(crate) fn clean(gray: &GrayImage) -> GrayImage {
     let flat = flatten(gray);
     let quiet = median_filter(&flat, 1, 1);
     let stretched = stretch(&quiet);

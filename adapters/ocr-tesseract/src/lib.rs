@@ -37,6 +37,7 @@ fn visible_chars(text: &str) -> usize {
 /// Render resolution for PDF pages.
 const DPI: &str = "300";
 
+/// The [`Ocr`] port by the Tesseract program, with poppler's pdftoppm for scanned pages.
 pub struct Tesseract {
     tesseract: PathBuf,
     pdftoppm: PathBuf,

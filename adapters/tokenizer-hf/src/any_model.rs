@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use tokenizers::models::TrainerWrapper;
 use tokenizers::{Model, ModelWrapper, Token};
 
+/// A tokenizer model: Unigram in a compact form of our own, the others as the crate has them.
 #[derive(Clone)]
 pub enum AnyModel {
+    /// Unigram (SentencePiece models), compact.
     Unigram(CompactUnigram),
     /// WordPiece, BPE and WordLevel, as the crate has them.
     Crate(Box<ModelWrapper>),

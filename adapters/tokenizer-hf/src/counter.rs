@@ -13,6 +13,7 @@ pub struct TokenizerCounter {
 }
 
 impl TokenizerCounter {
+    /// Counts with `tokenizer`, truncation and padding turned off.
     pub fn new(mut tokenizer: HfTokenizer) -> Self {
         tokenizer.with_padding(None);
         // Taking truncation off cannot fail: only setting it is checked.
@@ -23,6 +24,7 @@ impl TokenizerCounter {
         }
     }
 
+    /// The tokenizer it counts with.
     pub fn tokenizer(&self) -> &HfTokenizer {
         &self.tokenizer
     }

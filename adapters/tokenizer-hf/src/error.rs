@@ -3,6 +3,7 @@ use std::fmt;
 /// A `tokenizer.json` that could not be read. Callers name the file.
 #[derive(Debug)]
 pub enum TokenizerFileError {
+    /// The file could not be read.
     Read(std::io::Error),
     /// Not a tokenizer the `tokenizers` crate (or our Unigram model) accepts.
     Parse(serde_json::Error),

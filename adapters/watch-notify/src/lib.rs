@@ -46,6 +46,7 @@ impl Default for FeedOptions {
 
 type Relevant = Box<dyn Fn(&str) -> bool + Send>;
 
+/// The [`ChangeFeed`] port by notify: OS events where they work, polling where they do not.
 pub struct NotifyFeed {
     roots: Vec<PathBuf>,
     options: FeedOptions,

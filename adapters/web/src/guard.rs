@@ -12,8 +12,9 @@ use axum::http::{header, HeaderMap, HeaderValue};
 /// page compare tokens the same way.
 pub type TokenCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
-pub const COOKIE: &str = "minirag_session";
+pub(crate) const COOKIE: &str = "minirag_session";
 
+/// What the page checks on every request: hosts, origins and tokens.
 #[derive(Clone)]
 pub struct Guard {
     /// Host names (or host:port) the page answers to.
@@ -128,7 +129,7 @@ pub fn bearer_token(value: Option<&HeaderValue>) -> Option<&str> {
 }
 
 /// The value of cookie `name`.
-pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()

@@ -13,12 +13,12 @@ fn analyzer() -> &'static Analyzer {
 }
 
 /// Byte ranges of `text`'s words that match `query`.
-pub fn matches(query: &str, text: &str) -> Vec<Range<usize>> {
+pub(crate) fn matches(query: &str, text: &str) -> Vec<Range<usize>> {
     analyzer().matches(query, text)
 }
 
 /// `text` as escaped HTML, its matched words in `<mark>`.
-pub fn marked(query: &str, text: &str) -> Markup {
+pub(crate) fn marked(query: &str, text: &str) -> Markup {
     let ranges = matches(query, text);
     let mut parts: Vec<(&str, bool)> = Vec::new();
     let mut at = 0;
@@ -37,7 +37,7 @@ pub fn marked(query: &str, text: &str) -> Markup {
 
 /// Up to `max` bytes of `text` around its first match, cut at spaces, with
 /// `…` where it was cut.
-pub fn excerpt(query: &str, text: &str, max: usize) -> String {
+pub(crate) fn excerpt(query: &str, text: &str, max: usize) -> String {
     let text = text.trim();
     if text.len() <= max {
         return text.to_string();

@@ -11,7 +11,7 @@ use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd
 use crate::highlight;
 
 /// Renders `markdown`; `passage` is a byte range of it, `query` the search.
-pub fn render(markdown: &str, passage: Option<Range<usize>>, query: &str) -> String {
+pub(crate) fn render(markdown: &str, passage: Option<Range<usize>>, query: &str) -> String {
     let parser = Parser::new_ext(
         markdown,
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
@@ -74,7 +74,7 @@ pub fn render(markdown: &str, passage: Option<Range<usize>>, query: &str) -> Str
 /// The words a reader sees in `markdown`, for a result's snippet: code
 /// without its backticks, links as their text, emphasis and escapes gone,
 /// blocks separated by a space.
-pub fn plain_text(markdown: &str) -> String {
+pub(crate) fn plain_text(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let parser = Parser::new_ext(
         markdown,

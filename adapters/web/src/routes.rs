@@ -20,7 +20,7 @@ use crate::views::{self, document, search, status};
 use crate::Backend;
 
 /// Name, media type and bytes of each embedded asset.
-pub const ASSETS: &[(&str, &str, &str)] = &[
+pub(crate) const ASSETS: &[(&str, &str, &str)] = &[
     (
         "page.css",
         "text/css; charset=utf-8",
@@ -47,7 +47,7 @@ struct Site {
     sign_in: Arc<crate::sign_in::SignInLimit>,
 }
 
-pub fn router(backend: Arc<dyn Backend>, guard: Arc<Guard>) -> Router {
+pub(crate) fn router(backend: Arc<dyn Backend>, guard: Arc<Guard>) -> Router {
     let site = Site {
         backend,
         guard,

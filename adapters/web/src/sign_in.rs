@@ -13,13 +13,13 @@ const WINDOW: Duration = Duration::from_secs(60);
 const SWEEP_AT: usize = 4096;
 
 #[derive(Default)]
-pub struct SignInLimit {
+pub(crate) struct SignInLimit {
     failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
 }
 
 impl SignInLimit {
     /// `Err(seconds to wait)` when `ip` has used up its tries.
-    pub fn check(&self, ip: IpAddr, now: Instant) -> Result<(), u64> {
+    pub(crate) fn check(&self, ip: IpAddr, now: Instant) -> Result<(), u64> {
         let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         match failures.get(&ip) {
             Some((since, n)) if *n >= TRIES && now.duration_since(*since) < WINDOW => {
@@ -30,7 +30,7 @@ impl SignInLimit {
     }
 
     /// Counts a wrong token from `ip`.
-    pub fn failed(&self, ip: IpAddr, now: Instant) {
+    pub(crate) fn failed(&self, ip: IpAddr, now: Instant) {
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         if failures.len() >= SWEEP_AT {
             failures.retain(|_, (since, _)| now.duration_since(*since) < WINDOW);

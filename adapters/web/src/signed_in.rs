@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 /// How long a sign-in lasts.
-pub const LIFETIME: Duration = Duration::from_secs(12 * 3600);
+pub(crate) const LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// Live sign-ins kept at most; the oldest goes first.
 const MAX_SIGNED_IN: usize = 4096;
 
+/// Signed-in sessions of the page, by a hash of their id.
 #[derive(Default)]
 pub struct SignedIn {
     until: Mutex<HashMap<[u8; 32], Instant>>,
@@ -40,11 +41,13 @@ impl SignedIn {
         Some(id)
     }
 
+    /// Whether session `id` is live at `now`.
     pub fn valid(&self, id: &str, now: Instant) -> bool {
         let until = self.until.lock().unwrap_or_else(|p| p.into_inner());
         until.get(&key(id)).is_some_and(|end| *end > now)
     }
 
+    /// Ends session `id`.
     pub fn end(&self, id: &str) {
         let mut until = self.until.lock().unwrap_or_else(|p| p.into_inner());
         until.remove(&key(id));

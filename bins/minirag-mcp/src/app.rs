@@ -22,7 +22,7 @@ use minirag_index_pg::{PgIndex, PgOptions};
 use minirag_language_whatlang::Whatlang;
 use minirag_ocr_tesseract::Tesseract;
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 struct SystemClock;
 
@@ -32,14 +32,14 @@ impl Clock for SystemClock {
     }
 }
 
-pub fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Everything a tool call needs; cheap to build (nothing is loaded until used).
-pub struct App {
+pub(crate) struct App {
     pub config: Result<Config, ConfigError>,
     /// Roots with symlinks resolved, in configured order.
     pub roots: Vec<PathBuf>,
@@ -57,7 +57,7 @@ pub struct App {
     pub remote_settings: Vec<(String, String)>,
 }
 
-pub fn env_map() -> BTreeMap<String, String> {
+pub(crate) fn env_map() -> BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect()
@@ -70,13 +70,13 @@ fn default_cache_dir() -> String {
 }
 
 impl App {
-    pub fn load(flags: &CliOverrides) -> Self {
+    pub(crate) fn load(flags: &CliOverrides) -> Self {
         Self::load_with(flags, &[])
     }
 
     /// [`App::load`] with variables set by flags (`--embed-url`), which win
     /// over the environment's.
-    pub fn load_with(flags: &CliOverrides, variables: &[(&str, String)]) -> Self {
+    pub(crate) fn load_with(flags: &CliOverrides, variables: &[(&str, String)]) -> Self {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let ctx = ConfigContext {
             cwd: cwd.display().to_string(),
@@ -143,18 +143,18 @@ impl App {
         }
     }
 
-    pub fn config(&self) -> Result<&Config> {
+    pub(crate) fn config(&self) -> Result<&Config> {
         self.config
             .as_ref()
             .map_err(|e| anyhow!("Configuration error: {e}"))
     }
 
-    pub fn root_strings(&self) -> Vec<String> {
+    pub(crate) fn root_strings(&self) -> Vec<String> {
         self.roots.iter().map(|r| r.display().to_string()).collect()
     }
 
     /// The engine, opening the index on first use.
-    pub fn engine(&self) -> Result<Arc<Engine>> {
+    pub(crate) fn engine(&self) -> Result<Arc<Engine>> {
         let config = self.config()?;
         let mut slot = self.engine.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = slot.as_ref() {
@@ -190,13 +190,13 @@ impl App {
         Ok(engine)
     }
 
-    pub fn embedder(&self) -> Option<&Encoder> {
+    pub(crate) fn embedder(&self) -> Option<&Encoder> {
         self.embedder.as_ref()
     }
 
     /// The containment rule over this process's roots (see
     /// [`Containment`]).
-    pub fn containment(&self) -> Containment {
+    pub(crate) fn containment(&self) -> Containment {
         Containment {
             roots: self.root_strings(),
             cwd: self.cwd.display().to_string(),
@@ -206,7 +206,7 @@ impl App {
 
     /// A path argument resolved and checked to lie under a root.
     /// `require_absolute`: MCP paths must be absolute; CLI paths may be relative.
-    pub fn contain(&self, raw: &str, require_absolute: bool) -> Result<PathBuf> {
+    pub(crate) fn contain(&self, raw: &str, require_absolute: bool) -> Result<PathBuf> {
         self.config()?;
         let path = self
             .containment()
@@ -215,7 +215,7 @@ impl App {
     }
 
     /// The index key of a file or source argument (files are contained).
-    pub fn key(
+    pub(crate) fn key(
         &self,
         path: Option<&str>,
         source: Option<&str>,
@@ -230,7 +230,7 @@ impl App {
 
 /// The encoder the configuration names: in process, or a server's.
 #[derive(Clone)]
-pub enum Encoder {
+pub(crate) enum Encoder {
     Local(Arc<LazyEmbedder>),
     Remote(Arc<HttpEmbedder>),
 }
@@ -250,7 +250,7 @@ impl Encoder {
         }
     }
 
-    pub fn embedder(&self) -> &dyn Embedder {
+    pub(crate) fn embedder(&self) -> &dyn Embedder {
         match self {
             Self::Local(e) => e.as_ref(),
             Self::Remote(e) => e.as_ref(),
@@ -259,7 +259,7 @@ impl Encoder {
 
     /// How people name it: the hub id or folder, or the served model and
     /// the endpoint's host.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Self::Local(e) => e.name().to_string(),
             Self::Remote(e) => format!("{} at {}", e.options().model, e.endpoint()),
@@ -269,7 +269,7 @@ impl Encoder {
     /// The prefixes in force for an encoder in this process: the loaded
     /// model's, else what its name and the configuration give (a folder's
     /// own declaration is read when it loads); `None` for a server's.
-    pub fn prompts(
+    pub(crate) fn prompts(
         &self,
         configured: &minirag_core::models::PromptOverride,
     ) -> Option<minirag_core::models::Prompts> {
@@ -285,7 +285,7 @@ impl Encoder {
     }
 
     /// The remote endpoint (host only), when chunk text leaves the machine.
-    pub fn endpoint(&self) -> Option<String> {
+    pub(crate) fn endpoint(&self) -> Option<String> {
         match self {
             Self::Local(_) => None,
             Self::Remote(e) => Some(e.endpoint()),
@@ -348,7 +348,7 @@ fn settle_default_model(config: &mut Config) -> (Option<Arc<dyn Index>>, Option<
 
 /// The index the configuration names: PostgreSQL with `DB_URL`, else the
 /// embedded one under `DB_PATH`.
-pub fn open_index(config: &Config) -> Result<Arc<dyn Index>> {
+pub(crate) fn open_index(config: &Config) -> Result<Arc<dyn Index>> {
     Ok(match &config.database {
         Some(db) => Arc::new(PgIndex::open(&db.url, &db.schema, &pg_options())?),
         None => Arc::new(MemIndex::open(&config.db_path)?),
@@ -371,7 +371,7 @@ fn pg_options() -> PgOptions {
 
 /// Where the index lives, for status and messages: the masked URL and
 /// schema, or the folder.
-pub fn index_location(config: &Config) -> String {
+pub(crate) fn index_location(config: &Config) -> String {
     match &config.database {
         Some(db) => format!(
             "{} (schema {})",

@@ -21,7 +21,7 @@ const POLL: Duration = Duration::from_secs(2);
 const MIN_GAP: Duration = Duration::from_millis(250);
 
 /// One per server process, shared by every session and request.
-pub struct Changes {
+pub(crate) struct Changes {
     nudges: watch::Sender<u64>,
     /// Cancelled by the drain: every listen stream ends gracefully.
     stop: CancellationToken,
@@ -39,18 +39,23 @@ impl Default for Changes {
 impl Changes {
     /// Something in this process may have changed the document list.
     /// Callable from any thread.
-    pub fn nudge(&self) {
+    pub(crate) fn nudge(&self) {
         self.nudges.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Ends every listen stream (the server is shutting down).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stop.cancel();
     }
 
     /// Runs one subscription until the client cancels it or the server
     /// stops: each time the fingerprint moves, one notification.
-    pub async fn serve(&self, app: Arc<App>, sink: SubscriptionSink, cancelled: CancellationToken) {
+    pub(crate) async fn serve(
+        &self,
+        app: Arc<App>,
+        sink: SubscriptionSink,
+        cancelled: CancellationToken,
+    ) {
         let mut nudges = self.nudges.subscribe();
         let mut last = fingerprint(&app).await;
         let mut read_at = tokio::time::Instant::now();

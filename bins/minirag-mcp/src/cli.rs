@@ -25,7 +25,7 @@ use minirag_core::sync::run::{Phase, Step};
     version,
     about = "Hybrid search over your documents. No arguments: MCP server on stdio."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
@@ -33,7 +33,7 @@ pub struct Cli {
 /// Which documents, index and model a command works on: flattened into
 /// every command that opens them (not into `man` or `completions`).
 #[derive(Args, Clone, Default)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Document root (repeatable); replaces BASE_DIRS / BASE_DIR.
     #[arg(long = "base-dir")]
     pub base_dir: Vec<String>,
@@ -57,7 +57,7 @@ pub struct Settings {
 
 /// [`Settings`] and `--json`, for the commands that print an answer.
 #[derive(Args, Clone, Default)]
-pub struct Common {
+pub(crate) struct Common {
     #[command(flatten)]
     pub settings: Settings,
     /// Print the JSON payload the MCP tool returns.
@@ -66,7 +66,7 @@ pub struct Common {
 }
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Index files or folders (folders are scanned like sync).
     Ingest {
         paths: Vec<String>,
@@ -284,7 +284,7 @@ fn out(text: &str) {
 }
 
 /// Runs one subcommand; returns the process exit code.
-pub fn run(cli: Cli) -> Result<i32> {
+pub(crate) fn run(cli: Cli) -> Result<i32> {
     let common = cli.command.common();
     let settings = &common.settings;
     let flags = CliOverrides {
@@ -869,7 +869,7 @@ fn described(f: &ListedFile) -> String {
 
 /// The search's filters, as flags (the MCP arguments' names in CLI form).
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct FilterFlags {
+pub(crate) struct FilterFlags {
     /// Only documents of this format: a key or extension (pdf, md, docx, html, txt, csv, …; repeatable).
     #[arg(long = "format")]
     formats: Vec<String>,

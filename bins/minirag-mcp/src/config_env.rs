@@ -11,7 +11,7 @@ use minirag_core::search::Grouping;
 
 /// What the environment cannot tell: supplied by the binary.
 #[derive(Debug, Clone)]
-pub struct ConfigContext {
+pub(crate) struct ConfigContext {
     /// Absolute working directory: the default root and the base of relative paths.
     pub cwd: String,
     /// Home directory for `~` expansion.
@@ -22,7 +22,7 @@ pub struct ConfigContext {
 
 /// CLI flags; each one that is set wins over its variable.
 #[derive(Debug, Clone, Default)]
-pub struct CliOverrides {
+pub(crate) struct CliOverrides {
     /// `--base-dir`, repeatable; non-empty replaces BASE_DIRS / BASE_DIR.
     pub base_dirs: Vec<String>,
     pub db_path: Option<String>,
@@ -31,7 +31,7 @@ pub struct CliOverrides {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
+pub(crate) struct ConfigError {
     pub variable: String,
     pub value: String,
     /// What is accepted, phrased to complete "expected …".
@@ -59,7 +59,7 @@ fn err(variable: &str, value: &str, expected: &str) -> ConfigError {
 }
 
 /// Reads the settings from the environment `env` and the flags.
-pub fn load(
+pub(crate) fn load(
     env: &BTreeMap<String, String>,
     flags: &CliOverrides,
     ctx: &ConfigContext,
@@ -298,7 +298,7 @@ pub fn load(
 
 /// An on/off variable; unset is off. Shared with the binary's own
 /// variables (`EMBED_*`), so every switch reads the same words.
-pub fn switch(raw: Option<&str>, name: &str) -> Result<bool, ConfigError> {
+pub(crate) fn switch(raw: Option<&str>, name: &str) -> Result<bool, ConfigError> {
     match raw {
         None => Ok(false),
         Some(raw) => match raw.trim().to_lowercase().as_str() {

@@ -17,14 +17,14 @@ const LOW_DISK: u64 = 1 << 30;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Level {
+pub(crate) enum Level {
     Ok,
     Warn,
     Fail,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: &'static str,
     pub level: Level,
     pub message: String,
@@ -33,7 +33,7 @@ pub struct Check {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Report {
+pub(crate) struct Report {
     pub ok: bool,
     pub checks: Vec<Check>,
 }
@@ -48,7 +48,7 @@ fn check(name: &'static str, level: Level, message: String, fix: Option<&str>) -
 }
 
 /// `deep`: also cross-check the whole index ([`MemIndex::verify`]).
-pub fn run(app: &App, deep: bool) -> Report {
+pub(crate) fn run(app: &App, deep: bool) -> Report {
     let mut checks = Vec::new();
     let config = match &app.config {
         Ok(c) => {
@@ -313,7 +313,7 @@ fn disk(db: &Path) -> Check {
 }
 
 /// The report for people: one line per check.
-pub fn human(r: &Report) -> String {
+pub(crate) fn human(r: &Report) -> String {
     r.checks
         .iter()
         .map(|c| {

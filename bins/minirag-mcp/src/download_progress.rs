@@ -10,14 +10,14 @@ use minirag_core::ports::{Embedder, EmbedderState};
 
 /// Bytes downloaded of the total, as last read.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Downloaded {
+pub(crate) struct Downloaded {
     pub done: u64,
     pub total: u64,
 }
 
 impl Downloaded {
     /// `42% (197 of 470 MB)`.
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         let percent = (self.done * 100).checked_div(self.total).unwrap_or(0);
         format!(
             "{percent}% ({} of {} MB)",
@@ -29,7 +29,7 @@ impl Downloaded {
 
 /// Runs `work` while another thread reads the embedder's state; returns
 /// `work`'s result and the last download reading, if a download was seen.
-pub fn while_downloading<T>(
+pub(crate) fn while_downloading<T>(
     embedder: &dyn Embedder,
     bar: &Option<ProgressBar>,
     work: impl FnOnce() -> T,

@@ -2,11 +2,11 @@
 //! repeated in `query_documents`' description.
 
 /// Claude Code truncates server instructions past this many characters.
-pub const MAX_TOTAL: usize = 2048;
+pub(crate) const MAX_TOTAL: usize = 2048;
 #[cfg(test)]
 const MAX_BUILTIN: usize = 1700;
 
-pub const BUILTIN: &str = "This server searches documents the user chose to index on this machine (not public knowledge).
+pub(crate) const BUILTIN: &str = "This server searches documents the user chose to index on this machine (not public knowledge).
 <search_first>Before answering anything the user's own documents may cover (their projects, notes, specs, policies, meetings), call query_documents. Prefer it over web search for such questions.</search_first>
 <do_not_search>Skip it for general programming or world knowledge, arithmetic, and questions about this conversation.</do_not_search>
 <thin_results>If hits look weak, retry once or twice with other wording or a narrower `scope`, then stop. An empty result may mean nothing is indexed: check status.</thin_results>
@@ -16,7 +16,7 @@ pub const BUILTIN: &str = "This server searches documents the user chose to inde
 
 /// Built-in text plus RAG_INSTRUCTIONS_APPEND (trimmed) after a blank line,
 /// cut to what clients show.
-pub fn instructions(append: Option<&str>) -> String {
+pub(crate) fn instructions(append: Option<&str>) -> String {
     match append.map(str::trim).filter(|a| !a.is_empty()) {
         Some(extra) => {
             let mut text = format!("{BUILTIN}\n\n{extra}");
@@ -29,7 +29,7 @@ pub fn instructions(append: Option<&str>) -> String {
     }
 }
 
-pub const QUERY_DESCRIPTION: &str = "Hybrid search (semantic vectors fused with BM25 keywords) over the user's indexed documents. \
+pub(crate) const QUERY_DESCRIPTION: &str = "Hybrid search (semantic vectors fused with BM25 keywords) over the user's indexed documents. \
 Returns `results` (ranked snippets with source, chunkIndex, score, distance, parentId), `sources` (each document once, with the \
 `displayPath` to cite) and `parents` (the full section of each hit: answer from these). `scope` limits the search to absolute folder \
 paths, URLs or ids (a result's `source`, never a displayPath); `format`, `modifiedAfter`/`modifiedBefore`, `path`/`excludePath` \

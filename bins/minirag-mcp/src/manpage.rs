@@ -38,7 +38,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 ];
 
 /// The page in roff of `root` (the CLI's clap command), or of one of its commands.
-pub fn render(root: clap::Command, command: Option<&str>) -> Result<String> {
+pub(crate) fn render(root: clap::Command, command: Option<&str>) -> Result<String> {
     let page = match command {
         None => root,
         Some(name) => {

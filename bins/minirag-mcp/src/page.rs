@@ -9,7 +9,7 @@ use minirag_core::jobs::Jobs;
 
 use crate::app::App;
 
-pub struct PageBackend {
+pub(crate) struct PageBackend {
     pub app: Arc<App>,
     pub jobs: Arc<Jobs>,
     pub changes: Arc<crate::changes::Changes>,

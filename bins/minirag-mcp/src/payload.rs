@@ -25,7 +25,7 @@ use crate::app::{App, VERSION};
 
 /// A search's filters as the shells collect them, for core's [`FilterRequest`].
 #[derive(Debug, Clone, Default)]
-pub struct Filters {
+pub(crate) struct Filters {
     pub formats: Vec<String>,
     pub modified_after: Option<String>,
     pub modified_before: Option<String>,
@@ -37,7 +37,7 @@ pub struct Filters {
 }
 
 impl Filters {
-    pub fn request(&self) -> FilterRequest<'_> {
+    pub(crate) fn request(&self) -> FilterRequest<'_> {
         FilterRequest {
             formats: &self.formats,
             modified_after: self.modified_after.as_deref(),
@@ -51,14 +51,14 @@ impl Filters {
 }
 
 /// A payload as the JSON both shells print.
-pub fn value(payload: &impl Serialize) -> Value {
+pub(crate) fn value(payload: &impl Serialize) -> Value {
     serde_json::to_value(payload).unwrap_or(Value::Null)
 }
 
 /// One hit (or one neighbouring chunk).
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Hit {
+pub(crate) struct Hit {
     pub text: String,
     /// Absolute path, URL or data id of the document.
     pub source: String,
@@ -88,7 +88,7 @@ pub struct Hit {
 /// A passage's place in its document; only the fields that apply are present.
 #[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Place {
+pub(crate) struct Place {
     /// The page (PDF, scans), when the passage is on one page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
@@ -118,7 +118,7 @@ pub struct Place {
     pub start: Option<String>,
 }
 
-pub fn place(l: &Location) -> Place {
+pub(crate) fn place(l: &Location) -> Place {
     let pair = |(a, b): (u32, u32)| [a, b];
     Place {
         page: l.pages.filter(|(a, b)| a == b).map(|(a, _)| a),
@@ -135,7 +135,7 @@ pub fn place(l: &Location) -> Place {
 
 /// A hit's rank (1-based) and score in one list.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Ranked {
+pub(crate) struct Ranked {
     pub rank: usize,
     pub score: f64,
 }
@@ -143,7 +143,7 @@ pub struct Ranked {
 /// The hit's place in each ranked list, and the fused score.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Explained {
+pub(crate) struct Explained {
     /// Rank and squared L2 distance in the vector list (absent: not in it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vector: Option<Ranked>,
@@ -164,7 +164,7 @@ pub struct Explained {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SourceHits {
+pub(crate) struct SourceHits {
     pub source: String,
     pub title: String,
     pub hits: usize,
@@ -175,7 +175,7 @@ pub struct SourceHits {
 /// `query_documents`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct QueryAnswer {
+pub(crate) struct QueryAnswer {
     pub results: Vec<Hit>,
     pub sources: Vec<SourceHits>,
     /// Parent id → the whole parent section, once per section.
@@ -187,7 +187,7 @@ pub struct QueryAnswer {
 /// `ingest_file`, `ingest_data`, `ingest_url`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Ingested {
+pub(crate) struct Ingested {
     pub source: String,
     pub chunk_count: usize,
     pub title: String,
@@ -198,14 +198,14 @@ pub struct Ingested {
 
 /// `read_chunk_neighbors`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Neighbors {
+pub(crate) struct Neighbors {
     pub chunks: Vec<Hit>,
 }
 
 /// `read_file`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Document {
+pub(crate) struct Document {
     pub source: String,
     /// `file`, `data` or `url`.
     pub source_type: String,
@@ -228,14 +228,14 @@ pub struct Document {
 /// `delete_file`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Deleted {
+pub(crate) struct Deleted {
     pub source: String,
     pub deleted_chunks: usize,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ListedFile {
+pub(crate) struct ListedFile {
     pub source: String,
     pub source_type: String,
     pub title: String,
@@ -260,7 +260,7 @@ fn meta_map(pairs: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct UnlistedFolder {
+pub(crate) struct UnlistedFolder {
     pub path: String,
     /// The OS error; null for a root that is an empty folder.
     pub error: Option<String>,
@@ -272,7 +272,7 @@ pub struct UnlistedFolder {
 /// values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ListedStateName {
+pub(crate) enum ListedStateName {
     Ingested,
     /// The file changed, or its vectors are another model's.
     Stale,
@@ -303,7 +303,7 @@ impl From<minirag_core::sync::ListedState> for ListedStateName {
 /// `list_files`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FileList {
+pub(crate) struct FileList {
     pub files: Vec<ListedFile>,
     pub unlisted_folders: Vec<UnlistedFolder>,
 }
@@ -312,7 +312,7 @@ pub struct FileList {
 /// `configError`.
 #[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Status {
+pub(crate) struct Status {
     pub version: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_error: Option<String>,
@@ -387,7 +387,7 @@ pub struct Status {
 /// `status.watch`.
 #[derive(Debug, Default, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WatchStatus {
+pub(crate) struct WatchStatus {
     pub active: bool,
     /// `events` (OS notifications) or `polling` (periodic rescans).
     pub mode: Option<String>,
@@ -402,7 +402,7 @@ pub struct WatchStatus {
 
 #[derive(Debug, Default, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Counts {
+pub(crate) struct Counts {
     pub scanned: u64,
     pub ingested: u64,
     pub reembedded: u64,
@@ -418,21 +418,21 @@ pub struct Counts {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SourceError {
+pub(crate) struct SourceError {
     pub source: String,
     pub error: String,
 }
 
 /// The CLI's `sync --json`.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Synced {
+pub(crate) struct Synced {
     pub counts: Counts,
     pub errors: Vec<SourceError>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
 }
 
-pub fn counts(c: &SyncCounts) -> Counts {
+pub(crate) fn counts(c: &SyncCounts) -> Counts {
     Counts {
         scanned: c.scanned,
         ingested: c.ingested,
@@ -447,7 +447,7 @@ pub fn counts(c: &SyncCounts) -> Counts {
     }
 }
 
-pub fn source_errors(r: &SyncReport) -> Vec<SourceError> {
+pub(crate) fn source_errors(r: &SyncReport) -> Vec<SourceError> {
     r.errors
         .iter()
         .map(|(s, e)| SourceError {
@@ -457,11 +457,11 @@ pub fn source_errors(r: &SyncReport) -> Vec<SourceError> {
         .collect()
 }
 
-pub fn notice_of(r: &SyncReport) -> Option<String> {
+pub(crate) fn notice_of(r: &SyncReport) -> Option<String> {
     (!r.notices.is_empty()).then(|| r.notices.join(" "))
 }
 
-pub fn synced(r: &SyncReport) -> Synced {
+pub(crate) fn synced(r: &SyncReport) -> Synced {
     Synced {
         counts: counts(&r.counts),
         errors: source_errors(r),
@@ -492,7 +492,7 @@ fn hit(r: &ResultItem) -> Hit {
     }
 }
 
-pub fn query_answer(r: &QueryResponse) -> QueryAnswer {
+pub(crate) fn query_answer(r: &QueryResponse) -> QueryAnswer {
     let explain = |i: usize| {
         let e = r.explain.as_ref()?.get(i)?;
         Some(Explained {
@@ -529,7 +529,7 @@ pub fn query_answer(r: &QueryResponse) -> QueryAnswer {
 }
 
 /// What every ingest tool answers.
-pub fn ingested(out: &IngestOutcome) -> Ingested {
+pub(crate) fn ingested(out: &IngestOutcome) -> Ingested {
     Ingested {
         source: out.source.clone(),
         chunk_count: out.chunk_count,
@@ -539,7 +539,7 @@ pub fn ingested(out: &IngestOutcome) -> Ingested {
 }
 
 impl App {
-    pub fn query(
+    pub(crate) fn query(
         &self,
         query: &str,
         top_k: i64,
@@ -557,7 +557,7 @@ impl App {
         Ok(query_answer(&r))
     }
 
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         let config = match &self.config {
             Ok(c) => c,
             Err(e) => {
@@ -643,12 +643,12 @@ impl App {
         })
     }
 
-    pub fn ingest_file(&self, path: &Path) -> Result<Ingested> {
+    pub(crate) fn ingest_file(&self, path: &Path) -> Result<Ingested> {
         let out = self.engine()?.ingest_path(&path.display().to_string())?;
         Ok(ingested(&out))
     }
 
-    pub fn ingest_data(
+    pub(crate) fn ingest_data(
         &self,
         source: &str,
         data: &str,
@@ -659,7 +659,7 @@ impl App {
         Ok(ingested(&out))
     }
 
-    pub fn ingest_url(
+    pub(crate) fn ingest_url(
         &self,
         url: &str,
         source: Option<&str>,
@@ -671,7 +671,7 @@ impl App {
 
     /// A document, or with `part` (`page=12`, `lines=40-52`, `slide=3`,
     /// `rows=4-9`, `cell=2` or a heading's anchor) the part at that place.
-    pub fn read_file(&self, source: &str, part: Option<&str>) -> Result<Document> {
+    pub(crate) fn read_file(&self, source: &str, part: Option<&str>) -> Result<Document> {
         let engine = self.engine()?;
         let (doc, location) = match part {
             None => (engine.read_document(source)?, None),
@@ -692,7 +692,7 @@ impl App {
         })
     }
 
-    pub fn neighbors(
+    pub(crate) fn neighbors(
         &self,
         source: &str,
         chunk_index: u32,
@@ -707,7 +707,7 @@ impl App {
         })
     }
 
-    pub fn delete(&self, source: &str) -> Result<Deleted> {
+    pub(crate) fn delete(&self, source: &str) -> Result<Deleted> {
         let n = self.engine()?.delete(source)?;
         Ok(Deleted {
             source: source.into(),
@@ -715,7 +715,7 @@ impl App {
         })
     }
 
-    pub fn list_files(&self, scope: &[String], filters: &Filters) -> Result<FileList> {
+    pub(crate) fn list_files(&self, scope: &[String], filters: &Filters) -> Result<FileList> {
         let listing = self.engine()?.list_files(scope, filters.request())?;
         Ok(FileList {
             files: listing
@@ -747,7 +747,7 @@ impl App {
 
     /// Runs one sync job over the roots, or over `scope` (a folder or file
     /// under them), to its end on this thread.
-    pub fn sync(&self, scope: Option<&Path>, progress: Progress<'_>) -> Result<SyncReport> {
+    pub(crate) fn sync(&self, scope: Option<&Path>, progress: Progress<'_>) -> Result<SyncReport> {
         let scope = scope.map(|s| s.display().to_string());
         let jobs = Arc::new(Jobs::default());
         let job = jobs

@@ -11,7 +11,7 @@ use crate::config_env::ConfigError;
 use minirag_embed_http::{options as o, parse_endpoint, ApiKey, HttpOptions};
 
 /// Every variable this module reads, for the man page and `setup`.
-pub const VARIABLES: &[&str] = &[
+pub(crate) const VARIABLES: &[&str] = &[
     "EMBED_URL",
     "EMBED_MODEL",
     "EMBED_API_KEY",
@@ -66,7 +66,7 @@ fn switch(env: &BTreeMap<String, String>, name: &str) -> Result<bool, ConfigErro
 /// The remote embedder's options when `EMBED_URL` is set; `None` otherwise.
 /// The key file is read here: a key that cannot be read is a configuration
 /// error, not a silent unauthenticated request.
-pub fn options(
+pub(crate) fn options(
     env: &BTreeMap<String, String>,
     config: &Config,
 ) -> Result<Option<HttpOptions>, ConfigError> {

@@ -9,13 +9,13 @@ use serde_json::{json, Map, Value};
 
 /// Where request lines go, and whether they may carry query text.
 #[derive(Debug, Clone, Copy)]
-pub struct RequestLog {
+pub(crate) struct RequestLog {
     pub log_queries: bool,
 }
 
 /// How a request ended, as the log names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Ok,
     /// The tool ran and answered with `isError` (bad argument, missing file…).
     ToolError,
@@ -35,7 +35,7 @@ impl Outcome {
 
 impl RequestLog {
     /// A finished tool call.
-    pub fn tool(&self, tool: &str, took: Duration, outcome: Outcome, query: Option<&str>) {
+    pub(crate) fn tool(&self, tool: &str, took: Duration, outcome: Outcome, query: Option<&str>) {
         let mut line = Map::new();
         line.insert("event".into(), json!("tool"));
         line.insert("tool".into(), json!(tool));
@@ -46,7 +46,7 @@ impl RequestLog {
     }
 
     /// An HTTP request that did not end in a tool call line.
-    pub fn http(&self, request: &HttpLine<'_>, took: Duration, outcome: Outcome) {
+    pub(crate) fn http(&self, request: &HttpLine<'_>, took: Duration, outcome: Outcome) {
         let mut line = Map::new();
         line.insert("event".into(), json!("http"));
         line.insert("method".into(), json!(request.method));
@@ -73,7 +73,7 @@ impl RequestLog {
 }
 
 /// The parts of an HTTP request its log line names.
-pub struct HttpLine<'a> {
+pub(crate) struct HttpLine<'a> {
     pub method: &'a str,
     pub path: &'a str,
     /// The JSON-RPC method, when the body was one.

@@ -8,10 +8,10 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_AL
 
 use crate::app::App;
 
-pub const PREFIX: &str = "minirag://doc/";
-pub const TEMPLATE: &str = "minirag://doc/{source}";
+pub(crate) const PREFIX: &str = "minirag://doc/";
+pub(crate) const TEMPLATE: &str = "minirag://doc/{source}";
 /// Resources per `resources/list` page.
-pub const PAGE: usize = 100;
+pub(crate) const PAGE: usize = 100;
 
 /// Everything but RFC 3986's unreserved characters is encoded.
 const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
@@ -24,11 +24,11 @@ const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
 /// characters are encoded.
 const FRAGMENT: &AsciiSet = &ENCODED.remove(b'=');
 
-pub fn uri_of(source: &str) -> String {
+pub(crate) fn uri_of(source: &str) -> String {
     format!("{PREFIX}{}", utf8_percent_encode(source, ENCODED))
 }
 
-pub fn source_of(uri: &str) -> Result<String> {
+pub(crate) fn source_of(uri: &str) -> Result<String> {
     let Some(rest) = uri.strip_prefix(PREFIX) else {
         bail!("Unknown resource URI {uri}: minirag resources look like {TEMPLATE}");
     };
@@ -39,14 +39,14 @@ pub fn source_of(uri: &str) -> Result<String> {
 }
 
 /// One listed document.
-pub struct Listed {
+pub(crate) struct Listed {
     pub uri: String,
     pub source: String,
     pub title: String,
 }
 
 /// A page of indexed documents, sorted by source, and the next cursor.
-pub fn list(app: &App, cursor: Option<&str>) -> Result<(Vec<Listed>, Option<String>)> {
+pub(crate) fn list(app: &App, cursor: Option<&str>) -> Result<(Vec<Listed>, Option<String>)> {
     let start: usize = match cursor {
         None => 0,
         Some(c) => c.parse().map_err(|_| {
@@ -71,7 +71,7 @@ pub fn list(app: &App, cursor: Option<&str>) -> Result<(Vec<Listed>, Option<Stri
 /// The document behind a resource URI, as Markdown; a fragment
 /// (`#page=12`, `#lines=40-52`…, as a hit's resource link carries) reads
 /// only the part at that place.
-pub fn read(app: &App, uri: &str) -> Result<String> {
+pub(crate) fn read(app: &App, uri: &str) -> Result<String> {
     let (base, fragment) = match uri.split_once('#') {
         Some((b, f)) => (b, Some(f)),
         None => (uri, None),
@@ -92,7 +92,7 @@ pub fn read(app: &App, uri: &str) -> Result<String> {
 }
 
 /// A part argument or URI fragment, or an error that says what is read.
-pub fn wanted(part: &str) -> Result<minirag_core::location::Wanted> {
+pub(crate) fn wanted(part: &str) -> Result<minirag_core::location::Wanted> {
     minirag_core::location::Wanted::parse(part).ok_or_else(|| {
         anyhow!(
             "Unknown part '{part}': use page=N, page=A-B, lines=A-B, slide=N, rows=A-B, cell=N \
@@ -102,7 +102,7 @@ pub fn wanted(part: &str) -> Result<minirag_core::location::Wanted> {
 }
 
 /// The URI of a hit's place in its document (`minirag://doc/…#page=12`).
-pub fn link_of(source: &str, location: Option<&minirag_core::location::Location>) -> String {
+pub(crate) fn link_of(source: &str, location: Option<&minirag_core::location::Location>) -> String {
     match location.and_then(|l| l.fragment()) {
         Some(f) => format!("{}#{}", uri_of(source), utf8_percent_encode(&f, FRAGMENT)),
         None => uri_of(source),

@@ -12,13 +12,13 @@ use rmcp::RoleServer;
 const FIXED_TTL_MS: u64 = 3_600_000;
 
 /// Whether the request speaks 2026-07-28 or later.
-pub fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version()
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
 /// `ttlMs`, `cacheScope` and `_meta` for a list or read answer.
-pub struct Hints {
+pub(crate) struct Hints {
     pub ttl_ms: Option<u64>,
     pub cache_scope: Option<CacheScope>,
     pub meta: Option<MetaObject>,
@@ -26,14 +26,14 @@ pub struct Hints {
 
 impl Hints {
     /// The tool list and the template: an hour, shareable between callers.
-    pub fn fixed(ctx: &RequestContext<RoleServer>) -> Self {
+    pub(crate) fn fixed(ctx: &RequestContext<RoleServer>) -> Self {
         Self::modern(ctx, FIXED_TTL_MS, CacheScope::Public)
     }
 
     /// The documents: any sync, here or in another process sharing the
     /// index, may change them, so stale at once; and they are the user's,
     /// so never shared between authorization contexts.
-    pub fn documents(ctx: &RequestContext<RoleServer>) -> Self {
+    pub(crate) fn documents(ctx: &RequestContext<RoleServer>) -> Self {
         Self::modern(ctx, 0, CacheScope::Private)
     }
 
@@ -54,7 +54,7 @@ impl Hints {
 }
 
 /// `_meta` naming this server, as 2026-07-28 asks of every answer.
-pub fn server_meta() -> MetaObject {
+pub(crate) fn server_meta() -> MetaObject {
     let info = Implementation::new("minirag-mcp", crate::app::VERSION);
     let mut meta = MetaObject::default();
     if let Ok(v) = serde_json::to_value(info) {

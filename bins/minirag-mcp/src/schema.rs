@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 /// Rewrites non-standard integer formats in `schema`, everywhere in it.
-pub fn standard_integers(schema: &mut Map<String, Value>) {
+pub(crate) fn standard_integers(schema: &mut Map<String, Value>) {
     fix(schema);
     let mut stack: Vec<&mut Value> = schema.values_mut().collect();
     while let Some(v) = stack.pop() {

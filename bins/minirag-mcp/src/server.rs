@@ -51,7 +51,7 @@ fn text_format() -> String {
 /// prefixes, and the format and path filters; each field says what it holds.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
-pub enum ScopeArg {
+pub(crate) enum ScopeArg {
     One(String),
     Many(Vec<String>),
 }
@@ -70,31 +70,31 @@ impl ScopeArg {
 /// fields, written once for `query_documents` and `list_files` (serde's
 /// `flatten` cannot be combined with `deny_unknown_fields`).
 macro_rules! with_filters {
-    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+    ($(#[$meta:meta])* pub(crate) struct $name:ident { $($fields:tt)* }) => {
         $(#[$meta])*
-        pub struct $name {
+        pub(crate) struct $name {
             $($fields)*
             /// Only documents of this format, or of any of several: a format key or extension (`pdf`, `md`, `docx`, `html`, `txt`, `csv`, `xlsx`, `pptx`, `epub`, `ipynb`, `vtt`, `image`). Data ids have no format.
             #[serde(default)]
-            pub format: Option<ScopeArg>,
+            pub(crate) format: Option<ScopeArg>,
             /// Only documents changed at or after this time: a date (`2026-12-01`, UTC) or RFC 3339 (`2026-12-01T09:30:00+02:00`). A file's modification time; data and URL sources count from their ingest.
             #[serde(default)]
-            pub modified_after: Option<String>,
+            pub(crate) modified_after: Option<String>,
             /// Only documents changed before this time (the same forms as modifiedAfter).
             #[serde(default)]
-            pub modified_before: Option<String>,
+            pub(crate) modified_before: Option<String>,
             /// Only documents whose path below its root matches this glob, or any of several: `**/specs/**`, `docs/*.md`; a pattern without `/` (`*.md`) matches the file name in any folder. URLs and data ids are matched as they are.
             #[serde(default)]
-            pub path: Option<ScopeArg>,
+            pub(crate) path: Option<ScopeArg>,
             /// Leave out documents whose path below its root matches this glob, or any of several (the same forms as path).
             #[serde(default)]
-            pub exclude_path: Option<ScopeArg>,
+            pub(crate) exclude_path: Option<ScopeArg>,
             /// Only documents whose main language is this ISO 639-1 code, or any of several (`en`, `ru`, `de`); detected from each document's text when it is indexed.
             #[serde(default)]
-            pub language: Option<ScopeArg>,
+            pub(crate) language: Option<ScopeArg>,
             /// Only documents that declare every one of these fields with that value, compared without case: `{"author": "Ada Lovelace", "tags": "incident"}`. Fields come from Markdown front matter, Office document properties (title, author, subject, keywords, category), PDF Info and HTML `<meta name>`; a list field matches when one of its items does. list_files shows each document's fields.
             #[serde(default)]
-            pub meta: Option<std::collections::BTreeMap<String, String>>,
+            pub(crate) meta: Option<std::collections::BTreeMap<String, String>>,
         }
 
         impl $name {
@@ -116,7 +116,7 @@ macro_rules! with_filters {
 with_filters! {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// What to search for: words, an identifier, or a question.
     pub query: String,
     /// Number of hits, 1-100 (larger values are clamped to 100).
@@ -133,14 +133,14 @@ pub struct QueryArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PathArg {
+pub(crate) struct PathArg {
     /// Absolute path of a file under a configured root.
     pub file_path: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SourceArgs {
+pub(crate) struct SourceArgs {
     /// Absolute path of a file under a configured root.
     #[serde(default)]
     pub file_path: Option<String>,
@@ -151,7 +151,7 @@ pub struct SourceArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// Absolute path of a file under a configured root.
     #[serde(default)]
     pub file_path: Option<String>,
@@ -166,7 +166,7 @@ pub struct ReadArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NeighborArgs {
+pub(crate) struct NeighborArgs {
     pub chunk_index: u32,
     #[serde(default)]
     pub file_path: Option<String>,
@@ -180,7 +180,7 @@ pub struct NeighborArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct DataArgs {
+pub(crate) struct DataArgs {
     pub data: String,
     /// Any id; re-using it replaces the content.
     pub source: String,
@@ -193,7 +193,7 @@ pub struct DataArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct UrlArgs {
+pub(crate) struct UrlArgs {
     pub url: String,
     #[serde(default)]
     pub source: Option<String>,
@@ -203,7 +203,7 @@ pub struct UrlArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SyncArgs {
+pub(crate) struct SyncArgs {
     /// Optional absolute folder or file under a root; default: every root.
     #[serde(default)]
     pub path: Option<String>,
@@ -211,14 +211,14 @@ pub struct SyncArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct JobArgs {
+pub(crate) struct JobArgs {
     pub job_id: String,
 }
 
 with_filters! {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[serde(default)]
     pub scope: Option<ScopeArg>,
 }
@@ -226,11 +226,11 @@ pub struct ListArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+pub(crate) struct NoArgs {}
 
 /// Files while indexing, chunks while embedding.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct JobProgress {
+pub(crate) struct JobProgress {
     /// `indexing` (every new or changed file, keyword-searchable as soon as
     /// it is written), `recognising` (pages of a scan, inside indexing) or
     /// `embedding` (chunks without vectors).
@@ -242,7 +242,7 @@ pub struct JobProgress {
 /// A sync job's state, counts and errors.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct JobBody {
+pub(crate) struct JobBody {
     pub state: JobStateName,
     pub started_at: String,
     pub finished_at: Option<String>,
@@ -258,7 +258,7 @@ pub struct JobBody {
 /// `sync_status`.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SyncJob {
+pub(crate) struct SyncJob {
     pub job_id: String,
     #[serde(flatten)]
     pub body: JobBody,
@@ -268,7 +268,7 @@ pub struct SyncJob {
 /// progress token (the sync then ran inside the call).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SyncStarted {
+pub(crate) struct SyncStarted {
     pub job_id: String,
     #[serde(flatten)]
     pub finished: Option<JobBody>,
@@ -278,7 +278,7 @@ pub struct SyncStarted {
 /// values a client can meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum JobStateName {
+pub(crate) enum JobStateName {
     Running,
     Succeeded,
     Failed,
@@ -298,7 +298,7 @@ impl From<minirag_core::progress::JobState> for JobStateName {
 /// What a running sync is doing, on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum PhaseName {
+pub(crate) enum PhaseName {
     Indexing,
     Recognising,
     Embedding,
@@ -341,7 +341,7 @@ fn job_payload(j: &Job) -> SyncJob {
 }
 
 #[derive(Clone)]
-pub struct Server {
+pub(crate) struct Server {
     app: Arc<App>,
     jobs: Arc<Jobs>,
     /// Wakes `subscriptions/listen` streams when the documents may have changed.
@@ -393,7 +393,7 @@ where
 
 #[tool_router]
 impl Server {
-    pub fn new(app: App) -> Self {
+    pub(crate) fn new(app: App) -> Self {
         Self {
             app: Arc::new(app),
             jobs: Arc::new(Jobs::default()),
@@ -405,7 +405,7 @@ impl Server {
     }
 
     /// The search page's backend: this server's app and jobs.
-    pub fn page_backend(&self) -> crate::page::PageBackend {
+    pub(crate) fn page_backend(&self) -> crate::page::PageBackend {
         crate::page::PageBackend {
             app: self.app.clone(),
             jobs: self.jobs.clone(),
@@ -414,14 +414,14 @@ impl Server {
     }
 
     /// Logs every tool call (HTTP mode).
-    pub fn with_log(mut self, log: RequestLog) -> Self {
+    pub(crate) fn with_log(mut self, log: RequestLog) -> Self {
         self.log = Some(log);
         self
     }
 
     /// Under `RAG_WATCH=1`, keeps the index current on a background thread
     /// (its first sync catches up); `status.watch` shows it.
-    pub fn start_watching(&self) {
+    pub(crate) fn start_watching(&self) {
         let on = self.app.config().is_ok_and(|c| c.watch);
         if !on {
             return;
@@ -438,7 +438,7 @@ impl Server {
 
     /// Stops the watcher, ends the listen streams and drains the sync job
     /// shared by every clone of this server (see [`Jobs::drain`]).
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         self.watch_stop
             .store(true, std::sync::atomic::Ordering::Relaxed);
         self.changes.stop();
@@ -932,7 +932,7 @@ impl ServerHandler for Server {
     }
 }
 
-pub async fn serve(app: App) -> Result<()> {
+pub(crate) async fn serve(app: App) -> Result<()> {
     let server = Server::new(app);
     server.start_watching();
     let (transport, stdout) = crate::stdio::transport();

@@ -10,10 +10,10 @@ use minirag_core::config::Config;
 use serde_json::{json, Map, Value};
 
 /// The server's name in every client's configuration.
-pub const NAME: &str = "minirag";
+pub(crate) const NAME: &str = "minirag";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Client {
+pub(crate) enum Client {
     /// Claude Code: `.mcp.json` in the project folder.
     Claude,
     /// Cursor: `.cursor/mcp.json` in the project folder.
@@ -25,7 +25,7 @@ pub enum Client {
 }
 
 /// What the entry starts: this binary, with the configured roots.
-pub struct Entry {
+pub(crate) struct Entry {
     pub command: String,
     pub env: Vec<(String, String)>,
 }
@@ -36,7 +36,11 @@ impl Entry {
     /// environment), so the client's server opens the index just synced.
     /// `remote`: the embedding server's settings as this process resolved
     /// them (the key file's path is written, never the key it holds).
-    pub fn new(roots: &[String], config: &Config, remote: &[(String, String)]) -> Result<Self> {
+    pub(crate) fn new(
+        roots: &[String],
+        config: &Config,
+        remote: &[(String, String)],
+    ) -> Result<Self> {
         let exe = std::env::current_exe().context("cannot tell where this binary is")?;
         let exe = exe.canonicalize().unwrap_or(exe);
         let mut env = settings(roots, config);
@@ -76,7 +80,7 @@ fn settings(roots: &[String], config: &Config) -> Vec<(String, String)> {
 }
 
 /// The client's configuration file.
-pub fn default_file(client: Client, cwd: &Path) -> Result<PathBuf> {
+pub(crate) fn default_file(client: Client, cwd: &Path) -> Result<PathBuf> {
     Ok(match client {
         Client::Claude => cwd.join(".mcp.json"),
         Client::Cursor => cwd.join(".cursor/mcp.json"),
@@ -112,7 +116,7 @@ fn servers_key(client: Client) -> &'static str {
 }
 
 /// The configuration text with our entry merged in (`existing` may be empty).
-pub fn merged(client: Client, e: &Entry, existing: &str, file: &Path) -> Result<String> {
+pub(crate) fn merged(client: Client, e: &Entry, existing: &str, file: &Path) -> Result<String> {
     if client == Client::Codex {
         let mut doc: toml_edit::DocumentMut = existing.parse().map_err(|err| {
             anyhow!(
@@ -170,7 +174,7 @@ pub fn merged(client: Client, e: &Entry, existing: &str, file: &Path) -> Result<
 
 /// Our entry as a client's file holds it (`None` when the file or the entry
 /// is missing), for `setup --check`.
-pub fn read(client: Client, file: &Path) -> Result<Option<Entry>> {
+pub(crate) fn read(client: Client, file: &Path) -> Result<Option<Entry>> {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -229,7 +233,7 @@ pub fn read(client: Client, file: &Path) -> Result<Option<Entry>> {
 }
 
 /// Writes the merged configuration through a temporary file and a rename.
-pub fn write(client: Client, e: &Entry, file: &Path) -> Result<()> {
+pub(crate) fn write(client: Client, e: &Entry, file: &Path) -> Result<()> {
     let existing = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),

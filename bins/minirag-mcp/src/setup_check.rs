@@ -15,7 +15,7 @@ use crate::setup::{self, Client};
 /// What the check found; `ok` when `problems` is empty.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Check {
+pub(crate) struct Check {
     pub file: String,
     pub ok: bool,
     pub command: Option<String>,
@@ -30,7 +30,7 @@ pub struct Check {
 
 /// Checks the entry in `file` against `here`, the app these flags and this
 /// environment resolve to.
-pub fn run(client: Client, file: &Path, here: &App) -> Result<Check> {
+pub(crate) fn run(client: Client, file: &Path, here: &App) -> Result<Check> {
     let mut check = Check {
         file: file.display().to_string(),
         ok: false,
@@ -119,7 +119,7 @@ pub fn run(client: Client, file: &Path, here: &App) -> Result<Check> {
 }
 
 /// The check for people: one line per fact, then each problem.
-pub fn human(c: &Check) -> String {
+pub(crate) fn human(c: &Check) -> String {
     let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     let mut lines = vec![
         format!("entry:   {} in {}", setup::NAME, c.file),

@@ -13,7 +13,7 @@ const PIPE: usize = 1 << 20;
 
 /// What rmcp reads and writes instead of stdin and stdout, and the task
 /// that writes stdout: await it after rmcp ends, so the last answers are out.
-pub fn transport() -> ((DuplexStream, DuplexStream), tokio::task::JoinHandle<()>) {
+pub(crate) fn transport() -> ((DuplexStream, DuplexStream), tokio::task::JoinHandle<()>) {
     let (to_server, server_in) = tokio::io::duplex(PIPE);
     let (server_out, from_server) = tokio::io::duplex(PIPE);
     let (errors, mut error_lines) = mpsc::unbounded_channel::<String>();

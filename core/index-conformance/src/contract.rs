@@ -20,6 +20,7 @@ fn put(index: &impl Index, source: &str, texts: &[&str]) {
         .unwrap();
 }
 
+/// Writes survive a reopen, and a replace with fewer chunks leaves none of the old behind.
 pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
     let store = subject.fresh();
     {
@@ -135,6 +136,7 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
     check(&subject.open(&store), "after a compaction");
 }
 
+/// A second handle on the same index sees the first's writes.
 pub fn another_handle_sees_writes<S: Subject>(subject: &S) {
     let store = subject.fresh();
     let reader = subject.open(&store);
@@ -201,6 +203,7 @@ pub fn a_read_view_is_a_snapshot<S: Subject>(subject: &S) {
     assert_eq!(reader.chunks("/d/k.md", 0..=9).unwrap().len(), 1);
 }
 
+/// Vectors of another width under one model are refused; another model's vectors switch the index.
 pub fn a_width_clash_is_refused_and_another_model_switches_the_index<S: Subject>(subject: &S) {
     let store = subject.fresh();
     let index = subject.open(&store);
@@ -217,9 +220,6 @@ pub fn a_width_clash_is_refused_and_another_model_switches_the_index<S: Subject>
             stored: 8,
             model: 16
         }
-    );
-    assert!(
-        err.to_string().contains("8-dimensional") && err.to_string().contains("16-dimensional")
     );
     assert_eq!(
         index.stats().unwrap().source_count,
@@ -259,6 +259,7 @@ pub fn a_width_clash_is_refused_and_another_model_switches_the_index<S: Subject>
     }
 }
 
+/// A scope and filters apply before the cut at k, not after.
 pub fn scope_applies_before_the_cut<S: Subject>(subject: &S) {
     let store = subject.fresh();
     let index = subject.open(&store);
@@ -347,6 +348,7 @@ pub fn a_filter_applies_before_the_cut<S: Subject>(subject: &S) {
     }
 }
 
+/// Sources stored without vectors are counted, and get their vectors later.
 pub fn vectorless_sources_are_counted_and_get_vectors_later<S: Subject>(subject: &S) {
     let store = subject.fresh();
     let index = subject.open(&store);
@@ -379,6 +381,7 @@ pub fn vectorless_sources_are_counted_and_get_vectors_later<S: Subject>(subject:
     );
 }
 
+/// Vectors stored in batches are each durable once their call returns.
 pub fn vectors_arrive_in_batches_each_durable<S: Subject>(subject: &S) {
     let store = subject.fresh();
     let texts: Vec<String> = (0..10).map(|i| format!("batch chunk number {i}")).collect();

@@ -3,8 +3,10 @@
 use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, SourceRecord, SourceType};
 
+/// Width of the test vectors.
 pub const DIM: usize = 8;
 
+/// A file record for `source` with `n` chunks.
 pub fn record(source: &str, title: &str, n: usize) -> SourceRecord {
     SourceRecord {
         source: source.into(),
@@ -22,6 +24,7 @@ pub fn record(source: &str, title: &str, n: usize) -> SourceRecord {
     }
 }
 
+/// Chunk `index` with `text`.
 pub fn chunk(index: u32, text: &str) -> Chunk {
     Chunk {
         index,
@@ -41,6 +44,7 @@ pub fn vector(text: &str) -> Vec<f32> {
     v.iter().map(|x| x / n).collect()
 }
 
+/// Deterministic unit vectors for `texts`.
 pub fn vectors(texts: &[String]) -> Embeddings {
     let mut e = Embeddings::new(DIM);
     for t in texts {
@@ -49,6 +53,7 @@ pub fn vectors(texts: &[String]) -> Embeddings {
     e
 }
 
+/// Chunks 0.. of `texts`.
 pub fn chunks(texts: &[String]) -> Vec<Chunk> {
     texts
         .iter()

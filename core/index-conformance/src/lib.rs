@@ -18,6 +18,7 @@ pub use model::answers_like_a_brute_force_model;
 pub trait Subject {
     /// A place for one index (a folder, a database schema).
     type Store;
+    /// The index under test.
     type Index: Index;
     /// A new, empty place.
     fn fresh(&self) -> Self::Store;

@@ -8,6 +8,7 @@ use minirag_core::ports::{SourceRecord, SourceType};
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next pseudo-random number.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;

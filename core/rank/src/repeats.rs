@@ -11,6 +11,7 @@ use crate::Analyzer;
 /// after the first.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Repeats {
+    /// Each repeated term and how many extra times the chunks hold it.
     pub terms: HashMap<String, u32>,
     /// How many terms in all (the excess document length).
     pub len: u64,

@@ -3,9 +3,12 @@
 
 use crate::markdown::{fence_run, starts_heading};
 
+/// One structural block of a section's body: a paragraph, list, table or fenced code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Block {
+    /// The block's Markdown.
     pub text: String,
+    /// Whether it is fenced code, never split inside a line.
     pub code: bool,
     /// For code: the closing fence was found (an unclosed fence runs to the end).
     pub closed: bool,

@@ -2,6 +2,7 @@
 
 use crate::markdown::{atx_heading, code_lines, slide_marker, timestamp_seconds};
 
+/// What shape a document has, which decides how it is cut into sections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Category {
     /// Meeting transcript: cut into two-minute windows.
@@ -19,6 +20,7 @@ pub enum Category {
 const MIN_STAMPS: usize = 5;
 const MIN_STAMP_SHARE: f64 = 0.15;
 
+/// The document's shape, read off its Markdown.
 pub fn detect(markdown: &str) -> Category {
     let lines: Vec<&str> = markdown.split('\n').collect();
     let non_blank = lines.iter().filter(|l| !l.trim().is_empty()).count();

@@ -20,7 +20,9 @@ pub use category::Category;
 
 /// Default and allowed range of the unit budget in tokens.
 pub const DEFAULT_BUDGET: usize = 110;
+/// The smallest budget `CHUNK_TOKEN_BUDGET` accepts.
 pub const MIN_BUDGET: usize = 16;
+/// The largest budget `CHUNK_TOKEN_BUDGET` accepts: the encoder's window less the breadcrumb's share.
 pub const MAX_BUDGET: usize = 128;
 
 /// The note that opens every piece of a fenced code block too long to keep whole.
@@ -29,6 +31,7 @@ pub const CODE_SPLIT_NOTE: &str = "[code block split to fit the token budget]";
 /// One heading of a section's chain, outermost first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
+    /// 1 for `#`, up to 6.
     pub level: u8,
     /// Cleaned text used in breadcrumbs (`**` runs and edge markup removed).
     pub text: String,
@@ -39,9 +42,12 @@ pub struct Heading {
 /// What a unit is made of; reconstruction glues code pieces differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum UnitKind {
+    /// Prose.
     #[default]
     Text,
+    /// Table rows, a header repeated in each piece.
     Rows,
+    /// A whole fenced code block.
     Code,
     /// One piece of a fenced block split at line boundaries; starts with
     /// [`CODE_SPLIT_NOTE`] after the prefix.
@@ -56,6 +62,7 @@ pub enum UnitKind {
 pub struct Layout {
     /// Bytes of the `<breadcrumb>\n\n` prefix at the start of the text.
     pub prefix_len: u32,
+    /// What the unit is made of.
     pub kind: UnitKind,
     /// The section's heading chain (empty outside heading documents).
     pub headings: Vec<Heading>,
@@ -76,7 +83,9 @@ pub struct Chunk {
     /// Parent section index; counts only sections that produced a unit.
     /// Parent id: `<source>#p<parent>`.
     pub parent: u32,
+    /// The unit's text, breadcrumb prefix first.
     pub text: String,
+    /// How the text is laid out and where it is in its document.
     pub layout: Layout,
 }
 
@@ -106,10 +115,12 @@ impl Chunk {
     }
 }
 
+/// A chunk's id in answers: `<source>#<index>`.
 pub fn chunk_id(source: &str, index: u32) -> String {
     format!("{source}#{index}")
 }
 
+/// A parent section's id in answers: `<source>#p<parent>`.
 pub fn parent_id(source: &str, parent: u32) -> String {
     format!("{source}#p{parent}")
 }
@@ -127,9 +138,13 @@ pub fn parse_parent_id(id: &str) -> Option<(&str, u32)> {
 pub struct Section {
     /// Breadcrumb prefixes from most to least informative; always ends with "".
     pub ladder: Vec<String>,
+    /// The section's Markdown without its heading lines.
     pub body: String,
+    /// The heading chain, outermost first.
     pub headings: Vec<Heading>,
+    /// The heading line itself is the body (a section of only a heading).
     pub heading_is_body: bool,
+    /// A piece of a longer section cut before packing: its breadcrumb says so.
     pub continues: bool,
     /// The Markdown line of each body line ([`lines::UNKNOWN`] when not
     /// found); empty before [`lines::map_sections`].
@@ -140,6 +155,7 @@ pub struct Section {
 }
 
 impl Section {
+    /// A section of `body` alone: no headings, no breadcrumb.
     pub fn plain(body: String) -> Self {
         Self {
             ladder: vec![String::new()],
@@ -162,13 +178,16 @@ pub struct ChunkOptions<'a> {
     /// transcript window labels. `None` for data/URL sources without a real
     /// title: then nothing is seeded.
     pub title: Option<&'a str>,
+    /// Counts tokens as the model will.
     pub counter: &'a dyn TokenCounter,
 }
 
 /// The result of chunking one document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunked {
+    /// The document's chunks, in order.
     pub chunks: Vec<Chunk>,
+    /// The shape the document was read as.
     pub category: Category,
     /// `# <title>` was added in front of the first section.
     pub title_seeded: bool,

@@ -12,8 +12,11 @@ const HEADROOM: usize = 24;
 /// A packed unit before it gets its chunk index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
+    /// The unit's text, breadcrumb prefix first.
     pub text: String,
+    /// Bytes of that prefix.
     pub prefix_len: usize,
+    /// What the unit is made of.
     pub kind: UnitKind,
 }
 

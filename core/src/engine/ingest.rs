@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-pub use crate::progress::{SyncControl, EMBED_BATCH};
+pub(super) use crate::progress::{SyncControl, EMBED_BATCH};
 
 use super::Engine;
 use crate::chunk::{pack_sections, section_markdown, Chunk, ChunkOptions};
@@ -24,8 +24,11 @@ use crate::CHUNK_SCHEME;
 /// What an ingest stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IngestOutcome {
+    /// The source as indexed: a path, URL or data id.
     pub source: String,
+    /// Chunks it was cut into.
     pub chunk_count: usize,
+    /// Its title.
     pub title: String,
     /// Set when the chunks were stored without vectors (model unavailable),
     /// or when part of the text read as badly encoded.
@@ -55,6 +58,7 @@ pub struct PreparedIngest {
 }
 
 impl PreparedIngest {
+    /// The source this ingest will write.
     pub fn source(&self) -> &str {
         &self.source
     }

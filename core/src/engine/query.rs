@@ -18,8 +18,11 @@ use crate::search::{
 /// A query as the tools receive it.
 #[derive(Debug, Clone, Copy)]
 pub struct QueryRequest<'a> {
+    /// What to look for.
     pub query: &'a str,
+    /// Results wanted, before grouping; checked against the bounds.
     pub top_k: i64,
+    /// Source prefixes (folders or ids) to search under; empty for all.
     pub scope: &'a [String],
     /// Format, dates and path patterns a hit's source must match, applied
     /// with the scope inside every list before its cut.
@@ -29,6 +32,7 @@ pub struct QueryRequest<'a> {
 }
 
 impl Engine {
+    /// Hybrid search: both lists, fused, shaped into results.
     pub fn query(&self, request: QueryRequest<'_>) -> Result<QueryResponse, EngineError> {
         let query = validate_query(request.query)?;
         let top_k = clamp_top_k(request.top_k)?;

@@ -12,14 +12,18 @@ use crate::search::{is_under, ResultItem, Scope};
 /// A document rebuilt from the index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadDocument {
+    /// The source's record.
     pub record: SourceRecord,
+    /// Its text, rebuilt from its chunks.
     pub text: String,
 }
 
 /// The index's counts, and the model its vectors were made with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexState {
+    /// What the index holds, counted.
     pub stats: IndexStats,
+    /// The model whose vectors the index holds, if any.
     pub vector_model: Option<String>,
 }
 

@@ -3,13 +3,16 @@
 /// One chunk addressed by its source and position.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ChunkKey {
+    /// The source: a path, URL or data id.
     pub source: String,
+    /// The chunk's index in the source.
     pub index: u32,
 }
 
 /// A scored candidate from one side of the hybrid search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// Which chunk.
     pub key: ChunkKey,
     /// Vector side: squared L2 distance on unit vectors (2 − 2·cos).
     /// Keyword side: the BM25 score (higher is better).
@@ -21,6 +24,7 @@ pub struct Candidate {
 /// to show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocumentHit {
+    /// The source.
     pub source: String,
     /// Whole-document BM25 (higher is better).
     pub score: f32,

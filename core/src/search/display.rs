@@ -1,6 +1,7 @@
 //! `displayPath`: the source relative to the longest root that holds
 //! it, by plain string slicing (no Unicode normalisation), never empty.
 
+/// `source` as shown to people: relative to the root it is under, as it is otherwise.
 pub fn display_path<S: AsRef<str>>(source: &str, roots: &[S]) -> String {
     roots
         .iter()

@@ -35,12 +35,15 @@ pub struct FilterRequest<'a> {
 /// record type without building a [`SourceRecord`] per source and query.
 #[derive(Debug, Clone, Copy)]
 pub struct SourceFacts<'a> {
+    /// The source.
     pub source: &'a str,
+    /// File, data or URL.
     pub source_type: SourceType,
     /// A file's modification time (0 for data and URL sources).
     pub mtime: f64,
     /// ISO-8601 UTC.
     pub ingested_at: &'a str,
+    /// Its detected language, ISO 639-1.
     pub language: Option<&'a str>,
     /// As [`crate::meta::normalized`] leaves them.
     pub meta: &'a [(String, String)],
@@ -77,31 +80,43 @@ pub struct Filter {
 /// A filter argument that cannot be used; each names the value and the fix.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FilterError {
+    /// A format that is no format key or extension.
     UnknownFormat {
+        /// As given.
         given: String,
     },
+    /// A date that is neither a date nor RFC 3339.
     BadDate {
+        /// `modifiedAfter` or `modifiedBefore`.
         field: &'static str,
+        /// As given.
         given: String,
     },
     /// `modifiedAfter` is not before `modifiedBefore`.
     EmptyRange,
+    /// A path pattern that is no glob.
     BadPattern {
+        /// As given.
         given: String,
+        /// What is wrong with it.
         why: GlobError,
     },
     /// Not an ISO 639-1 code.
     BadLanguage {
+        /// As given.
         given: String,
     },
     /// A `meta` field no document in the index declares; `known` lists
     /// those that some document does.
     UnknownMetaField {
+        /// As given.
         given: String,
+        /// The fields some document declares.
         known: Vec<String>,
     },
     /// A `meta` entry without a field name or a value.
     BadMeta {
+        /// As given.
         given: String,
     },
 }

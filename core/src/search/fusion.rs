@@ -8,7 +8,9 @@ pub const RRF_K: f64 = 60.0;
 /// A fused hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fused {
+    /// Which chunk.
     pub key: ChunkKey,
+    /// Its fused score, higher is better.
     pub score: f64,
     /// Vector distance when the hit was in the vector window; `None` for
     /// keyword-only hits.

@@ -15,6 +15,7 @@ pub struct Glob {
 /// Why a pattern cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GlobError {
+    /// An empty pattern.
     Empty,
     /// A `[` without its `]`.
     UnclosedClass,
@@ -35,6 +36,7 @@ impl std::fmt::Display for GlobError {
 }
 
 impl Glob {
+    /// Parses `pattern`.
     pub fn new(pattern: &str) -> Result<Glob, GlobError> {
         let text = pattern.trim().trim_start_matches("./").trim_matches('/');
         if text.is_empty() {

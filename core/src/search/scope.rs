@@ -25,10 +25,12 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Everything: no prefix and no filter.
     pub fn all() -> Self {
         Self::default()
     }
 
+    /// Under any of `prefixes` (folders, files or data ids).
     pub fn new<I, S>(prefixes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -45,10 +47,12 @@ impl Scope {
         Self { filter, ..self }
     }
 
+    /// The filter on documents' facts.
     pub fn filter(&self) -> &Filter {
         &self.filter
     }
 
+    /// The prefixes, none meaning all.
     pub fn prefixes(&self) -> &[String] {
         &self.prefixes
     }

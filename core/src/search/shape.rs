@@ -5,14 +5,22 @@ use crate::location::Location;
 
 use super::display::display_path;
 
+/// One result as answers carry it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResultItem {
+    /// The chunk's text.
     pub text: String,
+    /// Its source.
     pub source: String,
+    /// The source's title.
     pub title: String,
+    /// The chunk's index in the source.
     pub chunk_index: u32,
+    /// Its fused score, higher is better.
     pub score: f64,
+    /// Its vector distance, when the vector list had it.
     pub distance: Option<f32>,
+    /// Its parent section's id, when results group by section.
     pub parent_id: Option<String>,
     /// Where in the document the chunk is, when known.
     pub location: Option<Location>,
@@ -44,17 +52,23 @@ impl ResultItem {
     }
 }
 
+/// One document of a query's results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceItem {
+    /// The source.
     pub source: String,
+    /// Its title.
     pub title: String,
+    /// Results from it.
     pub hits: usize,
+    /// The source relative to its root.
     pub display_path: String,
 }
 
 /// A hit's place in one ranked list: 1-based rank and that list's score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ListRank {
+    /// 1-based place in the list.
     pub rank: usize,
     /// Vector list: squared L2 distance of unit vectors (lower is nearer).
     /// Keyword list: the BM25 score (higher is better).
@@ -65,7 +79,9 @@ pub struct ListRank {
 /// keyword weight fusion used, and the fused score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Explain {
+    /// The hit's place in the vector list, if it was there.
     pub vector: Option<ListRank>,
+    /// The hit's place in the keyword list, if it was there.
     pub keyword: Option<ListRank>,
     /// The hit's document in the whole-document list (BM25 over the whole
     /// document, from `IndexView::document_search`).
@@ -78,12 +94,16 @@ pub struct Explain {
     pub fused: f64,
 }
 
+/// A query's answer.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct QueryResponse {
+    /// The results, best first.
     pub results: Vec<ResultItem>,
+    /// Their documents, in order of first appearance.
     pub sources: Vec<SourceItem>,
     /// Parent id → rebuilt section text, in order of first appearance.
     pub parents: Vec<(String, String)>,
+    /// Why the results are fewer or keyword-only, when they are.
     pub notice: Option<String>,
     /// One per result, in order, when the request asked for it.
     pub explain: Option<Vec<Explain>>,

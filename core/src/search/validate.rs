@@ -9,11 +9,16 @@ pub const MIN_CANDIDATES: usize = 50;
 /// "query" is a document pasted by mistake, or load aimed at a shared server.
 pub const MAX_QUERY_CHARS: usize = 4096;
 
+/// Why a query's arguments cannot be searched.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryError {
+    /// A blank query.
     EmptyQuery,
+    /// Longer than [`MAX_QUERY_CHARS`]; its length.
     TooLong(usize),
+    /// `topK` below 1; the value.
     TopKTooSmall(i64),
+    /// A scope given but empty.
     EmptyScope,
     /// A format, date or path pattern that cannot narrow anything.
     Filter(super::FilterError),
@@ -51,6 +56,7 @@ impl std::error::Error for QueryError {
     }
 }
 
+/// The query trimmed, or why it cannot be searched.
 pub fn validate_query(query: &str) -> Result<&str, QueryError> {
     let q = query.trim();
     let chars = q.chars().count();

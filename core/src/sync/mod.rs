@@ -24,6 +24,7 @@ pub enum FileState {
     /// Same bytes and chunks, but no vectors of the current model (another
     /// model, or none was loadable at ingest): embed the stored chunks again.
     StaleModel,
+    /// Same bytes, chunks and vectors: nothing to do.
     Unchanged,
 }
 
@@ -42,6 +43,7 @@ impl FileState {
 /// and what only the list knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListedState {
+    /// Indexed and current.
     Ingested,
     /// The file changed, or its vectors are another model's.
     Stale,
@@ -56,6 +58,7 @@ pub enum ListedState {
 }
 
 impl ListedState {
+    /// Every state, for schemas.
     pub const ALL: [ListedState; 6] = [
         Self::Ingested,
         Self::Stale,
@@ -65,6 +68,7 @@ impl ListedState {
         Self::Unreadable,
     ];
 
+    /// The state's name in answers.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Ingested => "ingested",
@@ -80,6 +84,7 @@ impl ListedState {
 /// What a plan needs that only the file system knows, asked lazily: a
 /// file's hash is read only when its mtime moved or a move is suspected.
 pub trait Hasher {
+    /// The file's sha256 hex; `None` when it cannot be read.
     fn sha256(&self, path: &str) -> Option<String>;
 }
 
@@ -123,6 +128,7 @@ pub fn stored_state(record: &SourceRecord) -> ListedState {
 
 /// What a plan is made from.
 pub struct PlanInput<'a> {
+    /// What the walk of the roots found.
     pub scan: &'a Scan,
     /// Indexed sources (any type; only files under `scope` are planned).
     pub indexed: &'a [SourceRecord],
@@ -134,7 +140,9 @@ pub struct PlanInput<'a> {
     /// plans only the files under its own roots, and never deletes another
     /// machine's files because it cannot see them.
     pub shared: bool,
+    /// The model whose vectors the index holds.
     pub model: Option<&'a str>,
+    /// Larger files are skipped.
     pub max_file_size: u64,
     /// Images are read (an OCR engine is available). Without one, indexed
     /// images whose files still exist are kept, not deleted.
@@ -144,14 +152,18 @@ pub struct PlanInput<'a> {
 /// A move: the same name and bytes found at a new path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Move {
+    /// The indexed path.
     pub from: String,
+    /// The path it moved to.
     pub to: String,
+    /// The new path's mtime.
     pub mtime: f64,
 }
 
 /// Every decision of one sync, before anything is written.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncPlan {
+    /// Files the scan found.
     pub scanned: u64,
     /// New, changed or stale-scheme files: read, convert, chunk, embed.
     pub ingest: Vec<String>,
@@ -159,9 +171,11 @@ pub struct SyncPlan {
     pub reembed: Vec<String>,
     /// Tried in order; a move the index refuses becomes an ingest.
     pub moves: Vec<Move>,
+    /// Sources to remove.
     pub delete: Vec<String>,
     /// Indexed images kept while no OCR engine can read them.
     pub kept_unreadable: Vec<String>,
+    /// Files left alone.
     pub skipped: u64,
     /// Files over `MAX_FILE_SIZE`, with their size.
     pub too_large: Vec<(String, u64)>,
@@ -266,6 +280,7 @@ fn file_name(path: &str) -> &str {
 /// How one file of a sync ended, for the counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
+    /// Converted, chunked and stored.
     Ingested,
     /// An unchanged source embedded again (another model, or none before).
     Reembedded,
@@ -275,6 +290,7 @@ pub enum Outcome {
     /// reported, kept out of `failed`, as the reference treats files whose
     /// reader is a missing extra.
     Unreadable,
+    /// It failed; the error is reported.
     Failed,
 }
 

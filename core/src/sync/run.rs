@@ -64,10 +64,15 @@ impl SyncSession {
 /// One row of `list_files`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedFile {
+    /// The source.
     pub source: String,
+    /// File, data or URL.
     pub source_type: SourceType,
+    /// Its title.
     pub title: String,
+    /// Its state against the files.
     pub state: super::ListedState,
+    /// Chunks stored.
     pub chunk_count: u32,
     /// The OCR engine that read part of it, or empty.
     pub ocr_engine: String,
@@ -78,15 +83,22 @@ pub struct ListedFile {
 /// A folder `list_files` could not see into, with the indexed files it holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnlistedFolder {
+    /// The folder.
     pub path: String,
+    /// The OS error; `None` for an empty root.
     pub error: Option<String>,
+    /// Indexed files under it, kept.
     pub indexed_count: usize,
+    /// What to do about it.
     pub message: String,
 }
 
+/// What `list_files` answers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileListing {
+    /// Sources, by source.
     pub files: Vec<ListedFile>,
+    /// Folders the scan could not see into.
     pub unlisted: Vec<UnlistedFolder>,
 }
 

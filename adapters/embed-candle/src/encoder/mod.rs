@@ -28,7 +28,7 @@ use rayon::prelude::*;
 #[cfg(test)]
 mod product_check {
     /// Deterministic `rows × k` inputs and `[n, k]` weights.
-    pub fn operands(rows: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+    pub(super) fn operands(rows: usize, k: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
         let x = (0..rows * k)
             .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
             .collect();
@@ -39,7 +39,7 @@ mod product_check {
     }
 
     /// Asserts `got` is `x · Wᵀ` within 1e-4.
-    pub fn assert_product(x: &[f32], w: &[f32], k: usize, got: &[f32]) {
+    pub(super) fn assert_product(x: &[f32], w: &[f32], k: usize, got: &[f32]) {
         let (rows, n) = (x.len() / k, w.len() / k);
         for r in 0..rows {
             for j in 0..n {

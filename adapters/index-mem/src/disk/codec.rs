@@ -33,7 +33,7 @@ pub(crate) fn config() -> bincode::config::Configuration {
 
 /// bincode encoding behind a trait object, so one closure encodes both parts.
 pub(crate) mod erased {
-    pub trait Encode {
+    pub(crate) trait Encode {
         fn encode_into(
             &self,
             out: &mut dyn std::io::Write,

@@ -147,7 +147,7 @@ pub(crate) unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
 /// i16 → i32 pairs, the shape of the multiply-add-pairs instruction
 /// (`pmaddwd`), sixteen pairs per step.
 #[inline(always)]
-pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+pub(super) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let mut acc = [0i32; 16];
     let ca = a.chunks_exact(32);
     let cb = b.chunks_exact(32);

@@ -1,4 +1,4 @@
 //! Helpers shared by the index tests: the conformance suite's fixtures.
 #![allow(unused_imports)]
 
-pub use minirag_index_conformance::fixtures::*;
+pub(crate) use minirag_index_conformance::fixtures::*;

@@ -4,7 +4,7 @@ use minirag_index_pg::{PgIndex, PgOptions};
 
 /// The test server's URL; a test that needs it fails without it, naming
 /// how to start one (it is never skipped).
-pub fn test_url() -> String {
+pub(crate) fn test_url() -> String {
     std::env::var("MINIRAG_TEST_PG_URL").unwrap_or_else(|_| {
         panic!(
             "MINIRAG_TEST_PG_URL is not set: these tests need PostgreSQL with pgvector. \
@@ -15,7 +15,7 @@ pub fn test_url() -> String {
 }
 
 /// A schema of its own per index, dropped at the end.
-pub struct Schema {
+pub(crate) struct Schema {
     pub name: String,
 }
 

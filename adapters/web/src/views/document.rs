@@ -10,14 +10,14 @@ use crate::markdown;
 
 /// `/doc?source=…&chunk=N&q=…`
 #[derive(Debug, Default, serde::Deserialize)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     pub source: String,
     pub chunk: Option<u32>,
     #[serde(default)]
     pub q: String,
 }
 
-pub struct Shown<'a> {
+pub(crate) struct Shown<'a> {
     pub doc: &'a ReadDocument,
     pub passage: Option<std::ops::Range<usize>>,
     /// The passage's place and citation, when known.
@@ -26,7 +26,7 @@ pub struct Shown<'a> {
     pub original: bool,
 }
 
-pub fn view(wanted: &Wanted, shown: &Shown<'_>) -> Markup {
+pub(crate) fn view(wanted: &Wanted, shown: &Shown<'_>) -> Markup {
     let record = &shown.doc.record;
     let body = markdown::render(&shown.doc.text, shown.passage.clone(), &wanted.q);
     page(

@@ -2,16 +2,16 @@
 //! through maud's escaping; the only pre-escaped HTML is the Markdown
 //! renderer's output and the highlighter's marks.
 
-pub mod document;
-pub mod search;
-pub mod status;
+pub(crate) mod document;
+pub(crate) mod search;
+pub(crate) mod status;
 
 use maud::{html, Markup, DOCTYPE};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 /// Which view the navigation marks as current.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Nav {
+pub(crate) enum Nav {
     Search,
     Status,
     None,
@@ -20,7 +20,7 @@ pub enum Nav {
 /// The shell: head with the one stylesheet and script, skip link,
 /// navigation landmark, and `main`. `refresh`: reload every that many
 /// seconds when script is off (a sync under way).
-pub fn page(title: &str, nav: Nav, refresh: Option<u32>, body: Markup) -> Markup {
+pub(crate) fn page(title: &str, nav: Nav, refresh: Option<u32>, body: Markup) -> Markup {
     let current = |n: Nav| if n == nav { Some("page") } else { None };
     html! {
         (DOCTYPE)
@@ -52,7 +52,7 @@ pub fn page(title: &str, nav: Nav, refresh: Option<u32>, body: Markup) -> Markup
 }
 
 /// A short page that says what went wrong and what to do.
-pub fn problem(title: &str, message: &str) -> Markup {
+pub(crate) fn problem(title: &str, message: &str) -> Markup {
     page(
         title,
         Nav::None,
@@ -66,7 +66,7 @@ pub fn problem(title: &str, message: &str) -> Markup {
 }
 
 /// The token form shown when the server needs one.
-pub fn login(wrong: bool) -> Markup {
+pub(crate) fn login(wrong: bool) -> Markup {
     page(
         "Sign in",
         Nav::None,
@@ -87,7 +87,7 @@ pub fn login(wrong: bool) -> Markup {
 }
 
 /// A query-string value, percent-encoded.
-pub fn enc(value: &str) -> String {
+pub(crate) fn enc(value: &str) -> String {
     utf8_percent_encode(value, ENCODED).to_string()
 }
 
@@ -100,7 +100,7 @@ const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// `/doc?source=…&chunk=N&q=…#passage`
-pub fn doc_link(source: &str, chunk: Option<u32>, query: &str) -> String {
+pub(crate) fn doc_link(source: &str, chunk: Option<u32>, query: &str) -> String {
     let mut url = format!("/doc?source={}", enc(source));
     if let Some(c) = chunk {
         url.push_str(&format!("&chunk={c}"));

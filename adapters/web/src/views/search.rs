@@ -10,7 +10,7 @@ use crate::highlight;
 
 /// What the search form holds (`/?q=…&root=…&folder=…&format=…`).
 #[derive(Debug, Default, Clone, serde::Deserialize)]
-pub struct Form {
+pub(crate) struct Form {
     #[serde(default)]
     pub q: String,
     #[serde(default)]
@@ -36,7 +36,7 @@ pub struct Form {
 impl Form {
     /// The query's scope: the chosen root, and the folder under it (or an
     /// absolute folder as given).
-    pub fn scope(&self, roots: &[String]) -> Vec<String> {
+    pub(crate) fn scope(&self, roots: &[String]) -> Vec<String> {
         let folder = self.folder.trim().trim_end_matches('/');
         if folder.starts_with('/') {
             return vec![folder.to_string()];
@@ -56,14 +56,14 @@ impl Form {
         }
     }
 
-    pub fn formats(&self) -> Vec<String> {
+    pub(crate) fn formats(&self) -> Vec<String> {
         match self.format.trim() {
             "" => Vec::new(),
             f => vec![f.to_string()],
         }
     }
 
-    pub fn languages(&self) -> Vec<String> {
+    pub(crate) fn languages(&self) -> Vec<String> {
         match self.lang.trim() {
             "" => Vec::new(),
             l => vec![l.to_string()],
@@ -72,7 +72,7 @@ impl Form {
 
     /// The field asked for; text without `=` goes through as a field with
     /// no value, so core's error says how to write it.
-    pub fn meta(&self) -> Vec<(String, String)> {
+    pub(crate) fn meta(&self) -> Vec<(String, String)> {
         match self.meta.trim() {
             "" => Vec::new(),
             m => vec![m
@@ -84,14 +84,14 @@ impl Form {
     }
 
     /// The first day the search keeps, as core reads it (`None`: any).
-    pub fn modified_after(&self) -> Option<&str> {
+    pub(crate) fn modified_after(&self) -> Option<&str> {
         Some(self.since.trim()).filter(|s| !s.is_empty())
     }
 
     /// The day after the last one kept: the page's range includes its last
     /// day, core's end is exclusive. A value that is no date goes through
     /// as it is, so core's error names it.
-    pub fn modified_before(&self) -> Option<String> {
+    pub(crate) fn modified_before(&self) -> Option<String> {
         let until = Some(self.until.trim()).filter(|s| !s.is_empty())?;
         Some(match minirag_core::time::parse_instant(until) {
             Some(t) => minirag_core::time::iso_utc(t as i64 + 86_400),
@@ -100,7 +100,7 @@ impl Form {
     }
 
     /// This search as a URL, to share or bookmark.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         let mut url = format!("/?q={}", enc(&self.q));
         for (k, v) in [
             ("root", &self.root),
@@ -120,7 +120,7 @@ impl Form {
 }
 
 /// What a search came to.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// No query yet.
     Empty,
     Found {
@@ -130,7 +130,7 @@ pub enum Outcome {
     Failed(String),
 }
 
-pub fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
+pub(crate) fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
     let title = if form.q.is_empty() {
         "Search".to_string()
     } else {
@@ -194,7 +194,7 @@ pub fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
 }
 
 /// The results list alone (also served to the page's script as it types).
-pub fn results(form: &Form, outcome: &Outcome) -> Markup {
+pub(crate) fn results(form: &Form, outcome: &Outcome) -> Markup {
     match outcome {
         Outcome::Empty => html! {},
         Outcome::Failed(message) => html! { p.error role="alert" { (message) } },

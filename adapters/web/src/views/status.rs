@@ -11,14 +11,14 @@ use super::{doc_link, enc, page, Nav};
 
 /// `/status?state=…&job=…`
 #[derive(Debug, Default, serde::Deserialize)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     #[serde(default)]
     pub state: String,
     #[serde(default)]
     pub job: String,
 }
 
-pub fn view(
+pub(crate) fn view(
     wanted: &Wanted,
     status: &Value,
     job: Option<&Job>,
@@ -68,7 +68,7 @@ pub fn view(
 }
 
 /// The job's state, counts and progress; a cancel while it runs.
-pub fn job_panel(job: &Job) -> Markup {
+pub(crate) fn job_panel(job: &Job) -> Markup {
     let p = &job.progress;
     html! {
         p.job-state data-state=(job.state.as_str()) {
@@ -150,6 +150,6 @@ fn files_table(wanted: &Wanted, files: Result<&[ListedFile], &str>) -> Markup {
 }
 
 /// `/status?job=ID`
-pub fn job_url(id: &str) -> String {
+pub(crate) fn job_url(id: &str) -> String {
     format!("/status?job={}", enc(id))
 }

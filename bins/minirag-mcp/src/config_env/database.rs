@@ -9,7 +9,10 @@ use minirag_index_pg::{mask_password, valid_schema_name, DEFAULT_SCHEMA};
 use super::{err, ConfigError};
 
 /// `DB_URL` and `DB_SCHEMA`; `None` without `DB_URL` (the embedded index).
-pub fn database(url: Option<&str>, schema: Option<&str>) -> Result<Option<Database>, ConfigError> {
+pub(super) fn database(
+    url: Option<&str>,
+    schema: Option<&str>,
+) -> Result<Option<Database>, ConfigError> {
     let schema = schema.map(str::trim).filter(|s| !s.is_empty());
     let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
         if let Some(s) = schema {

@@ -16,7 +16,7 @@ const BATCH_REVISION: &str = "2025-03-26";
 
 /// Whether a POST with these headers may carry a batch: a session's
 /// request on 2025-03-26 (`initialize` may not be batched).
-pub fn allowed(headers: &HeaderMap) -> bool {
+pub(super) fn allowed(headers: &HeaderMap) -> bool {
     let session = headers.contains_key("mcp-session-id");
     let revision = headers
         .get("mcp-protocol-version")
@@ -26,7 +26,7 @@ pub fn allowed(headers: &HeaderMap) -> bool {
 
 /// Serves each message of `batch` through `next`; the answers of the
 /// requests among them, as one JSON array (202 when all were notifications).
-pub async fn serve(uri: Uri, headers: HeaderMap, batch: Vec<Value>, next: Next) -> Response {
+pub(super) async fn serve(uri: Uri, headers: HeaderMap, batch: Vec<Value>, next: Next) -> Response {
     let mut answers = Vec::new();
     for message in batch {
         let mut request = Request::new(Body::from(message.to_string()));

@@ -29,7 +29,7 @@ use tokio::time::{Instant, Sleep};
 const FD_RESERVE: u64 = 64;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub total: usize,
     pub per_ip: usize,
     pub idle: Duration,
@@ -38,7 +38,7 @@ pub struct Limits {
 
 impl Limits {
     /// `total` lowered to what the process's open-file limit can hold.
-    pub fn within_file_limit(mut self) -> Self {
+    pub(crate) fn within_file_limit(mut self) -> Self {
         let room = open_file_limit().saturating_sub(FD_RESERVE).max(8);
         self.total = self.total.min(usize::try_from(room).unwrap_or(usize::MAX));
         self
@@ -87,13 +87,13 @@ impl Conn {
 }
 
 /// Every open connection, by peer address (unique while it is open).
-pub struct Connections {
+pub(super) struct Connections {
     limits: Limits,
     open: Mutex<HashMap<SocketAddr, Arc<Conn>>>,
 }
 
 impl Connections {
-    pub fn new(limits: Limits) -> Arc<Self> {
+    pub(super) fn new(limits: Limits) -> Arc<Self> {
         Arc::new(Self {
             limits,
             open: Mutex::new(HashMap::new()),
@@ -181,7 +181,7 @@ fn evict_oldest_idle(open: &HashMap<SocketAddr, Arc<Conn>>, ip: Option<IpAddr>) 
 }
 
 /// A request in flight on its connection; dropped when its response ends.
-pub struct InFlight(Option<Arc<Conn>>);
+pub(super) struct InFlight(Option<Arc<Conn>>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
@@ -200,7 +200,7 @@ impl Drop for InFlight {
 
 /// Middleware over every route: counts the request on its connection
 /// until its response body ends.
-pub async fn track(
+pub(super) async fn track(
     State(connections): State<Arc<Connections>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
@@ -223,7 +223,7 @@ pub async fn track(
 }
 
 /// The listener: accepts, admits by the caps, wraps each stream.
-pub struct Bounded {
+pub(super) struct Bounded {
     pub listener: TcpListener,
     pub connections: Arc<Connections>,
 }
@@ -277,7 +277,7 @@ fn libc_enfile() -> i32 {
 }
 
 /// A connection's stream, ended by eviction or by an idle or header timeout.
-pub struct Tracked {
+pub(super) struct Tracked {
     stream: TcpStream,
     conn: Arc<Conn>,
     connections: Arc<Connections>,

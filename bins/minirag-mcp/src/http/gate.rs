@@ -24,11 +24,11 @@ use super::options::{digest, Options};
 use crate::reqlog::{HttpLine, Outcome, RequestLog};
 
 /// Permits of the drain semaphore: more than any server has requests.
-pub const DRAIN_PERMITS: u32 = 1 << 20;
+pub(super) const DRAIN_PERMITS: u32 = 1 << 20;
 /// Client entries kept before idle ones are swept.
 const CLIENTS_SWEEP_AT: usize = 4096;
 
-pub struct Gate {
+pub(super) struct Gate {
     options: Options,
     pub log: RequestLog,
     draining: AtomicBool,
@@ -38,7 +38,7 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn new(options: Options) -> Self {
+    pub(super) fn new(options: Options) -> Self {
         Self {
             log: RequestLog {
                 log_queries: options.log_queries,
@@ -51,14 +51,14 @@ impl Gate {
     }
 
     /// New requests are refused from now on.
-    pub fn start_draining(&self) {
+    pub(super) fn start_draining(&self) {
         self.draining.store(true, Ordering::SeqCst);
     }
 
     /// The search page's checks: the same hosts and token. Its POSTs take
     /// only its own origin and `--allowed-origin`s: a page another local
     /// server serves (any loopback port) must not start a sync.
-    pub fn page_guard(&self) -> minirag_web::Guard {
+    pub(super) fn page_guard(&self) -> minirag_web::Guard {
         let token = self.options.token.map(|expected| {
             Arc::new(move |presented: &str| -> bool { digest(presented).ct_eq(&expected).into() })
                 as minirag_web::TokenCheck
@@ -127,7 +127,7 @@ fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-pub async fn admit(
+pub(super) async fn admit(
     State(gate): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,

@@ -20,14 +20,14 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-pub use options::{Options, ServeArgs};
+pub(crate) use options::{Options, ServeArgs};
 
 use crate::app::App;
 use crate::server::Server;
 use gate::{admit, Gate, DRAIN_PERMITS};
 
 /// Serves until SIGTERM or SIGINT, then drains (see [`shutdown`]).
-pub async fn serve(app: App, options: Options) -> Result<()> {
+pub(crate) async fn serve(app: App, options: Options) -> Result<()> {
     let gate = Arc::new(Gate::new(options.clone()));
     let server = Server::new(app).with_log(gate.log);
     server.start_watching();

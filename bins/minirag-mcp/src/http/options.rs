@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 const MIN_TOKEN_CHARS: usize = 16;
 
 #[derive(Args, Clone, Debug)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp (IP:PORT; port 0
     /// picks a free one) instead of stdio.
     #[arg(long, value_name = "IP:PORT")]
@@ -83,7 +83,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// Every flag at its default, as `serve --http` has them (for `ui`).
-    pub fn defaults() -> Self {
+    pub(crate) fn defaults() -> Self {
         #[derive(clap::Parser)]
         struct Only {
             #[command(flatten)]
@@ -95,7 +95,7 @@ impl ServeArgs {
 
 /// Checked HTTP settings.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub bind: SocketAddr,
     /// SHA-256 of the bearer token, when one is required.
     pub token: Option<[u8; 32]>,
@@ -121,7 +121,7 @@ pub struct Options {
 
 impl Options {
     /// `env_token`: the value of MINIRAG_TOKEN, if set.
-    pub fn check(args: &ServeArgs, bind: &str, env_token: Option<String>) -> Result<Self> {
+    pub(crate) fn check(args: &ServeArgs, bind: &str, env_token: Option<String>) -> Result<Self> {
         let bind: SocketAddr = bind.parse().map_err(|_| {
             anyhow::anyhow!("--http takes IP:PORT, got '{bind}'; for example --http 127.0.0.1:8765")
         })?;
@@ -211,7 +211,7 @@ impl Options {
     }
 }
 
-pub fn digest(token: &str) -> [u8; 32] {
+pub(super) fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 

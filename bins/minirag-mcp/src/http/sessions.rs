@@ -22,7 +22,7 @@ tokio::task_local! {
     pub static PEER: IpAddr;
 }
 
-pub struct BoundedSessions {
+pub(super) struct BoundedSessions {
     inner: LocalSessionManager,
     max_total: usize,
     max_per_ip: usize,
@@ -35,7 +35,7 @@ struct Known {
 }
 
 impl BoundedSessions {
-    pub fn new(inner: LocalSessionManager, max_total: usize, max_per_ip: usize) -> Self {
+    pub(super) fn new(inner: LocalSessionManager, max_total: usize, max_per_ip: usize) -> Self {
         Self {
             inner,
             max_total,
