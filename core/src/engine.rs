@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-pub use crate::progress::{SyncControl, EMBED_BATCH};
+pub use crate::progress::SyncControl;
+#[cfg(test)]
+use crate::progress::EMBED_BATCH;
 
 use crate::config::Config;
 use crate::ports::{
@@ -102,7 +104,9 @@ mod ingest;
 mod query;
 mod read;
 
-pub use ingest::{file_extension, IngestOutcome, PreparedIngest};
+#[cfg(test)]
+use ingest::file_extension;
+pub use ingest::{IngestOutcome, PreparedIngest};
 pub use query::QueryRequest;
 pub use read::{IndexState, IngestTargets, ReadDocument};
 

@@ -122,7 +122,7 @@ pub fn readable_content_types() -> Vec<&'static str> {
 }
 
 /// Whether a path names an image (read only with OCR).
-pub fn is_image_path(path: &str) -> bool {
+pub(crate) fn is_image_path(path: &str) -> bool {
     path.rsplit_once('.')
         .and_then(|(_, e)| by_extension(&e.to_ascii_lowercase()))
         .is_some_and(|f| f.kind == FormatKind::Image)

@@ -313,7 +313,7 @@ fn overlap(have: Option<(u32, u32)>, a: u32, b: u32) -> bool {
 
 impl Location {
     /// Whether this place is in the part asked for.
-    pub fn is_in(&self, wanted: &Wanted) -> bool {
+    pub(crate) fn is_in(&self, wanted: &Wanted) -> bool {
         match wanted {
             Wanted::Pages(a, b) => overlap(self.pages, *a, *b),
             Wanted::Slide(n) => self.slide == Some(*n),
@@ -401,7 +401,7 @@ fn before<T>(list: &[(At, T)], pos: At) -> Option<&(At, T)> {
 
 /// The place of the Markdown from word `first` to word `last`: pages,
 /// slide, cell, the heading's id, table rows and file lines.
-pub fn locate(places: &Places, first: At, last: At) -> Location {
+pub(crate) fn locate(places: &Places, first: At, last: At) -> Location {
     let mut out = Location::default();
     if let (Some((_, a)), Some((_, b))) =
         (before(&places.pages, first), before(&places.pages, last))

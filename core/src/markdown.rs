@@ -53,19 +53,19 @@ pub fn atx_heading(line: &str) -> Option<(u8, &str)> {
 }
 
 /// A line that starts a heading for the block splitter (`^#{1,6}\s`).
-pub fn starts_heading(line: &str) -> bool {
+pub(crate) fn starts_heading(line: &str) -> bool {
     let hashes = line.bytes().take_while(|&b| b == b'#').count();
     (1..=6).contains(&hashes) && line[hashes..].starts_with(char::is_whitespace)
 }
 
 /// A table row `^\s*\|.*\|\s*$`.
-pub fn is_table_row(line: &str) -> bool {
+pub(crate) fn is_table_row(line: &str) -> bool {
     let t = line.trim();
     t.len() >= 2 && t.starts_with('|') && t.ends_with('|')
 }
 
 /// A GitHub table delimiter row such as `| --- | :-: |`.
-pub fn is_delimiter_row(line: &str) -> bool {
+pub(crate) fn is_delimiter_row(line: &str) -> bool {
     if !is_table_row(line) {
         return false;
     }
@@ -80,7 +80,7 @@ pub fn is_delimiter_row(line: &str) -> bool {
 }
 
 /// A slide marker `<!-- Slide number: N -->` (whitespace tolerant).
-pub fn slide_marker(line: &str) -> Option<u64> {
+pub(crate) fn slide_marker(line: &str) -> Option<u64> {
     let t = line.trim();
     let inner = t.strip_prefix("<!--")?.strip_suffix("-->")?.trim();
     let num = inner.strip_prefix("Slide number:")?.trim();
@@ -92,7 +92,7 @@ pub fn slide_marker(line: &str) -> Option<u64> {
 
 /// Seconds of a transcript timestamp line: optional indentation,
 /// optional `**speaker**`, then `[H]H:MM:SS` or `[M]M:SS`, then only blanks.
-pub fn timestamp_seconds(line: &str) -> Option<u64> {
+pub(crate) fn timestamp_seconds(line: &str) -> Option<u64> {
     let mut rest = line.trim_start_matches([' ', '\t']);
     if let Some(after) = rest.strip_prefix("**") {
         let end = after.find("**")?;

@@ -22,7 +22,7 @@ const MAX_VALUE_CHARS: usize = 256;
 
 /// One field name as stored and matched: trimmed, lower-case, aliases
 /// folded (`Creator` → `author`).
-pub fn field_name(given: &str) -> String {
+pub(crate) fn field_name(given: &str) -> String {
     let name = given.trim().to_lowercase();
     ALIASES
         .iter()
@@ -66,7 +66,7 @@ pub fn normalized(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<(Str
 
 /// Whether a stored value is the one asked for: equal ignoring case and
 /// spacing, so `Finance Team` matches `finance  team`.
-pub fn value_matches(stored: &str, wanted: &str) -> bool {
+pub(crate) fn value_matches(stored: &str, wanted: &str) -> bool {
     stored.to_lowercase() == tidy(wanted).to_lowercase()
 }
 

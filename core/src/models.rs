@@ -40,7 +40,7 @@ pub struct KnownModel {
 const BGE_QUERY: &str = "Represent this sentence for searching relevant passages: ";
 
 /// Known families, most specific names first (the first match wins).
-pub const KNOWN_MODELS: &[KnownModel] = &[
+pub(crate) const KNOWN_MODELS: &[KnownModel] = &[
     KnownModel {
         family: "multilingual-e5",
         names: &["multilingual-e5"],
@@ -143,7 +143,7 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
 /// The family a model name belongs to, if we know it. `name` is a hub id
 /// (`intfloat/multilingual-e5-small`) or a folder path, compared
 /// case-insensitively.
-pub fn known_model(name: &str) -> Option<&'static KnownModel> {
+pub(crate) fn known_model(name: &str) -> Option<&'static KnownModel> {
     let name = name.to_lowercase();
     KNOWN_MODELS
         .iter()
@@ -185,9 +185,6 @@ pub enum Precision {
 }
 
 impl Precision {
-    /// The values MODEL_PRECISION accepts, as written.
-    pub const NAMES: [&'static str; 2] = ["fp32", "int8"];
-
     /// `fp32` or `int8`, without case; `None` for anything else.
     pub fn parse(value: &str) -> Option<Self> {
         match value.trim().to_ascii_lowercase().as_str() {
@@ -267,7 +264,7 @@ impl Prompts {
     }
 
     /// Whether any text is put in front of inputs.
-    pub fn is_bare(&self) -> bool {
+    pub(crate) fn is_bare(&self) -> bool {
         self.query.is_empty() && self.passage.is_empty()
     }
 

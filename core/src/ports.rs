@@ -542,7 +542,7 @@ impl std::error::Error for FileError {
 
 /// `path` normalised lexically: `.` dropped, `..` taken back, repeated `/`
 /// folded. What [`Files::resolve`] does where nothing exists on disk.
-pub fn normalise_path(path: &str) -> String {
+pub(crate) fn normalise_path(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

@@ -54,7 +54,7 @@ pub struct SyncControl<'a> {
 
 /// Chunks a sync embeds and stores at a time (a second or a few of encoder
 /// work on two cores): a cancel or a kill loses at most one batch.
-pub const EMBED_BATCH: u32 = 256;
+pub(crate) const EMBED_BATCH: u32 = 256;
 
 /// The counts a sync reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -131,7 +131,7 @@ impl SyncReport {
     /// Folds in a second pass that only embedded what the first stored
     /// keyword-only (while the model downloaded): its re-embeds, chunks and
     /// failures; what both passes found (blind folders, large files) once.
-    pub fn add_embedding_pass(&mut self, pass: SyncReport) {
+    pub(crate) fn add_embedding_pass(&mut self, pass: SyncReport) {
         self.counts.reembedded += pass.counts.reembedded;
         self.counts.embedded_chunks += pass.counts.embedded_chunks;
         for (source, message) in pass.errors {

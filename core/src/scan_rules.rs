@@ -5,7 +5,7 @@ use crate::formats::by_extension;
 use crate::search::scope::is_under;
 
 /// Tool folders that hold no user documents.
-pub const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv", "venv"];
+pub(crate) const SKIPPED_DIRS: &[&str] = &["node_modules", "__pycache__", ".venv", "venv"];
 
 /// Whether a file or folder called `name` is skipped.
 pub fn skipped_name(name: &str, is_dir: bool) -> bool {
@@ -18,7 +18,7 @@ pub fn skipped_name(name: &str, is_dir: bool) -> bool {
 /// no hidden or tool folder on the way, not a hidden or lock file, and a
 /// format the product reads. Asked again wherever a path is served, so a
 /// file the scan skips is never handed out by another route.
-pub fn admits_file(path: &str, roots: &[String]) -> bool {
+pub(crate) fn admits_file(path: &str, roots: &[String]) -> bool {
     let Some(parts) = below_root(path, roots) else {
         return false;
     };

@@ -56,7 +56,7 @@ const BOILERPLATE_HEADINGS: &[&str] = &[
 ];
 
 /// The first `# ` heading outside fenced code, trimmed.
-pub fn first_h1(markdown: &str) -> Option<String> {
+pub(crate) fn first_h1(markdown: &str) -> Option<String> {
     let lines: Vec<&str> = markdown.split('\n').collect();
     let code = code_lines(&lines);
     lines
@@ -86,7 +86,7 @@ pub fn stem(file_name: &str) -> &str {
 }
 
 /// Removes one trailing extension the product knows (documents or images).
-pub fn strip_known_extension(stem: &str) -> &str {
+pub(crate) fn strip_known_extension(stem: &str) -> &str {
     match stem.rsplit_once('.') {
         Some((base, ext)) if !base.is_empty() && crate::formats::is_known_extension(ext) => base,
         _ => stem,
@@ -94,7 +94,7 @@ pub fn strip_known_extension(stem: &str) -> &str {
 }
 
 /// A stem as shown to people: `_` → space, whitespace collapsed.
-pub fn display_stem(stem: &str) -> String {
+pub(crate) fn display_stem(stem: &str) -> String {
     stem.replace('_', " ")
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -124,7 +124,7 @@ fn tokens(text: &str) -> Vec<String> {
 
 /// Whether a file stem says something about the document (not `scan_001`,
 /// `Document1`, `2026-08-07`, `Копия документа (2)`, …).
-pub fn is_informative_stem(stem: &str) -> bool {
+pub(crate) fn is_informative_stem(stem: &str) -> bool {
     let meaningful = stem
         .chars()
         .filter(|c| !(c.is_whitespace() || matches!(c, '_' | '-' | '.')))
@@ -140,7 +140,7 @@ pub fn is_informative_stem(stem: &str) -> bool {
 
 /// Whether a heading is document boilerplate (`1.2 Общие положения`,
 /// `**Лист изменений**`, `III. Revision history`, …), compared whole.
-pub fn is_boilerplate_heading(heading: &str) -> bool {
+pub(crate) fn is_boilerplate_heading(heading: &str) -> bool {
     const EDGE: &[char] = &[
         '*', '_', '`', '~', '#', '[', ']', '(', ')', ' ', '\t', '.', ':', ';', ',', '!', '-', '–',
         '—',
@@ -179,7 +179,7 @@ fn strip_section_number(text: &str) -> Option<&str> {
 
 /// A heading that can serve as a title: not boilerplate, and with a letter or
 /// digit left once inline images are removed.
-pub fn is_usable_h1(heading: &str) -> bool {
+pub(crate) fn is_usable_h1(heading: &str) -> bool {
     !is_boilerplate_heading(heading) && without_images(heading).chars().any(char::is_alphanumeric)
 }
 
@@ -206,7 +206,7 @@ fn without_images(text: &str) -> String {
 
 /// Title of an image read by OCR: its displayed stem, never a
 /// heading (`Договор_поставки_2026.png` → `Договор поставки 2026`).
-pub fn image_title(file_name: &str) -> String {
+pub(crate) fn image_title(file_name: &str) -> String {
     let stem = stem(file_name);
     let shown = display_stem(stem);
     if shown.is_empty() {
@@ -217,7 +217,7 @@ pub fn image_title(file_name: &str) -> String {
 }
 
 /// Title of a file.
-pub fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str) -> String {
+pub(crate) fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str) -> String {
     if let Some(meta) = metadata_title.map(str::trim).filter(|t| !t.is_empty()) {
         return meta.to_string();
     }
@@ -243,7 +243,7 @@ pub fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str)
 /// Title of `ingest_data` / `ingest_url` content: explicit, then (HTML or
 /// URL) the converter's metadata, then the first H1. `None` means the
 /// caller stores the id as title and seeds nothing.
-pub fn content_title(
+pub(crate) fn content_title(
     explicit: Option<&str>,
     metadata_title: Option<&str>,
     markdown: &str,

@@ -15,7 +15,7 @@ pub struct Block {
 }
 
 /// Index of the line closing a fence opened at `open` with `(ch, len)`.
-pub fn closing_fence(lines: &[&str], open: usize, ch: char, len: usize) -> Option<usize> {
+pub(crate) fn closing_fence(lines: &[&str], open: usize, ch: char, len: usize) -> Option<usize> {
     (open + 1..lines.len()).find(|&j| fence_run(lines[j]).is_some_and(|(c, l)| c == ch && l >= len))
 }
 

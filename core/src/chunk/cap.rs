@@ -7,7 +7,7 @@ use super::Section;
 use crate::markdown::{fence_run, is_delimiter_row, is_table_row};
 
 /// Characters from which a section is cut into pieces before packing, so packing stays linear on huge sections.
-pub const SECTION_CAP: usize = 4000;
+pub(crate) const SECTION_CAP: usize = 4000;
 
 fn chars(s: &str) -> usize {
     s.chars().count()

@@ -10,7 +10,7 @@ use crate::location::{word_count, At, Mark, Place};
 use crate::markdown::{is_delimiter_row, is_word_char, slide_marker};
 
 /// A body line not found among the Markdown lines.
-pub const UNKNOWN: u32 = u32::MAX;
+pub(crate) const UNKNOWN: u32 = u32::MAX;
 /// Markdown lines searched ahead of the last one found.
 const WINDOW: usize = 256;
 /// Words a unit is recognised by at its start and at its end.
@@ -23,7 +23,7 @@ fn worth_finding(line: &str) -> bool {
 /// Sets each section's `line_map` (the Markdown line of every body line)
 /// and `word_offsets` (the words before it on that line: a sentence piece
 /// of a longer line starts inside it).
-pub fn map_sections(markdown: &str, sections: &mut [Section]) {
+pub(crate) fn map_sections(markdown: &str, sections: &mut [Section]) {
     let lines = Lines::of(markdown);
     let mut cursor = 0usize;
     for section in sections {
@@ -140,7 +140,7 @@ fn find(lines: &Lines<'_>, cursor: &mut usize, line: &str, heading: bool) -> (u3
 }
 
 /// The slides a deck's Markdown marks (`<!-- Slide n -->` lines).
-pub fn slide_places(markdown: &str) -> Vec<Place> {
+pub(crate) fn slide_places(markdown: &str) -> Vec<Place> {
     markdown
         .split('\n')
         .enumerate()
@@ -186,7 +186,7 @@ fn matches(hay: &[Word], at: usize, key: &[Word]) -> bool {
 /// it), found from `cursor` on in the body's `body_words`; `skip` leading
 /// lines of the unit body are not looked for (a repeated table header, a
 /// split note).
-pub fn unit_lines(
+pub(crate) fn unit_lines(
     body_words: &[Word],
     cursor: &mut usize,
     unit_body: &str,
@@ -272,7 +272,7 @@ pub fn unit_lines(
 
 /// A unit's body positions as Markdown positions, through the section's
 /// maps; unknown lines at either end are passed over.
-pub fn to_markdown(section: &Section, first: At, last: At) -> Option<(At, At)> {
+pub(crate) fn to_markdown(section: &Section, first: At, last: At) -> Option<(At, At)> {
     let known = |i: u32| {
         let line = section
             .line_map

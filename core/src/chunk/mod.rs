@@ -26,7 +26,7 @@ pub const MIN_BUDGET: usize = 16;
 pub const MAX_BUDGET: usize = 128;
 
 /// The note that opens every piece of a fenced code block too long to keep whole.
-pub const CODE_SPLIT_NOTE: &str = "[code block split to fit the token budget]";
+pub(crate) const CODE_SPLIT_NOTE: &str = "[code block split to fit the token budget]";
 
 /// One heading of a section's chain, outermost first.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -40,12 +40,12 @@ struct Atom {
 }
 
 /// Room for the breadcrumb prefix: min(budget − 24, ⌊budget/3⌋).
-pub fn prefix_room(budget: usize) -> usize {
+pub(crate) fn prefix_room(budget: usize) -> usize {
     budget.saturating_sub(HEADROOM).min(budget / 3)
 }
 
 /// The first ladder rung whose `<prefix>\n\n` fits the prefix room.
-pub fn choose_prefix<'a>(
+pub(crate) fn choose_prefix<'a>(
     ladder: &'a [String],
     budget: usize,
     counter: &dyn TokenCounter,
@@ -324,7 +324,11 @@ enum Piece {
 }
 
 /// Packs one section into units.
-pub fn pack_section(section: &Section, budget: usize, counter: &dyn TokenCounter) -> Vec<Unit> {
+pub(crate) fn pack_section(
+    section: &Section,
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> Vec<Unit> {
     let rung = choose_prefix(&section.ladder, budget, counter);
     let prefix = if rung.is_empty() {
         String::new()

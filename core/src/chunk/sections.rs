@@ -48,7 +48,7 @@ fn without_contents_lines(mut section: Section) -> Section {
 /// A line of a table of contents: runs of leader dots or colons (`. . .`,
 /// `: : :`, `.....`, `…`) make up a good part of it, and it has a page
 /// number.
-pub fn is_contents_line(line: &str) -> bool {
+pub(crate) fn is_contents_line(line: &str) -> bool {
     let leader = |w: &str| !w.is_empty() && w.chars().all(|c| matches!(c, '.' | ':' | '·' | '…'));
     let words: Vec<&str> = line.split_whitespace().collect();
     let mut leader_chars = 0;
@@ -76,7 +76,7 @@ pub fn is_contents_line(line: &str) -> bool {
 }
 
 /// Joins lines, dropping blank lines at both ends and trailing whitespace.
-pub fn body_of(lines: &[&str]) -> String {
+pub(crate) fn body_of(lines: &[&str]) -> String {
     let start = lines.iter().position(|l| !l.trim().is_empty());
     let end = lines.iter().rposition(|l| !l.trim().is_empty());
     match (start, end) {
@@ -87,7 +87,7 @@ pub fn body_of(lines: &[&str]) -> String {
 
 /// Breadcrumb ladder for a heading chain: full chain, then shorter forms with
 /// the middle elided (U+2026), then the innermost heading, then "".
-pub fn ladder(chain: &[&str]) -> Vec<String> {
+pub(crate) fn ladder(chain: &[&str]) -> Vec<String> {
     let mut rungs: Vec<String> = Vec::new();
     if let Some(last) = chain.last() {
         rungs.push(chain.join(" > "));
@@ -114,7 +114,7 @@ pub fn ladder(chain: &[&str]) -> Vec<String> {
 /// Heading text for breadcrumbs: `**`/`__` become spaces, whitespace is
 /// collapsed and edge markup stripped; falls back to the raw line when
 /// nothing is left.
-pub fn clean_heading(text: &str, raw_line: &str) -> String {
+pub(crate) fn clean_heading(text: &str, raw_line: &str) -> String {
     let replaced = text.replace("**", " ").replace("__", " ");
     let collapsed = replaced.split_whitespace().collect::<Vec<_>>().join(" ");
     let cleaned = collapsed.trim_matches(|c: char| matches!(c, '*' | '_' | '`' | '~' | ' ' | '\t'));
@@ -197,7 +197,7 @@ pub fn format_timestamp(seconds: u64) -> String {
 }
 
 /// `[<start>–<end>]` with an EN DASH.
-pub fn window_label(start: u64) -> String {
+pub(crate) fn window_label(start: u64) -> String {
     format!(
         "[{}–{}]",
         format_timestamp(start),

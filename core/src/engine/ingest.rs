@@ -90,7 +90,7 @@ impl Engine {
 
     /// [`Engine::prepare_path`], reporting OCR pages to a sync's progress
     /// and stopping between pages once its `cancel` is set.
-    pub fn prepare_path_controlled(
+    pub(crate) fn prepare_path_controlled(
         &self,
         path: &str,
         control: Option<SyncControl<'_>>,
@@ -109,13 +109,13 @@ impl Engine {
 
     /// Reads (refusing files over `MAX_FILE_SIZE` before reading them),
     /// converts and chunks a file: what a sync runs ahead of the embedder.
-    pub fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
+    pub(crate) fn prepare_path(&self, path: &str) -> Result<PreparedIngest, EngineError> {
         self.prepare_path_controlled(path, None)
     }
 
     /// The CPU-light first half of a file ingest (checks, convert, title,
     /// chunk), so a sync can prepare the next files while this one embeds.
-    pub fn prepare_file(
+    pub(crate) fn prepare_file(
         &self,
         path: &str,
         bytes: &[u8],
@@ -348,7 +348,7 @@ impl Engine {
     /// The second half of an ingest without embedding: the chunks are
     /// stored keyword-searchable and vector-less, for a later
     /// [`Engine::reembed`] (a sync's second phase).
-    pub fn commit_keyword_only(
+    pub(crate) fn commit_keyword_only(
         &self,
         prepared: PreparedIngest,
     ) -> Result<IngestOutcome, EngineError> {
@@ -446,7 +446,7 @@ impl Engine {
     /// keeps what it finished, which the next run reuses through the
     /// embedding cache. After each batch `after_batch(embedded, total)` is
     /// told the source's progress; it returns `false` to stop there (a cancel).
-    pub fn reembed(
+    pub(crate) fn reembed(
         &self,
         source: &str,
         after_batch: &mut dyn FnMut(u32, u32) -> bool,
@@ -554,7 +554,7 @@ fn titled_or_id(title: Option<String>, source: &str) -> Titled {
 }
 
 /// Lower-case extension of the last path segment, without the dot.
-pub fn file_extension(path: &str) -> String {
+pub(crate) fn file_extension(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path);
     match name.rsplit_once('.') {
         Some((base, ext)) if !base.is_empty() => ext.to_lowercase(),

@@ -13,7 +13,7 @@ use crate::progress::{Phase, Step};
 
 /// 1-based numbers of the pages whose text layer is thinner than
 /// `threshold` non-whitespace characters; none when `threshold` is 0.
-pub fn pages_needing_ocr(page_chars: &[u32], threshold: u32) -> Vec<u32> {
+pub(crate) fn pages_needing_ocr(page_chars: &[u32], threshold: u32) -> Vec<u32> {
     if threshold == 0 {
         return Vec::new();
     }
@@ -28,7 +28,7 @@ pub fn pages_needing_ocr(page_chars: &[u32], threshold: u32) -> Vec<u32> {
 /// Recognised page texts appended after the converted text, blank pages
 /// skipped, in page order; `pages[i]` is the number of `recognised[i]`.
 /// Also where each appended page starts.
-pub fn append_recognised(
+pub(crate) fn append_recognised(
     markdown: &str,
     pages: &[u32],
     recognised: &[String],
@@ -60,7 +60,7 @@ pub fn append_recognised(
 
 impl Engine {
     /// Whether scans count as documents: an OCR engine is available.
-    pub fn reads_images(&self) -> bool {
+    pub(crate) fn reads_images(&self) -> bool {
         self.ports.ocr.engine().is_ok()
     }
 

@@ -11,7 +11,7 @@ use crate::tokens::TokenCounter;
 /// Letters per word piece below which the model is taken to be reading
 /// fragments: whole English words give 4–6, identifiers split into pieces
 /// 2–3, an unknown script about 1.3.
-pub const FRAGMENT_LETTERS_PER_PIECE: f64 = 1.6;
+pub(crate) const FRAGMENT_LETTERS_PER_PIECE: f64 = 1.6;
 /// The keyword weight fusion uses for a query the model reads mostly as
 /// fragments, with some words it can read (`как настроить max_wal_size`).
 pub const BLIND_KEYWORD_WEIGHT: f64 = 0.9;
@@ -41,7 +41,7 @@ pub fn letters_per_piece(query: &str, counter: &dyn TokenCounter) -> Option<f64>
 
 /// Whether the model reads any of the query's words (of two or more
 /// letters) as more than fragments; `None` when it has no such words.
-pub fn reads_any_word(query: &str, counter: &dyn TokenCounter) -> Option<bool> {
+pub(crate) fn reads_any_word(query: &str, counter: &dyn TokenCounter) -> Option<bool> {
     let mut any_word = false;
     for (letters, pieces) in words(query, counter) {
         any_word = true;

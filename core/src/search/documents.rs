@@ -22,12 +22,12 @@ use super::{Candidate, ChunkKey, DocumentHit};
 
 /// Each further chunk of one document scores this fraction of the one
 /// before it (`dev`: 0.3, 0.5 and 0.7 gave the same ranking).
-pub const NEXT_CHUNK_DECAY: f64 = 0.5;
+pub(crate) const NEXT_CHUNK_DECAY: f64 = 0.5;
 
 /// Each document's fused score (module doc): normalised best-chunk cosine
 /// at `1 − weight` plus normalised whole-document BM25 at `weight`. A
 /// document missing from a list gets 0 from it.
-pub fn document_scores<'a>(
+pub(crate) fn document_scores<'a>(
     vector: &'a [Candidate],
     documents: &'a [DocumentHit],
     weight: f64,

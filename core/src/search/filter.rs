@@ -122,7 +122,7 @@ pub enum FilterError {
 }
 
 /// Every format key a filter accepts, for messages.
-pub fn format_keys() -> Vec<&'static str> {
+pub(crate) fn format_keys() -> Vec<&'static str> {
     FORMATS.iter().map(|f| f.key).collect()
 }
 
@@ -268,13 +268,13 @@ impl Filter {
     }
 
     /// Asks for declared fields (the engine then checks their names).
-    pub fn has_meta(&self) -> bool {
+    pub(crate) fn has_meta(&self) -> bool {
         !self.meta.is_empty()
     }
 
     /// Fails on a `meta` field that no document declares, naming those
     /// that some do: a misspelt field is an error, not an empty page.
-    pub fn check_fields<'a>(
+    pub(crate) fn check_fields<'a>(
         &self,
         declared: impl IntoIterator<Item = &'a (String, String)>,
     ) -> Result<(), FilterError> {

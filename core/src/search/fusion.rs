@@ -3,7 +3,7 @@
 use crate::search::{Candidate, ChunkKey, DocumentHit};
 
 /// RRF damping constant.
-pub const RRF_K: f64 = 60.0;
+pub(crate) const RRF_K: f64 = 60.0;
 
 /// A fused hit.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +80,7 @@ pub fn fuse(vector: &[Candidate], keyword: &[Candidate], weight: f64) -> Vec<Fus
 /// scores, best first, summed with halving weights (max + ½·second + ¼·third
 /// …). Best first; ties by source. A document's best chunk is its first in
 /// the (best-first) keyword list.
-pub fn document_ranking(keyword: &[Candidate]) -> Vec<DocumentHit> {
+pub(crate) fn document_ranking(keyword: &[Candidate]) -> Vec<DocumentHit> {
     let mut per_doc: Vec<(&str, u32, f64, f64)> = Vec::new();
     let mut at: std::collections::HashMap<&str, usize> = Default::default();
     for c in keyword {
@@ -111,7 +111,7 @@ pub fn document_ranking(keyword: &[Candidate]) -> Vec<DocumentHit> {
 /// How many of the ascending `distances` form the first group (`Similar`)
 /// or the first two groups (`Related`). A boundary is a gap larger than
 /// twice the mean gap; fewer than three distances are one group.
-pub fn relevance_cutoff(distances: &[f64], mode: Grouping) -> usize {
+pub(crate) fn relevance_cutoff(distances: &[f64], mode: Grouping) -> usize {
     let n = distances.len();
     if n < 3 {
         return n;
@@ -134,7 +134,7 @@ pub fn relevance_cutoff(distances: &[f64], mode: Grouping) -> usize {
 }
 
 /// Drops hits with no distance or a distance above `max`.
-pub fn filter_max_distance(hits: Vec<Fused>, max: f64) -> Vec<Fused> {
+pub(crate) fn filter_max_distance(hits: Vec<Fused>, max: f64) -> Vec<Fused> {
     hits.into_iter()
         .filter(|h| h.distance.is_some_and(|d| d as f64 <= max))
         .collect()
@@ -158,7 +158,7 @@ pub fn apply_grouping(hits: Vec<Fused>, mode: Grouping) -> Vec<Fused> {
 }
 
 /// Keeps hits from the first `max` distinct sources in rank order.
-pub fn apply_max_files(hits: Vec<Fused>, max: usize) -> Vec<Fused> {
+pub(crate) fn apply_max_files(hits: Vec<Fused>, max: usize) -> Vec<Fused> {
     let mut kept: Vec<String> = Vec::new();
     hits.into_iter()
         .filter(|h| {

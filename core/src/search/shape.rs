@@ -110,7 +110,7 @@ pub struct QueryResponse {
 }
 
 /// Distinct sources in order of first appearance; `title` from the first hit.
-pub fn sources_of<S: AsRef<str>>(results: &[ResultItem], roots: &[S]) -> Vec<SourceItem> {
+pub(crate) fn sources_of<S: AsRef<str>>(results: &[ResultItem], roots: &[S]) -> Vec<SourceItem> {
     let mut out: Vec<SourceItem> = Vec::new();
     for r in results {
         match out.iter_mut().find(|s| s.source == r.source) {

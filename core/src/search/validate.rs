@@ -1,13 +1,13 @@
 //! Query argument validation.
 
 /// Largest accepted `topK`; larger values are clamped, not refused.
-pub const MAX_TOP_K: usize = 100;
+pub(crate) const MAX_TOP_K: usize = 100;
 /// Each side of the hybrid search fetches at least this many candidates.
-pub const MIN_CANDIDATES: usize = 50;
+pub(crate) const MIN_CANDIDATES: usize = 50;
 /// Longest accepted query, in characters. The encoder reads only its first
 /// 256 tokens, and every extra keyword term costs a postings walk: a longer
 /// "query" is a document pasted by mistake, or load aimed at a shared server.
-pub const MAX_QUERY_CHARS: usize = 4096;
+pub(crate) const MAX_QUERY_CHARS: usize = 4096;
 
 /// Why a query's arguments cannot be searched.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +57,7 @@ impl std::error::Error for QueryError {
 }
 
 /// The query trimmed, or why it cannot be searched.
-pub fn validate_query(query: &str) -> Result<&str, QueryError> {
+pub(crate) fn validate_query(query: &str) -> Result<&str, QueryError> {
     let q = query.trim();
     let chars = q.chars().count();
     if q.is_empty() {
@@ -70,7 +70,7 @@ pub fn validate_query(query: &str) -> Result<&str, QueryError> {
 }
 
 /// `topK` < 1 is refused; above [`MAX_TOP_K`] it is clamped.
-pub fn clamp_top_k(top_k: i64) -> Result<usize, QueryError> {
+pub(crate) fn clamp_top_k(top_k: i64) -> Result<usize, QueryError> {
     if top_k < 1 {
         return Err(QueryError::TopKTooSmall(top_k));
     }
@@ -78,7 +78,7 @@ pub fn clamp_top_k(top_k: i64) -> Result<usize, QueryError> {
 }
 
 /// Candidates fetched per side: max(4·topK, 50).
-pub fn candidate_window(top_k: usize) -> usize {
+pub(crate) fn candidate_window(top_k: usize) -> usize {
     (4 * top_k).max(MIN_CANDIDATES)
 }
 

@@ -96,7 +96,7 @@ impl<F: Fn(&str) -> Option<String>> Hasher for F {
 
 /// The one staleness rule. `model` is the id of the loadable model, `None`
 /// when none can be loaded (vectors cannot be made, so they are not stale).
-pub fn file_state(
+pub(crate) fn file_state(
     record: &SourceRecord,
     file: &ScannedFile,
     model: Option<&str>,
@@ -118,7 +118,7 @@ pub fn file_state(
 }
 
 /// A source (scan-visible or not) for data and URL sources, by scheme only.
-pub fn stored_state(record: &SourceRecord) -> ListedState {
+pub(crate) fn stored_state(record: &SourceRecord) -> ListedState {
     if record.scheme_version < CHUNK_SCHEME {
         ListedState::StaleScheme
     } else {

@@ -103,7 +103,7 @@ pub struct FileListing {
 }
 
 /// Whether an error means "unreadable by this build" rather than "failed".
-pub fn outcome_of_error(e: &EngineError) -> Outcome {
+pub(crate) fn outcome_of_error(e: &EngineError) -> Outcome {
     match e {
         EngineError::Convert(ConvertError::NeedsOcr { .. })
         | EngineError::ScannedPdf { .. }
@@ -135,7 +135,7 @@ impl Engine {
     /// Takes the index's sync lock for a sync of `scope`, or fails at once
     /// ([`crate::ports::IndexError::Busy`] names the holder), so a caller that
     /// runs the sync in the background can refuse before it answers.
-    pub fn begin_sync(&self, scope: Option<&str>) -> Result<SyncSession, EngineError> {
+    pub(crate) fn begin_sync(&self, scope: Option<&str>) -> Result<SyncSession, EngineError> {
         Ok(SyncSession {
             lease: self.ports().index.lock_sync()?,
             scope: scope.map(str::to_string),
@@ -143,7 +143,7 @@ impl Engine {
     }
 
     /// Scans, plans and carries the plan out; the lock is released at the end.
-    pub fn run_sync(
+    pub(crate) fn run_sync(
         &self,
         session: SyncSession,
         progress: Progress<'_>,
