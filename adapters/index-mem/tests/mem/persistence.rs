@@ -1,7 +1,7 @@
 //! Durability, sharing and error behaviour of the on-disk files (the
 //! adapter-independent rules are in the conformance suite).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

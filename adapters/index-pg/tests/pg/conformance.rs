@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use minirag_index_conformance::{run_all, Subject};
 use minirag_index_pg::{PgIndex, PgOptions};
 
-mod support;
+use crate::support;
 
 use support::{test_url, Schema};
 

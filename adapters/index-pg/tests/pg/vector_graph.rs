@@ -3,7 +3,7 @@
 //! by wide queries — scoped ones included — at recall@10 ≥ 0.98 against
 //! brute force, with k results; a narrow scope is still scanned exactly.
 
-mod support;
+use crate::support;
 
 use minirag_core::chunk::{Chunk, Layout};
 use minirag_core::ports::{Embeddings, Index};

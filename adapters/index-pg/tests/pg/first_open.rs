@@ -5,7 +5,7 @@
 
 // This test makes a database of its own, not a schema per index.
 #[allow(dead_code)]
-mod support;
+use crate::support;
 
 use minirag_index_pg::{PgIndex, PgOptions};
 use support::test_url;

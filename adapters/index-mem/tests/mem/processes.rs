@@ -1,7 +1,5 @@
 //! Real processes: kill -9 at random moments, and a second process's writes.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 

@@ -3,7 +3,7 @@
 //! connection that imports its snapshot. Both must see the index as it was
 //! when the view began, not a write committed since.
 
-mod support;
+use crate::support;
 
 use minirag_core::ports::Index;
 use minirag_core::search::Scope;

@@ -3,7 +3,7 @@
 //! with every write that was acknowledged before it. One test in its own
 //! binary, because the fail point is process-wide.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

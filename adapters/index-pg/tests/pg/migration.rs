@@ -3,7 +3,7 @@
 //! source), ranking exactly as before; a version 4 index with the sources'
 //! language and declared-field columns added.
 
-mod support;
+use crate::support;
 
 use minirag_core::ports::Index;
 use minirag_core::search::Scope;

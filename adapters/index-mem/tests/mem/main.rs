@@ -1,0 +1,8 @@
+//! The mem integration tests, one binary (one link) for the crate: each
+//! module was a test binary of its own.
+
+mod common;
+mod conformance;
+mod injected;
+mod persistence;
+mod processes;
