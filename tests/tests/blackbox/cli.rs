@@ -401,7 +401,7 @@ fn scanned_pdf() -> String {
 fn a_scanned_pdf_is_unreadable_not_failed() {
     let pdf = scanned_pdf();
     let c = Corpus::new(&[("guide.md", GUIDE), ("scan.pdf", &pdf)]);
-    // Without an OCR engine (tests/tests/ocr.rs covers the one with it).
+    // Without an OCR engine (the ocr module covers the one with it).
     let out = c.cli_env(
         &["sync", "--json"],
         &[("MINIRAG_TESSERACT", "/nonexistent/tesseract")],

@@ -3,6 +3,5 @@
 
 mod common;
 mod conformance;
-mod injected;
 mod persistence;
 mod processes;

@@ -3,7 +3,8 @@
 //! with every write that was acknowledged before it. One test in its own
 //! binary, because the fail point is process-wide.
 
-use crate::common;
+#[path = "mem/common/mod.rs"]
+mod common;
 
 use std::collections::BTreeMap;
 
