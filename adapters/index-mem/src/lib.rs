@@ -37,7 +37,9 @@ pub mod vectors;
 mod view;
 
 use std::path::Path;
-use std::sync::{RwLock, RwLockReadGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+use parking_lot::{RwLock, RwLockReadGuard};
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
@@ -114,6 +116,12 @@ impl Inner {
 pub struct MemIndex {
     paths: Paths,
     inner: RwLock<Inner>,
+    /// Held by this process's writer from before its log append until the
+    /// record is applied, so readers never wait on the append's fsync: the
+    /// write lock is taken only to apply the record in memory. Meanwhile a
+    /// reader does not catch up with the log, which holds a record not yet
+    /// applied (the writer catches up with other processes itself).
+    writing: Mutex<()>,
     compact_after: u64,
 }
 
@@ -140,6 +148,7 @@ impl MemIndex {
         let index = Self {
             paths,
             inner: RwLock::new(inner),
+            writing: Mutex::new(()),
             compact_after: COMPACT_AFTER_BYTES,
         };
         if recovered {
@@ -155,14 +164,41 @@ impl MemIndex {
         self
     }
 
-    /// The state after catching up with other processes, read-locked.
+    /// The state after catching up with other processes, read-locked. A
+    /// thread that holds a view already reads recursively: it neither
+    /// catches up (the write lock would wait on its own view) nor queues
+    /// behind a waiting writer (who waits on that view).
     fn guard(&self) -> Result<RwLockReadGuard<'_, Inner>, IndexError> {
+        if view::held_here() {
+            return Ok(self.inner.read_recursive());
+        }
         self.refresh()?;
-        Ok(self.inner.read().unwrap_or_else(|p| p.into_inner()))
+        Ok(self.inner.read())
     }
 
-    /// Catches up with other processes: a newer snapshot, or new log records.
+    /// This process's writer gate, for a writer: it waits for another
+    /// writer of this process.
+    fn gate(&self) -> MutexGuard<'_, ()> {
+        self.writing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Catches up with other processes: a newer snapshot, or new log
+    /// records. Skipped while a writer of this process is mid-write (see
+    /// [`MemIndex::writing`]) or this thread holds a view.
     pub fn refresh(&self) -> Result<(), IndexError> {
+        if view::held_here() {
+            return Ok(());
+        }
+        let _gate = match self.writing.try_lock() {
+            Ok(gate) => gate,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(()),
+        };
+        self.catch_up()
+    }
+
+    /// [`MemIndex::refresh`] for a caller that holds the writer gate.
+    fn catch_up(&self) -> Result<(), IndexError> {
         // Two stats per call, no reads: a compaction renames a new
         // snapshot.meta into place (a new file identity), and appends only
         // ever grow the WAL.
@@ -171,14 +207,14 @@ impl MemIndex {
             .map(|m| m.len())
             .unwrap_or(0);
         {
-            let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
+            let inner = self.inner.read();
             if snapshot == inner.snapshot_identity
                 && (inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
             {
                 return Ok(());
             }
         }
-        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        let mut inner = self.inner.write();
         if snapshot != inner.snapshot_identity {
             *inner = load(&self.paths)?;
             return Ok(());
@@ -186,23 +222,48 @@ impl MemIndex {
         catch_up(&self.paths, &mut inner)
     }
 
+    /// Checks, logs (appended and fsynced with no lock readers wait on),
+    /// then applies `op` under the write lock.
     fn mutate(&self, op: Op) -> Result<usize, IndexError> {
+        if view::held_here() {
+            // The write lock would wait for this thread's own view.
+            return Err(IndexError::storage(
+                "a write to the index from a thread that holds a read view of it; \
+                 drop the view first (this is a bug in the caller)",
+            ));
+        }
+        let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
-        self.refresh()?;
-        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
-        inner.state.check(&op)?;
-        if inner.wal_legacy {
-            // An older build's log: fold it into a snapshot first, so the
-            // new log holds one layout.
-            compact(&self.paths, &mut inner)?;
+        self.catch_up()?;
+        let fresh_log = {
+            let inner = self.inner.read();
+            inner.state.check(&op)?;
+            inner.wal_legacy || inner.wal_end == 0
+        };
+        if fresh_log {
+            let mut inner = self.inner.write();
+            if inner.wal_legacy {
+                // An older build's log: fold it into a snapshot first, so
+                // the new log holds one layout.
+                compact(&self.paths, &mut inner)?;
+            }
+            if inner.wal_end == 0 {
+                disk::reset_wal(&self.paths, inner.generation)?;
+                inner.wal_end = WAL_HEADER;
+            }
         }
-        if inner.wal_end == 0 {
-            disk::reset_wal(&self.paths, inner.generation)?;
-            inner.wal_end = WAL_HEADER;
-        }
+        // Only this writer changes the log's end and generation now (the
+        // gate and the OS lock are held): reading them, then appending
+        // without the lock, is safe.
+        let (generation, end) = {
+            let inner = self.inner.read();
+            (inner.generation, inner.wal_end)
+        };
         let op = op.into_logged();
-        inner.wal_end = disk::append_wal(&self.paths, inner.wal_end, &op)?;
-        disk::note_wal_end(&self.paths, inner.generation, inner.wal_end);
+        let end = disk::append_wal(&self.paths, end, &op)?;
+        disk::note_wal_end(&self.paths, generation, end);
+        let mut inner = self.inner.write();
+        inner.wal_end = end;
         let n = inner.state.apply(op);
         if inner.wal_end > self.compact_after.max(inner.snapshot_bytes) {
             compact(&self.paths, &mut inner)?;
@@ -234,26 +295,26 @@ impl MemIndex {
 
     /// Folds the log into a new snapshot now.
     pub fn compact(&self) -> Result<(), IndexError> {
+        let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
-        self.refresh()?;
-        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        self.catch_up()?;
+        let mut inner = self.inner.write();
         compact(&self.paths, &mut inner)
     }
 }
 
 impl Index for MemIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
-        Ok(Box::new(MemView {
-            inner: self.guard()?,
-        }))
+        Ok(Box::new(MemView::new(self.guard()?)))
     }
 
     /// Folds a long log into a snapshot (see [`SETTLE_AFTER_BYTES`]), so the
     /// next cold open reads a snapshot instead of replaying the sync.
     fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
+        let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
-        self.refresh()?;
-        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        self.catch_up()?;
+        let mut inner = self.inner.write();
         let log = inner.wal_end.saturating_sub(WAL_HEADER);
         if log <= SETTLE_AFTER_BYTES.max(inner.snapshot_bytes / SETTLE_SHARE) {
             return Ok(());

@@ -1,7 +1,9 @@
 //! `MemView`: the read view over one generation of the state.
 
+use std::cell::Cell;
 use std::ops::RangeInclusive;
-use std::sync::RwLockReadGuard;
+
+use parking_lot::RwLockReadGuard;
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{
@@ -13,10 +15,37 @@ use crate::disk::WAL_HEADER;
 
 use crate::Inner;
 
+thread_local! {
+    /// Views this thread holds, of any index: while it holds one, its other
+    /// index calls read recursively and never wait for the write lock,
+    /// which would wait for that view.
+    static HELD: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Whether this thread holds a view.
+pub(crate) fn held_here() -> bool {
+    HELD.with(|h| h.get() > 0)
+}
+
 /// A read of one generation: the read lock is held until the view drops,
-/// so this process's writers wait for it and it never sees half a write.
+/// so this process's writers wait for it to apply (never to log) a write,
+/// and it never sees half a write.
 pub(crate) struct MemView<'a> {
     pub(crate) inner: RwLockReadGuard<'a, Inner>,
+}
+
+impl<'a> MemView<'a> {
+    /// A view over the state `inner` guards, counted as held by this thread.
+    pub(crate) fn new(inner: RwLockReadGuard<'a, Inner>) -> Self {
+        HELD.with(|h| h.set(h.get() + 1));
+        Self { inner }
+    }
+}
+
+impl Drop for MemView<'_> {
+    fn drop(&mut self) {
+        HELD.with(|h| h.set(h.get() - 1));
+    }
 }
 
 impl IndexView for MemView<'_> {

@@ -108,3 +108,56 @@ fn a_second_process_write_is_seen_by_an_open_index() {
         "title of /d/two.md"
     );
 }
+
+/// A thread that holds a view and calls the index again while another
+/// process has appended to the log: the call must neither catch up (the
+/// write lock would wait for this thread's own view) nor hang. It used to
+/// wait forever.
+#[test]
+fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let write_from_child = |source: &str, text: &str| {
+        let status = Command::new(CHILD)
+            .arg(dir.path())
+            .args(["once", source, text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    write_from_child("/d/first.md", "written before the view");
+    let view = index.read().unwrap();
+    write_from_child("/d/second.md", "written while the view is held");
+    // Another method on the same thread, and another view.
+    let first = index.source("/d/first.md").unwrap();
+    assert!(first.is_some(), "the state the view holds is read");
+    let again = index.read().unwrap();
+    assert!(again.source("/d/first.md").unwrap().is_some());
+    drop(again);
+    // The view stays on its generation; once it is dropped, the other
+    // process's write is read.
+    assert!(view.source("/d/second.md").unwrap().is_none());
+    drop(view);
+    assert!(index.source("/d/second.md").unwrap().is_some());
+}
+
+/// A write from a thread that holds a view is refused by name rather than
+/// waiting for that view forever.
+#[test]
+fn a_write_from_a_thread_holding_a_view_is_refused_not_hung() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let view = index.read().unwrap();
+    let e = index.delete_source("/d/none.md");
+    // Nothing to delete: answered from the state, no write needed.
+    assert_eq!(e.unwrap(), 0);
+    let record = minirag_index_conformance::fixtures::record("/d/a.md", "A", 1);
+    let chunk = minirag_index_conformance::fixtures::chunk(0, "text");
+    let e = index.replace_source(record, vec![chunk], None).unwrap_err();
+    assert!(matches!(e, minirag_core::ports::IndexError::Storage { .. }));
+    drop(view);
+    assert_eq!(
+        index.read().unwrap().sources(&Scope::all()).unwrap().len(),
+        0
+    );
+}

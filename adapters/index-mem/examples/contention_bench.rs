@@ -1,0 +1,182 @@
+//! Queries beside a sync. An index of `--base` synthetic 384-d chunks takes
+//! hybrid queries on `--threads` threads (each one view: vector, keyword and
+//! whole-document lists, then fusion) while a writer replaces `--write`
+//! chunks, 100 per source as a sync stores them, and the same again:
+//!
+//! - idle: the queries alone, for as long as the writer alone took (at
+//!   least 5 s);
+//! - writer alone: no queries;
+//! - one process: the writer on a thread beside the queries;
+//! - two processes: the writer in a child process of its own, the queries
+//!   catching up with its log.
+//!
+//! Each phase replaces the same sources with new chunks (written once
+//! before the first), and the log is folded into a snapshot between
+//! phases, so every phase does the same work. Prints query p50, p99 and
+//! max, and the writer's chunks per second.
+//!
+//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use minirag_core::ports::{Embeddings, Index};
+use minirag_core::search::{fuse_documents, Scope};
+use minirag_index_conformance::synthetic::{self, source_record, vocabulary, zipf_chunk, Rng};
+use minirag_index_mem::MemIndex;
+
+const DIM: usize = 384;
+const PER_SOURCE: usize = 100;
+
+fn arg(name: &str, default: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`;
+/// the seconds it took.
+fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> f64 {
+    let vocab = vocabulary();
+    let mut rng = Rng(seed);
+    let started = Instant::now();
+    for s in 0..chunks.div_ceil(PER_SOURCE) {
+        let count = PER_SOURCE.min(chunks - s * PER_SOURCE);
+        let mut batch = Vec::with_capacity(count);
+        let mut vectors = Embeddings::new(DIM);
+        for i in 0..count {
+            batch.push(zipf_chunk(&mut rng, &vocab, i as u32));
+            vectors.push(&synthetic::unit_vector(&mut rng, DIM));
+        }
+        let mut record = source_record(s, count, &vocab);
+        record.source = format!("{prefix}{s}");
+        index.replace_source(record, batch, Some(vectors)).unwrap();
+    }
+    started.elapsed().as_secs_f64()
+}
+
+/// Hybrid queries on `threads` threads until `stop`; each query's ms.
+fn queries(index: &MemIndex, threads: usize, stop: &AtomicBool) -> Vec<f64> {
+    let vocab = vocabulary();
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let vocab = &vocab;
+                s.spawn(move || {
+                    let mut rng = Rng(0xC0FFEE + t as u64);
+                    let scope = Scope::all();
+                    let mut ms = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let qv = synthetic::unit_vector(&mut rng, DIM);
+                        let text: Vec<&str> = (0..3)
+                            .map(|_| vocab[rng.zipf(vocab.len())].as_str())
+                            .collect();
+                        let text = text.join(" ");
+                        let t0 = Instant::now();
+                        let view = index.read().unwrap();
+                        let v = view.vector_search(&qv, 50, &scope).unwrap();
+                        let k = view.keyword_search(&text, 50, &scope).unwrap();
+                        let d = view.document_search(&text, 50, &scope).unwrap();
+                        let fused = fuse_documents(&v, &k, &d, 0.6);
+                        drop(view);
+                        ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                        assert!(!fused.is_empty());
+                    }
+                    ms
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    })
+}
+
+fn report(phase: &str, mut ms: Vec<f64>, writer: Option<(usize, f64)>) {
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| ms.get(((ms.len() as f64 * q) as usize).min(ms.len().saturating_sub(1)));
+    let (p50, p99, max) = match (at(0.5), at(0.99), ms.last()) {
+        (Some(a), Some(b), Some(c)) => (format!("{a:.1}"), format!("{b:.1}"), format!("{c:.1}")),
+        _ => ("-".into(), "-".into(), "-".into()),
+    };
+    let writer = writer.map_or("-".into(), |(n, s)| format!("{:.0}", n as f64 / s));
+    println!(
+        "| {phase} | {} | {p50} | {p99} | {max} | {writer} |",
+        ms.len()
+    );
+}
+
+/// The child of the two-process phase: writes and prints its seconds.
+fn child(dir: &str, chunks: usize, seed: u64) {
+    let index = MemIndex::open(dir).unwrap();
+    println!("{}", write(&index, "w", chunks, seed));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        child(
+            &args[i + 1],
+            arg("--write", 20_000),
+            arg("--seed", 1) as u64,
+        );
+        return;
+    }
+    let (base, written, threads) = (
+        arg("--base", 100_000),
+        arg("--write", 20_000),
+        arg("--threads", 8),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    write(&index, "base", base, 7);
+    write(&index, "w", written, 8);
+    index.compact().unwrap();
+    index.warm().unwrap();
+    println!(
+        "{base} chunks, a writer replacing {written}, {threads} query threads, {} cores",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!("| phase | queries | p50 ms | p99 ms | max ms | writer chunks/s |");
+    println!("|---|---|---|---|---|---|");
+
+    let alone = write(&index, "w", written, 9);
+    index.compact().unwrap();
+
+    let stop = AtomicBool::new(false);
+    let idle = std::thread::scope(|s| {
+        let q = s.spawn(|| queries(&index, threads, &stop));
+        std::thread::sleep(Duration::from_secs_f64(alone.max(5.0)));
+        stop.store(true, Ordering::Relaxed);
+        q.join().unwrap()
+    });
+    report("idle", idle, None);
+    report("writer alone", Vec::new(), Some((written, alone)));
+
+    let stop = AtomicBool::new(false);
+    let (ms, secs) = std::thread::scope(|s| {
+        let q = s.spawn(|| queries(&index, threads, &stop));
+        let secs = write(&index, "w", written, 10);
+        stop.store(true, Ordering::Relaxed);
+        (q.join().unwrap(), secs)
+    });
+    report("beside a writer thread", ms, Some((written, secs)));
+    index.compact().unwrap();
+
+    let stop = AtomicBool::new(false);
+    let (ms, secs) = std::thread::scope(|s| {
+        let q = s.spawn(|| queries(&index, threads, &stop));
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--child", &dir.path().display().to_string()])
+            .args(["--write", &written.to_string(), "--seed", "11"])
+            .output()
+            .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        let secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        (q.join().unwrap(), secs)
+    });
+    report("beside a writer process", ms, Some((written, secs)));
+}
