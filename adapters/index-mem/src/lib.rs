@@ -6,10 +6,12 @@
 //! - [`state`]: the in-memory index, changed only by applying log records.
 //! - [`disk`]: file formats, the WAL, snapshots and the writer lock.
 //!
-//! Writers take the OS lock on `LOCK`, catch up with other processes' log
-//! records, append their own record, fsync, and only then apply it. Readers
-//! catch up before every call by reading the log from where they stopped,
-//! or reloading when a newer snapshot appeared.
+//! Writers take this process's writer gate and the OS lock on `LOCK`, catch
+//! up with other processes' log records, append their own record and fsync
+//! it, and only then take the write lock to apply it. Readers catch up
+//! before every call by reading the log from where they stopped, or
+//! reloading when a newer snapshot appeared; not while a writer of this
+//! process holds the gate, nor on a thread that holds a view.
 
 /// Re-exported: the analyzer is shared with every Index adapter.
 #[doc(hidden)]
