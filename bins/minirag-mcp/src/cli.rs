@@ -144,7 +144,8 @@ pub(crate) enum Command {
     },
     /// Files under the roots and their index state.
     List {
-        /// Only files under this folder (repeatable).
+        /// Only files under this folder (repeatable; relative to the
+        /// working directory).
         #[arg(long)]
         scope: Vec<String>,
         #[command(flatten)]
@@ -253,6 +254,15 @@ impl Command {
             Self::Completions { .. } | Self::Man { .. } => Common::default(),
         }
     }
+}
+
+/// `--scope` arguments as the index keys them: each a folder or file,
+/// relative to the working directory or absolute, checked to lie under a
+/// root (as `sync PATH` is).
+fn scope_paths(app: &App, raw: &[String]) -> Result<Vec<String>> {
+    raw.iter()
+        .map(|s| Ok(app.contain(s, false)?.display().to_string()))
+        .collect()
 }
 
 fn print<T: Serialize>(json_out: bool, payload: &T, human: impl FnOnce(&T) -> String) {
@@ -447,6 +457,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
             if top_k < 1 {
                 bail!("--top-k must be at least 1, got {top_k}");
             }
+            let scope = scope_paths(&app, &scope)?;
             let v = app.query(&text, top_k, &scope, &filters.into(), explain)?;
             print(j, &v, human_query);
             Ok(0)
@@ -490,6 +501,7 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::List { scope, filters, .. } => {
+            let scope = scope_paths(&app, &scope)?;
             let v = app.list_files(&scope, &filters.into())?;
             for u in &v.unlisted_folders {
                 eprintln!("warn: {}: {}", u.path, u.message);

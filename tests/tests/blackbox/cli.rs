@@ -103,6 +103,19 @@ fn ingest_query_read_list_delete() {
         1,
         "scope keeps only ru/"
     );
+    // The same scope relative to the working folder (the corpus root), as
+    // `--help` says; a folder outside every root is refused with the roots.
+    let (code, q, err) = c.json(&["query", "документов", "--scope", "ru"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(q["results"][0]["source"], c.path("ru/store.txt"));
+    assert_eq!(q["results"].as_array().unwrap().len(), 1);
+    let (_, listed, _) = c.json(&["list", "--scope", "ru"]);
+    assert_eq!(listed["files"].as_array().unwrap().len(), 1, "{listed}");
+    refused(
+        &c,
+        &["query", "x"],
+        &[(&["--scope", "/etc"], &["/etc", "root"])],
+    );
 
     let (code, r, _) = c.json(&["read", &c.path("guide.md")]);
     assert_eq!(code, 0);
