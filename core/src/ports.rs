@@ -865,51 +865,6 @@ pub trait Index: Send + Sync {
         let _ = model_id;
         vec![None; texts.len()]
     }
-
-    // One-off reads, each through its own view.
-
-    /// [`IndexView::vector_search`] through a view of its own.
-    fn vector_search(
-        &self,
-        query: &[f32],
-        k: usize,
-        scope: &Scope,
-    ) -> Result<Vec<Candidate>, IndexError> {
-        self.read()?.vector_search(query, k, scope)
-    }
-    /// [`IndexView::keyword_search`] through a view of its own.
-    fn keyword_search(
-        &self,
-        query: &str,
-        k: usize,
-        scope: &Scope,
-    ) -> Result<Vec<Candidate>, IndexError> {
-        self.read()?.keyword_search(query, k, scope)
-    }
-    /// [`IndexView::source`] through a view of its own.
-    fn source(&self, source: &str) -> Result<Option<SourceRecord>, IndexError> {
-        self.read()?.source(source)
-    }
-    /// [`IndexView::sources`] through a view of its own.
-    fn sources(&self, scope: &Scope) -> Result<Vec<SourceRecord>, IndexError> {
-        self.read()?.sources(scope)
-    }
-    /// [`IndexView::chunks`] through a view of its own.
-    fn chunks(&self, source: &str, range: RangeInclusive<u32>) -> Result<Vec<Chunk>, IndexError> {
-        self.read()?.chunks(source, range)
-    }
-    /// [`IndexView::get_chunks`] through a view of its own.
-    fn get_chunks(&self, keys: &[ChunkKey]) -> Result<Vec<Option<Chunk>>, IndexError> {
-        self.read()?.get_chunks(keys)
-    }
-    /// [`IndexView::parent_chunks`] through a view of its own.
-    fn parent_chunks(&self, source: &str, parent: u32) -> Result<Vec<Chunk>, IndexError> {
-        self.read()?.parent_chunks(source, parent)
-    }
-    /// [`IndexView::stats`] through a view of its own.
-    fn stats(&self) -> Result<IndexStats, IndexError> {
-        self.read()?.stats()
-    }
 }
 
 #[cfg(test)]

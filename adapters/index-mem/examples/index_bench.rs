@@ -107,7 +107,11 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
         exact.select_nth_unstable_by(10, |a, b| a.0.total_cmp(&b.0));
         let mut truth: Vec<f32> = exact[..10].iter().map(|e| -e.0).collect();
         truth.sort_by(|a, b| b.total_cmp(a));
-        let got = index.vector_search(&qv, 10, &scope).unwrap();
+        let got = index
+            .read()
+            .unwrap()
+            .vector_search(&qv, 10, &scope)
+            .unwrap();
         // Compare by distance (slots are not exposed): a hit counts when its
         // distance is one of the true ten.
         let cutoff = 2.0 - 2.0 * truth[9] + 1e-5;
@@ -123,10 +127,18 @@ fn bench(n: usize, vocab: &[String]) -> Vec<Vec<f32>> {
             .collect();
         let text = words.join(" ");
         let t = Instant::now();
-        let v = index.vector_search(&qv, 50, &scope).unwrap();
+        let v = index
+            .read()
+            .unwrap()
+            .vector_search(&qv, 50, &scope)
+            .unwrap();
         vec_ms.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
-        let k = index.keyword_search(&text, 50, &scope).unwrap();
+        let k = index
+            .read()
+            .unwrap()
+            .keyword_search(&text, 50, &scope)
+            .unwrap();
         kw_ms.push(t.elapsed().as_secs_f64() * 1e3);
         let view = index.read().unwrap();
         let t = Instant::now();

@@ -103,7 +103,7 @@ fn recall(index: &dyn Index, data: &Data, scoped: bool, queries: usize) -> f64 {
             .collect();
         exact.sort_by(|a, b| b.total_cmp(a));
         let cutoff = 2.0 - 2.0 * exact[9] + 1e-4;
-        let got = index.vector_search(&q, 10, &scope).unwrap();
+        let got = index.read().unwrap().vector_search(&q, 10, &scope).unwrap();
         assert_eq!(got.len(), 10, "k results, scoped or not");
         total += got.iter().filter(|c| c.value <= cutoff).count() as f64 / 10.0;
     }
@@ -254,7 +254,7 @@ fn main() {
         let mem = MemIndex::open(dir.path()).unwrap();
         let schema = format!("bench_{n}");
         let pg = PgIndex::open(&url, &schema, &PgOptions::default()).unwrap();
-        let loaded = reuse && pg.stats().unwrap().chunk_count == n as u64;
+        let loaded = reuse && pg.read().unwrap().stats().unwrap().chunk_count == n as u64;
         if !loaded {
             pg.drop_schema().unwrap();
         }

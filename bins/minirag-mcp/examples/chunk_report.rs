@@ -31,6 +31,8 @@ fn main() {
         minirag_tokenizer_hf::from_file(Path::new(&args[1])).unwrap_or_else(|e| fail(&args[1], &e));
     let counter = TokenizerCounter::new(tokenizer);
     let sources = index
+        .read()
+        .unwrap()
         .sources(&Scope::all())
         .unwrap_or_else(|e| fail(&args[0], &e));
     let mut by_format: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -40,6 +42,8 @@ fn main() {
             continue;
         }
         let chunks = index
+            .read()
+            .unwrap()
             .chunks(&record.source, 0..=record.chunk_count - 1)
             .unwrap_or_else(|e| fail(&record.source, &e));
         let format = minirag_core::formats::of_source(&record.source)

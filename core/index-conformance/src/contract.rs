@@ -34,16 +34,22 @@ pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
         put(&index, "/d/a.md", &["alpha only"]);
     }
     let index = subject.open(&store);
-    let a = index.chunks("/d/a.md", 0..=100).unwrap();
+    let a = index.read().unwrap().chunks("/d/a.md", 0..=100).unwrap();
     assert_eq!(
         a.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
         ["alpha only"]
     );
     assert_eq!(
-        index.source("/d/a.md").unwrap().unwrap().file_hash,
+        index
+            .read()
+            .unwrap()
+            .source("/d/a.md")
+            .unwrap()
+            .unwrap()
+            .file_hash,
         "hash-of-/d/a.md"
     );
-    assert_eq!(index.stats().unwrap().chunk_count, 2);
+    assert_eq!(index.read().unwrap().stats().unwrap().chunk_count, 2);
     let keys = [
         ChunkKey {
             source: "/d/b#1.md".into(),
@@ -59,6 +65,8 @@ pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
         },
     ];
     let got: Vec<Option<String>> = index
+        .read()
+        .unwrap()
         .get_chunks(&keys)
         .unwrap()
         .into_iter()
@@ -69,14 +77,20 @@ pub fn writes_survive_reopen_and_replace_shrinks<S: Subject>(subject: &S) {
         [Some("beta".into()), None, Some("alpha only".into())],
         "by key, in order, gaps as None"
     );
-    let section = index.parent_chunks("/d/a.md", 0).unwrap();
+    let section = index.read().unwrap().parent_chunks("/d/a.md", 0).unwrap();
     assert_eq!(
         section.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
         ["alpha only"]
     );
-    let hits = index.keyword_search("alpha", 10, &Scope::all()).unwrap();
+    let hits = index
+        .read()
+        .unwrap()
+        .keyword_search("alpha", 10, &Scope::all())
+        .unwrap();
     assert_eq!(hits.len(), 1, "old chunks are gone from the postings");
     let near = index
+        .read()
+        .unwrap()
         .vector_search(&vector("beta"), 1, &Scope::all())
         .unwrap();
     assert_eq!(near[0].key.source, "/d/b#1.md");
@@ -113,7 +127,7 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
         put(&index, "/d/plain.md", &["no place"]);
     }
     let check = |index: &S::Index, when: &str| {
-        let back = index.chunks("/d/g.md", 0..=9).unwrap();
+        let back = index.read().unwrap().chunks("/d/g.md", 0..=9).unwrap();
         let places: Vec<Option<Location>> =
             back.iter().map(|c| c.layout.location.unpack()).collect();
         assert_eq!(places, [Some(located(0)), Some(located(1)), None], "{when}");
@@ -121,13 +135,13 @@ pub fn locations_come_back_as_written<S: Subject>(subject: &S) {
             source: "/d/g.md".into(),
             index: 1,
         };
-        let by_key = index.get_chunks(&[key]).unwrap();
+        let by_key = index.read().unwrap().get_chunks(&[key]).unwrap();
         assert_eq!(
             by_key[0].as_ref().unwrap().layout.location.unpack(),
             Some(located(1)),
             "{when}"
         );
-        let plain = index.chunks("/d/plain.md", 0..=0).unwrap();
+        let plain = index.read().unwrap().chunks("/d/plain.md", 0..=0).unwrap();
         assert_eq!(plain[0].layout.location.unpack(), None, "{when}");
     };
     let index = subject.open(&store);
@@ -142,12 +156,16 @@ pub fn another_handle_sees_writes<S: Subject>(subject: &S) {
     let reader = subject.open(&store);
     let writer = subject.open(&store);
     assert!(reader
+        .read()
+        .unwrap()
         .keyword_search("mango", 5, &Scope::all())
         .unwrap()
         .is_empty());
     put(&writer, "/d/m.md", &["mango season"]);
     assert_eq!(
         reader
+            .read()
+            .unwrap()
             .keyword_search("mango", 5, &Scope::all())
             .unwrap()
             .len(),
@@ -157,6 +175,8 @@ pub fn another_handle_sees_writes<S: Subject>(subject: &S) {
     put(&writer, "/d/n.md", &["mango again"]);
     assert_eq!(
         reader
+            .read()
+            .unwrap()
             .keyword_search("mango", 5, &Scope::all())
             .unwrap()
             .len(),
@@ -164,7 +184,11 @@ pub fn another_handle_sees_writes<S: Subject>(subject: &S) {
     );
     writer.delete_source("/d/m.md").unwrap();
     assert_eq!(writer.move_source("/d/n.md", "/d/o.md", 3.0).unwrap(), 1);
-    let hits = reader.keyword_search("mango", 5, &Scope::all()).unwrap();
+    let hits = reader
+        .read()
+        .unwrap()
+        .keyword_search("mango", 5, &Scope::all())
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].key.source, "/d/o.md");
 }
@@ -198,9 +222,21 @@ pub fn a_read_view_is_a_snapshot<S: Subject>(subject: &S) {
     assert_eq!(view.chunks("/d/k.md", 0..=9).unwrap().len(), 2);
     assert!(view.source("/d/l.md").unwrap().is_none());
     drop(view);
-    let hits = reader.keyword_search("kiwi", 5, &Scope::all()).unwrap();
+    let hits = reader
+        .read()
+        .unwrap()
+        .keyword_search("kiwi", 5, &Scope::all())
+        .unwrap();
     assert_eq!(hits.len(), 2, "a new view sees the new generation");
-    assert_eq!(reader.chunks("/d/k.md", 0..=9).unwrap().len(), 1);
+    assert_eq!(
+        reader
+            .read()
+            .unwrap()
+            .chunks("/d/k.md", 0..=9)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 /// Vectors of another width under one model are refused; another model's vectors switch the index.
@@ -222,7 +258,7 @@ pub fn a_width_clash_is_refused_and_another_model_switches_the_index<S: Subject>
         }
     );
     assert_eq!(
-        index.stats().unwrap().source_count,
+        index.read().unwrap().stats().unwrap().source_count,
         1,
         "nothing half-written"
     );
@@ -273,10 +309,16 @@ pub fn scope_applies_before_the_cut<S: Subject>(subject: &S) {
     put(&index, "/d/proj/x.md", &["common"]);
     put(&index, "/d/project-secret/y.md", &["common"]);
     let scope = Scope::new(["/d/proj"]);
-    let kw = index.keyword_search("common", 5, &scope).unwrap();
+    let kw = index
+        .read()
+        .unwrap()
+        .keyword_search("common", 5, &scope)
+        .unwrap();
     assert_eq!(kw.len(), 1);
     assert_eq!(kw[0].key.source, "/d/proj/x.md");
     let vec = index
+        .read()
+        .unwrap()
         .vector_search(&vector("common words galore common"), 5, &scope)
         .unwrap();
     assert_eq!(vec.len(), 1);
@@ -327,8 +369,14 @@ pub fn a_filter_applies_before_the_cut<S: Subject>(subject: &S) {
     for request in requests {
         let filter = Filter::new(request, &["/d".to_string()]).unwrap();
         let scope = Scope::all().with_filter(filter);
-        let kw = index.keyword_search("common", 5, &scope).unwrap();
+        let kw = index
+            .read()
+            .unwrap()
+            .keyword_search("common", 5, &scope)
+            .unwrap();
         let vec = index
+            .read()
+            .unwrap()
             .vector_search(&vector("common words galore common"), 5, &scope)
             .unwrap();
         let docs = index
@@ -336,7 +384,7 @@ pub fn a_filter_applies_before_the_cut<S: Subject>(subject: &S) {
             .unwrap()
             .document_search("common", 5, &scope)
             .unwrap();
-        let listed = index.sources(&scope).unwrap();
+        let listed = index.read().unwrap().sources(&scope).unwrap();
         let found: Vec<&str> = [
             kw.iter().map(|c| c.key.source.as_str()).collect::<Vec<_>>(),
             vec.iter().map(|c| c.key.source.as_str()).collect(),
@@ -357,20 +405,40 @@ pub fn vectorless_sources_are_counted_and_get_vectors_later<S: Subject>(subject:
     index
         .replace_source(rec, vec![chunk(0, "no vector yet")], None)
         .unwrap();
-    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 1);
     assert_eq!(
         index
+            .read()
+            .unwrap()
+            .stats()
+            .unwrap()
+            .vectorless_chunk_count,
+        1
+    );
+    assert_eq!(
+        index
+            .read()
+            .unwrap()
             .keyword_search("vector", 5, &Scope::all())
             .unwrap()
             .len(),
         1
     );
     assert!(index
+        .read()
+        .unwrap()
         .vector_search(&vector("no vector yet"), 5, &Scope::all())
         .unwrap()
         .is_empty());
     put(&index, "/d/a.md", &["no vector yet"]);
-    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
+    assert_eq!(
+        index
+            .read()
+            .unwrap()
+            .stats()
+            .unwrap()
+            .vectorless_chunk_count,
+        0
+    );
     assert_eq!(
         index.cached_vectors("test-model", &["no vector yet", "unknown"]),
         vec![Some(vector("no vector yet")), None]
@@ -403,8 +471,16 @@ pub fn vectors_arrive_in_batches_each_durable<S: Subject>(subject: &S) {
             )
             .unwrap();
         assert_eq!(n, 4);
-        assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
-        let rec = index.source("/d/big.csv").unwrap().unwrap();
+        assert_eq!(
+            index
+                .read()
+                .unwrap()
+                .stats()
+                .unwrap()
+                .vectorless_chunk_count,
+            6
+        );
+        let rec = index.read().unwrap().source("/d/big.csv").unwrap().unwrap();
         assert_eq!(rec.embedded_with, None, "not embedded until the last batch");
         // A stale batch (texts that are not the stored ones) is refused by name.
         let e = index
@@ -421,7 +497,15 @@ pub fn vectors_arrive_in_batches_each_durable<S: Subject>(subject: &S) {
         assert!(e.contains("/d/big.csv") && e.contains("changed"), "{e}");
     }
     let index = subject.open(&store);
-    assert_eq!(index.stats().unwrap().vectorless_chunk_count, 6);
+    assert_eq!(
+        index
+            .read()
+            .unwrap()
+            .stats()
+            .unwrap()
+            .vectorless_chunk_count,
+        6
+    );
     index
         .set_vectors(
             "/d/big.csv",
@@ -433,18 +517,40 @@ pub fn vectors_arrive_in_batches_each_durable<S: Subject>(subject: &S) {
         )
         .unwrap();
     let check = |index: &S::Index| {
-        assert_eq!(index.stats().unwrap().vectorless_chunk_count, 0);
-        let rec = index.source("/d/big.csv").unwrap().unwrap();
+        assert_eq!(
+            index
+                .read()
+                .unwrap()
+                .stats()
+                .unwrap()
+                .vectorless_chunk_count,
+            0
+        );
+        let rec = index.read().unwrap().source("/d/big.csv").unwrap().unwrap();
         assert_eq!(rec.embedded_with.as_deref(), Some("test-model"));
         for (i, t) in texts.iter().enumerate() {
-            let hit = &index.vector_search(&vector(t), 1, &Scope::all()).unwrap()[0];
+            let hit = &index
+                .read()
+                .unwrap()
+                .vector_search(&vector(t), 1, &Scope::all())
+                .unwrap()[0];
             assert_eq!(hit.key.index, i as u32, "{t}");
             let kw = index
+                .read()
+                .unwrap()
                 .keyword_search(&format!("number {i}"), 1, &Scope::all())
                 .unwrap();
             assert_eq!(kw[0].key.index, i as u32, "{t}: keyword side");
         }
-        assert_eq!(index.chunks("/d/big.csv", 0..=u32::MAX).unwrap().len(), 10);
+        assert_eq!(
+            index
+                .read()
+                .unwrap()
+                .chunks("/d/big.csv", 0..=u32::MAX)
+                .unwrap()
+                .len(),
+            10
+        );
         assert_eq!(
             index.cached_vectors("test-model", &[&texts[0]]),
             vec![Some(vector(&texts[0]))]
@@ -480,6 +586,8 @@ fn both(chunked: &impl Index, whole: &impl Index, query: &str) -> Vec<(String, f
         .document_search(query, 100, &Scope::all())
         .unwrap();
     let singles: HashMap<String, f32> = whole
+        .read()
+        .unwrap()
         .keyword_search(query, 100, &Scope::all())
         .unwrap()
         .into_iter()

@@ -387,7 +387,12 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                     _ => {}
                 }
                 prop_assert_eq!(
-                    index.stats().unwrap().vectorless_chunk_count as usize,
+                    index
+                        .read()
+                        .unwrap()
+                        .stats()
+                        .unwrap()
+                        .vectorless_chunk_count as usize,
                     others + waiting
                 );
                 let n = index
@@ -401,7 +406,12 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                     )
                     .unwrap();
                 prop_assert_eq!(n, texts.len() - k);
-                let rec = index.source(SOURCES[source]).unwrap().unwrap();
+                let rec = index
+                    .read()
+                    .unwrap()
+                    .source(SOURCES[source])
+                    .unwrap()
+                    .unwrap();
                 prop_assert_eq!(rec.embedded_with.as_deref(), Some("test-model"));
                 model.get_mut(SOURCES[source]).unwrap().vectors = true;
             }
@@ -413,6 +423,8 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
             Step::Keyword(q, scope, filter) => {
                 let scope = scope_of(scope, filter);
                 let got: HashMap<_, _> = index
+                    .read()
+                    .unwrap()
                     .keyword_search(&words(&q), 1000, &scope)
                     .unwrap()
                     .into_iter()
@@ -420,6 +432,8 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                     .collect();
                 same(got, brute_bm25(&model, &words(&q), &scope))?;
                 let listed: Vec<String> = index
+                    .read()
+                    .unwrap()
                     .sources(&scope)
                     .unwrap()
                     .into_iter()
@@ -436,6 +450,8 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                 let scope = scope_of(scope, filter);
                 let qv = vector(&words(&q));
                 let got: HashMap<_, _> = index
+                    .read()
+                    .unwrap()
                     .vector_search(&qv, 1000, &scope)
                     .unwrap()
                     .into_iter()
@@ -444,7 +460,7 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
                 same(got, nearest(&model, &qv, &scope))?;
             }
         }
-        let stats = index.stats().unwrap();
+        let stats = index.read().unwrap().stats().unwrap();
         prop_assert_eq!(stats.source_count as usize, model.len());
         prop_assert_eq!(
             stats.chunk_count as usize,
@@ -463,13 +479,18 @@ fn run<S: Subject>(subject: &S, steps: Vec<Step>) -> Result<(), TestCaseError> {
         );
         for (s, d) in &model {
             let stored: Vec<String> = index
+                .read()
+                .unwrap()
                 .chunks(s, 0..=100)
                 .unwrap()
                 .into_iter()
                 .map(|c| c.text)
                 .collect();
             prop_assert_eq!(&stored, &d.texts);
-            prop_assert_eq!(index.source(s).unwrap().unwrap().title, d.title.clone());
+            prop_assert_eq!(
+                index.read().unwrap().source(s).unwrap().unwrap().title,
+                d.title.clone()
+            );
         }
     }
     Ok(())

@@ -287,7 +287,7 @@ impl Engine {
         if !admits_file(source, roots) || !admits_file(resolved, roots) {
             return Ok(false);
         }
-        let records = self.ports.index.sources(&Scope::new([source]))?;
+        let records = self.ports.index.read()?.sources(&Scope::new([source]))?;
         Ok(records
             .iter()
             .any(|r| r.source == source && r.source_type == SourceType::File))
@@ -451,20 +451,21 @@ impl Engine {
         source: &str,
         after_batch: &mut dyn FnMut(u32, u32) -> bool,
     ) -> Result<IngestOutcome, EngineError> {
-        let record = self
-            .ports
-            .index
-            .source(source)?
-            .ok_or_else(|| EngineError::NotFound {
-                source: source.into(),
-            })?;
+        let record =
+            self.ports
+                .index
+                .read()?
+                .source(source)?
+                .ok_or_else(|| EngineError::NotFound {
+                    source: source.into(),
+                })?;
         let total = record.chunk_count;
         let model = self.ports.embedder.model_id().to_string();
         let mut first = 0u32;
         let mut fresh = 0;
         while first < total {
             let last = first.saturating_add(EMBED_BATCH).min(total) - 1;
-            let chunks = self.ports.index.chunks(source, first..=last)?;
+            let chunks = self.ports.index.read()?.chunks(source, first..=last)?;
             if chunks.len() as u32 != last - first + 1 {
                 // Replaced or deleted meanwhile: the next sync plans it anew.
                 return Err(EngineError::NotFound {

@@ -46,6 +46,7 @@ impl Engine {
         let mut records: Vec<SourceRecord> = self
             .ports
             .index
+            .read()?
             .sources(&Scope::all())?
             .into_iter()
             .filter(|r| {

@@ -167,7 +167,12 @@ impl Engine {
         // Asked once: the answer decides both what is scanned and what is kept.
         let images = self.reads_images();
         let scan = self.ports().files.scan(roots, &limit, images);
-        let indexed = match self.ports().index.sources(&Scope::all()) {
+        let indexed = match self
+            .ports()
+            .index
+            .read()
+            .and_then(|view| view.sources(&Scope::all()))
+        {
             Ok(indexed) => indexed,
             Err(e) => return (Err(e.into()), lease),
         };
@@ -211,7 +216,12 @@ impl Engine {
                     without_model(&mut report, &e);
                     Ok(())
                 }
-                Ok(id) => match self.ports().index.sources(&Scope::all()) {
+                Ok(id) => match self
+                    .ports()
+                    .index
+                    .read()
+                    .and_then(|view| view.sources(&Scope::all()))
+                {
                     Err(e) => Err(e.into()),
                     Ok(now) => {
                         // The same plan with the model: what the first pass
@@ -483,7 +493,7 @@ impl Engine {
         let model = self.usable_model().ok();
         // One read of the records; the view is not held while files are
         // hashed or the model loads, so writers in this process never wait.
-        let records = self.ports().index.sources(&Scope::all())?;
+        let records = self.ports().index.read()?.sources(&Scope::all())?;
         filter
             .check_fields(records.iter().flat_map(|r| &r.attributes.meta))
             .map_err(crate::search::QueryError::from)?;

@@ -100,8 +100,14 @@ async fn a_hits_resource_link_opens_its_passage() {
 /// place), scheme 3, no places, the same vectors.
 fn as_the_release_before(db: &std::path::Path) {
     let index = MemIndex::open(db).unwrap();
-    for mut record in index.sources(&Scope::all()).unwrap() {
-        let mut chunks = index.chunks(&record.source, 0..=u32::MAX).unwrap();
+    // Read first: the loop writes, and a write waits for no view of this thread.
+    let records = index.read().unwrap().sources(&Scope::all()).unwrap();
+    for mut record in records {
+        let mut chunks = index
+            .read()
+            .unwrap()
+            .chunks(&record.source, 0..=u32::MAX)
+            .unwrap();
         let model = record.embedded_with.clone().expect("embedded");
         let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         let cached = index.cached_vectors(&model, &texts);

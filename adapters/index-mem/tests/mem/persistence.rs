@@ -34,18 +34,30 @@ fn compaction_keeps_every_answer() {
     }
     index.delete_source("/d/3.md").unwrap();
     index.move_source("/d/4.md", "/d/moved.md", 9.0).unwrap();
-    let before_kw = index.keyword_search("apple 7", 50, &Scope::all()).unwrap();
+    let before_kw = index
+        .read()
+        .unwrap()
+        .keyword_search("apple 7", 50, &Scope::all())
+        .unwrap();
     let before_vec = index
+        .read()
+        .unwrap()
         .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
         .unwrap();
     index.compact().unwrap();
     assert!(dir.path().join("snapshot.meta").is_file());
     assert_eq!(
-        index.keyword_search("apple 7", 50, &Scope::all()).unwrap(),
+        index
+            .read()
+            .unwrap()
+            .keyword_search("apple 7", 50, &Scope::all())
+            .unwrap(),
         before_kw
     );
     assert_eq!(
         index
+            .read()
+            .unwrap()
             .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
             .unwrap(),
         before_vec
@@ -54,24 +66,46 @@ fn compaction_keeps_every_answer() {
     let reopened = MemIndex::open(dir.path()).unwrap();
     assert_eq!(
         reopened
+            .read()
+            .unwrap()
             .keyword_search("apple 7", 50, &Scope::all())
             .unwrap(),
         before_kw
     );
     assert_eq!(
         reopened
+            .read()
+            .unwrap()
             .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
             .unwrap(),
         before_vec
     );
-    assert_eq!(reopened.source("/d/moved.md").unwrap().unwrap().mtime, 9.0);
-    assert!(reopened.source("/d/3.md").unwrap().is_none());
+    assert_eq!(
+        reopened
+            .read()
+            .unwrap()
+            .source("/d/moved.md")
+            .unwrap()
+            .unwrap()
+            .mtime,
+        9.0
+    );
+    assert!(reopened
+        .read()
+        .unwrap()
+        .source("/d/3.md")
+        .unwrap()
+        .is_none());
     // Writes after a compaction land in the new log.
     put(&reopened, "/d/new.md", &["fresh kiwi"]);
     drop(reopened);
     let again = MemIndex::open(dir.path()).unwrap();
     assert_eq!(
-        again.keyword_search("kiwi", 5, &Scope::all()).unwrap()[0]
+        again
+            .read()
+            .unwrap()
+            .keyword_search("kiwi", 5, &Scope::all())
+            .unwrap()[0]
             .key
             .source,
         "/d/new.md"
@@ -91,13 +125,13 @@ fn a_torn_log_tail_is_cut_and_acknowledged_writes_stay() {
     drop(f);
     let index = MemIndex::open(dir.path()).unwrap();
     assert_eq!(
-        index.chunks("/d/a.md", 0..=0).unwrap()[0].text,
+        index.read().unwrap().chunks("/d/a.md", 0..=0).unwrap()[0].text,
         "acknowledged write"
     );
     put(&index, "/d/b.md", &["after the tear"]);
     drop(index);
     let index = MemIndex::open(dir.path()).unwrap();
-    assert_eq!(index.stats().unwrap().source_count, 2);
+    assert_eq!(index.read().unwrap().stats().unwrap().source_count, 2);
 }
 
 /// Writes four sources across three snapshot generations and a live log.
@@ -124,6 +158,8 @@ fn flip_last_byte(path: &std::path::Path) {
 fn assert_three_generations(index: &MemIndex) {
     let texts = |s: &str| -> Vec<String> {
         index
+            .read()
+            .unwrap()
             .chunks(s, 0..=10)
             .unwrap()
             .into_iter()
@@ -131,14 +167,16 @@ fn assert_three_generations(index: &MemIndex) {
             .collect()
     };
     assert_eq!(texts("/d/a.md"), ["alpha again"]);
-    assert!(index.source("/d/b.md").unwrap().is_none());
+    assert!(index.read().unwrap().source("/d/b.md").unwrap().is_none());
     assert_eq!(texts("/d/c.md"), ["gamma"]);
     assert_eq!(texts("/d/d.md"), ["delta"]);
     let near = index
+        .read()
+        .unwrap()
         .vector_search(&vector("gamma"), 1, &Scope::all())
         .unwrap();
     assert_eq!(near[0].key.source, "/d/c.md");
-    assert_eq!(index.stats().unwrap().chunk_count, 3);
+    assert_eq!(index.read().unwrap().stats().unwrap().chunk_count, 3);
 }
 
 #[test]
@@ -189,7 +227,7 @@ fn a_corrupt_vector_file_is_rebuilt_too() {
         kept.len() == 1 && kept[0].starts_with(&format!("{newest}.damaged-")),
         "{kept:?}"
     );
-    let damage = index.stats().unwrap().damage;
+    let damage = index.read().unwrap().stats().unwrap().damage;
     assert!(damage.iter().any(|d| d.contains(&newest)), "{damage:?}");
 }
 
@@ -281,12 +319,18 @@ fn vectors_of_a_big_source_spill_and_read_back_exactly() {
     let query = spread(19_999);
     // The best hit is an exact match, rescored from the f32 row read back.
     let exact = |index: &MemIndex| {
-        let hits = index.vector_search(&query, 5, &Scope::all()).unwrap();
+        let hits = index
+            .read()
+            .unwrap()
+            .vector_search(&query, 5, &Scope::all())
+            .unwrap();
         assert_eq!(hits.len(), 5);
         assert!(hits[0].value < 1e-5, "{hits:?}");
     };
     exact(&index);
     let keyword = index
+        .read()
+        .unwrap()
         .keyword_search("19999 ledger", 3, &Scope::all())
         .unwrap();
     assert_eq!(keyword[0].key.index, 19_999);
@@ -305,6 +349,8 @@ fn vectors_of_a_big_source_spill_and_read_back_exactly() {
     // A compaction that renumbers nothing keeps the postings as they were.
     assert_eq!(
         reopened
+            .read()
+            .unwrap()
             .keyword_search("19999 ledger", 3, &Scope::all())
             .unwrap(),
         keyword
@@ -356,12 +402,12 @@ fn settling_folds_a_long_log_and_leaves_a_short_one() {
     let log = std::fs::metadata(dir.path().join("wal.log")).unwrap().len();
     assert!(log > minirag_index_mem::SETTLE_AFTER_BYTES, "{log}");
     assert_eq!(
-        index.stats().unwrap().log_bytes,
+        index.read().unwrap().stats().unwrap().log_bytes,
         log - 16,
         "status shows what a cold open replays"
     );
     index.settle(&mut |l| said.push(l.to_string())).unwrap();
-    assert_eq!(index.stats().unwrap().log_bytes, 0);
+    assert_eq!(index.read().unwrap().stats().unwrap().log_bytes, 0);
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(said[0].contains("folding the index log"), "{said:?}");
     assert!(dir.path().join("snapshot.meta").is_file());
@@ -369,7 +415,11 @@ fn settling_folds_a_long_log_and_leaves_a_short_one() {
     assert!(log <= 64, "the log is folded: {log} bytes left");
     drop(index);
     let reopened = MemIndex::open(dir.path()).unwrap();
-    let hits = reopened.keyword_search("few", 5, &Scope::all()).unwrap();
+    let hits = reopened
+        .read()
+        .unwrap()
+        .keyword_search("few", 5, &Scope::all())
+        .unwrap();
     assert_eq!(hits[0].key.source, "/d/small.md");
     assert_eq!(
         reopened
@@ -433,7 +483,7 @@ fn a_bad_record_in_the_middle_of_the_log_is_named_and_contained() {
             },
         );
         let index = MemIndex::open(dir.path()).unwrap();
-        let stats = index.stats().unwrap();
+        let stats = index.read().unwrap().stats().unwrap();
         assert_eq!(stats.damage.len(), 1, "in_header {in_header}: {stats:?}");
         let message = &stats.damage[0];
         assert!(
@@ -442,17 +492,19 @@ fn a_bad_record_in_the_middle_of_the_log_is_named_and_contained() {
         );
         // Before the damage: a and b's first version.
         assert_eq!(
-            index.chunks("/d/a.md", 0..=0).unwrap()[0].text,
+            index.read().unwrap().chunks("/d/a.md", 0..=0).unwrap()[0].text,
             "alpha first"
         );
         assert_eq!(
-            index.chunks("/d/b.md", 0..=0).unwrap()[0].text,
+            index.read().unwrap().chunks("/d/b.md", 0..=0).unwrap()[0].text,
             "bravo first"
         );
         // b was written again after the damage: it is stale, so a sync
         // rebuilds it; c and d were never applied.
         assert!(stats.stale_chunk_count >= 1, "{stats:?}");
         assert!(index
+            .read()
+            .unwrap()
             .chunks("/d/d.md", 0..=0)
             .unwrap_or_default()
             .is_empty());
@@ -469,10 +521,10 @@ fn a_bad_record_in_the_middle_of_the_log_is_named_and_contained() {
         drop(index);
         let index = MemIndex::open(dir.path()).unwrap();
         assert_eq!(
-            index.chunks("/d/e.md", 0..=0).unwrap()[0].text,
+            index.read().unwrap().chunks("/d/e.md", 0..=0).unwrap()[0].text,
             "echo after"
         );
-        assert_eq!(index.stats().unwrap().damage.len(), 1);
+        assert_eq!(index.read().unwrap().stats().unwrap().damage.len(), 1);
     }
 }
 
@@ -488,7 +540,7 @@ fn a_torn_write_is_silent_and_a_lost_acknowledged_record_is_named() {
     f.write_all(&[200, 0, 0, 0, 1, 2, 3, 4, 9, 9]).unwrap();
     drop(f);
     let index = MemIndex::open(dir.path()).unwrap();
-    let stats = index.stats().unwrap();
+    let stats = index.read().unwrap().stats().unwrap();
     assert!(
         stats.damage.is_empty(),
         "a torn write is not damage: {stats:?}"
@@ -502,20 +554,20 @@ fn a_torn_write_is_silent_and_a_lost_acknowledged_record_is_named() {
     let last = *record_offsets(&wal).last().unwrap();
     flip(&wal, last + 20);
     let index = MemIndex::open(dir.path()).unwrap();
-    let stats = index.stats().unwrap();
+    let stats = index.read().unwrap().stats().unwrap();
     assert_eq!(stats.damage.len(), 1, "{stats:?}");
     assert!(stats.damage[0].contains("cut short"), "{:?}", stats.damage);
     assert_eq!(stats.source_count, 3, "everything before it stays");
     assert_eq!(
-        index.chunks("/d/b.md", 0..=0).unwrap()[0].text,
+        index.read().unwrap().chunks("/d/b.md", 0..=0).unwrap()[0].text,
         "bravo second"
     );
     // Named once: writes go on from the end found.
     put(&index, "/d/e.md", &["echo"]);
     drop(index);
     let index = MemIndex::open(dir.path()).unwrap();
-    assert_eq!(index.stats().unwrap().damage.len(), 1);
-    assert_eq!(index.stats().unwrap().source_count, 4);
+    assert_eq!(index.read().unwrap().stats().unwrap().damage.len(), 1);
+    assert_eq!(index.read().unwrap().stats().unwrap().source_count, 4);
 }
 
 /// A flipped bit in the log's header (its magic, or its generation) leaves
@@ -530,7 +582,7 @@ fn a_damaged_log_header_is_named_not_dropped() {
         five_writes(dir.path());
         flip(&dir.path().join("wal.log"), at);
         let index = MemIndex::open(dir.path()).unwrap();
-        let stats = index.stats().unwrap();
+        let stats = index.read().unwrap().stats().unwrap();
         assert_eq!(stats.damage.len(), 1, "byte {at}: {stats:?}");
         assert!(
             stats.damage[0].contains("5 later records"),
@@ -541,7 +593,7 @@ fn a_damaged_log_header_is_named_not_dropped() {
         drop(index);
         let index = MemIndex::open(dir.path()).unwrap();
         assert_eq!(
-            index.chunks("/d/e.md", 0..=0).unwrap()[0].text,
+            index.read().unwrap().chunks("/d/e.md", 0..=0).unwrap()[0].text,
             "echo after"
         );
     }
@@ -567,7 +619,7 @@ fn verify_names_damage_until_what_it_lost_is_rebuilt() {
     put(&index, "/d/b.md", &["bravo second"]);
     assert_eq!(index.verify().unwrap(), Vec::<String>::new());
     assert_eq!(
-        index.stats().unwrap().damage.len(),
+        index.read().unwrap().stats().unwrap().damage.len(),
         1,
         "the report stays for doctor"
     );
@@ -604,7 +656,7 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
         }
         let index = MemIndex::open(dir.path())
             .unwrap_or_else(|e| panic!("{part}: the index does not open: {e}"));
-        let stats = index.stats().unwrap();
+        let stats = index.read().unwrap().stats().unwrap();
         assert_eq!(stats.source_count, 4, "{part}: {stats:?}");
         assert_eq!(stats.damage.len(), 1, "{part}: {stats:?}");
         assert!(
@@ -612,7 +664,11 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
             "{part}: {:?}",
             stats.damage
         );
-        let hits = index.keyword_search("bravo", 5, &Scope::all()).unwrap();
+        let hits = index
+            .read()
+            .unwrap()
+            .keyword_search("bravo", 5, &Scope::all())
+            .unwrap();
         assert_eq!(hits[0].key.source, "/d/b.md", "{part}");
         if part == "vectors" {
             assert_eq!(stats.vectorless_chunk_count, 4, "{stats:?}");
@@ -625,7 +681,7 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
         drop(index);
         let reopened = MemIndex::open(dir.path()).unwrap();
         assert_eq!(
-            reopened.stats().unwrap().source_count,
+            reopened.read().unwrap().stats().unwrap().source_count,
             4,
             "{part}: the salvage was written out"
         );
@@ -646,7 +702,7 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
         let len = std::fs::metadata(&meta).unwrap().len();
         flip(&meta, len - from_end);
         let index = MemIndex::open(dir.path()).unwrap();
-        let stats = index.stats().unwrap();
+        let stats = index.read().unwrap().stats().unwrap();
         assert_eq!(stats.source_count, 4, "{stats:?}");
         assert_eq!(stats.damage.len(), 1, "{stats:?}");
         assert!(
@@ -656,7 +712,11 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
         );
         // Every source is left to the next sync, which rebuilds its places.
         assert_eq!(stats.stale_chunk_count, stats.chunk_count, "{stats:?}");
-        let hits = index.keyword_search("bravo", 5, &Scope::all()).unwrap();
+        let hits = index
+            .read()
+            .unwrap()
+            .keyword_search("bravo", 5, &Scope::all())
+            .unwrap();
         assert_eq!(hits[0].key.source, "/d/b.md");
     }
 }

@@ -45,7 +45,7 @@ fn crash_rounds(rounds: u64) {
         let index = MemIndex::open(dir.path())
             .unwrap_or_else(|e| panic!("round {round}: the index does not open: {e}"));
         for (source, (i, n)) in &acked {
-            let chunks = index.chunks(source, 0..=100).unwrap();
+            let chunks = index.read().unwrap().chunks(source, 0..=100).unwrap();
             // A later, unacknowledged write of the same source may have landed whole.
             let round_of = |t: &str| {
                 t.split(' ')
@@ -91,6 +91,8 @@ fn a_second_process_write_is_seen_by_an_open_index() {
     let dir = tempfile::tempdir().unwrap();
     let index = MemIndex::open(dir.path()).unwrap();
     assert!(index
+        .read()
+        .unwrap()
         .keyword_search("papaya", 5, &Scope::all())
         .unwrap()
         .is_empty());
@@ -100,11 +102,21 @@ fn a_second_process_write_is_seen_by_an_open_index() {
         .status()
         .unwrap();
     assert!(status.success());
-    let hits = index.keyword_search("papaya", 5, &Scope::all()).unwrap();
+    let hits = index
+        .read()
+        .unwrap()
+        .keyword_search("papaya", 5, &Scope::all())
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].key.source, "/d/two.md");
     assert_eq!(
-        index.source("/d/two.md").unwrap().unwrap().title,
+        index
+            .read()
+            .unwrap()
+            .source("/d/two.md")
+            .unwrap()
+            .unwrap()
+            .title,
         "title of /d/two.md"
     );
 }
@@ -129,7 +141,7 @@ fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
     let view = index.read().unwrap();
     write_from_child("/d/second.md", "written while the view is held");
     // Another method on the same thread, and another view.
-    let first = index.source("/d/first.md").unwrap();
+    let first = index.read().unwrap().source("/d/first.md").unwrap();
     assert!(first.is_some(), "the state the view holds is read");
     let again = index.read().unwrap();
     assert!(again.source("/d/first.md").unwrap().is_some());
@@ -138,7 +150,12 @@ fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
     // process's write is read.
     assert!(view.source("/d/second.md").unwrap().is_none());
     drop(view);
-    assert!(index.source("/d/second.md").unwrap().is_some());
+    assert!(index
+        .read()
+        .unwrap()
+        .source("/d/second.md")
+        .unwrap()
+        .is_some());
 }
 
 /// A write from a thread that holds a view is refused by name rather than

@@ -129,6 +129,8 @@ fn a_version_4_index_gains_the_language_and_field_columns() {
 
     let ix = PgIndex::open(&test_url(), &s, &PgOptions::default()).unwrap();
     let old = ix
+        .read()
+        .unwrap()
         .source(&source_record(0, 1, &vocab).source)
         .unwrap()
         .unwrap();
@@ -142,6 +144,6 @@ fn a_version_4_index_gains_the_language_and_field_columns() {
     record.attributes.meta = vec![("tags".into(), "incident".into())];
     ix.replace_source(record.clone(), chunk(&mut rng), None)
         .unwrap();
-    let back = ix.source(&record.source).unwrap().unwrap();
+    let back = ix.read().unwrap().source(&record.source).unwrap().unwrap();
     assert_eq!(back.attributes, record.attributes);
 }

@@ -65,7 +65,14 @@ fn the_vector_graph_is_built_when_a_sync_settles_and_keeps_recall() {
         !plan.contains(GRAPH),
         "without a graph the scan is exact:\n{plan}"
     );
-    assert_eq!(ix.vector_search(&q0, 10, &Scope::all()).unwrap().len(), 10);
+    assert_eq!(
+        ix.read()
+            .unwrap()
+            .vector_search(&q0, 10, &Scope::all())
+            .unwrap()
+            .len(),
+        10
+    );
 
     let mut lines = Vec::new();
     ix.settle(&mut |l| lines.push(l.to_string())).unwrap();
@@ -118,7 +125,7 @@ fn the_vector_graph_is_built_when_a_sync_settles_and_keeps_recall() {
                 .collect();
             exact.sort_by(|a, b| b.total_cmp(a));
             let cutoff = 2.0 - 2.0 * exact[9] + 1e-4;
-            let got = ix.vector_search(&q, 10, &scope).unwrap();
+            let got = ix.read().unwrap().vector_search(&q, 10, &scope).unwrap();
             assert_eq!(got.len(), 10, "k results in {folders:?}");
             assert!(got
                 .iter()

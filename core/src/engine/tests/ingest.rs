@@ -16,7 +16,13 @@ fn ingest_file_round_trip() {
     );
     assert!(out.chunk_count >= 2);
     assert_eq!(out.notice, None);
-    let rec = f.index.source("/docs/guide.md").unwrap().unwrap();
+    let rec = f
+        .index
+        .read()
+        .unwrap()
+        .source("/docs/guide.md")
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (rec.file_hash.as_str(), rec.mtime, rec.source_type),
         ("abc123", 1700000000.5, SourceType::File)
@@ -72,7 +78,7 @@ fn file_errors_name_the_file_and_the_fix() {
         }
     );
     assert_eq!(
-        f.index.stats().unwrap().chunk_count,
+        f.index.read().unwrap().stats().unwrap().chunk_count,
         0,
         "nothing stored on failure"
     );
@@ -87,6 +93,8 @@ fn filename_title_is_seeded_and_not_doubled_on_reingest() {
         .unwrap();
     let first = f
         .index
+        .read()
+        .unwrap()
         .chunks("/docs/Политика_премирования.md", 0..=10)
         .unwrap();
     assert!(first[0].text.starts_with("# Политика премирования\n\n"));
@@ -95,6 +103,8 @@ fn filename_title_is_seeded_and_not_doubled_on_reingest() {
         .unwrap();
     let second = f
         .index
+        .read()
+        .unwrap()
         .chunks("/docs/Политика_премирования.md", 0..=10)
         .unwrap();
     assert_eq!(first, second);
@@ -116,7 +126,7 @@ fn ingest_data_titles_and_formats() {
         .ingest_data("note-1", "Plain words here.", "text", Some("  My Note "))
         .unwrap();
     assert_eq!(out.title, "My Note");
-    assert!(f.index.chunks("note-1", 0..=0).unwrap()[0]
+    assert!(f.index.read().unwrap().chunks("note-1", 0..=0).unwrap()[0]
         .text
         .starts_with("# My Note\n\n"));
 
@@ -143,12 +153,18 @@ fn ingest_data_titles_and_formats() {
         .unwrap();
     assert_eq!(out.title, "note-3");
     assert_eq!(
-        f.index.chunks("note-3", 0..=0).unwrap()[0].text,
+        f.index.read().unwrap().chunks("note-3", 0..=0).unwrap()[0].text,
         "No title at all.",
         "not seeded"
     );
     assert_eq!(
-        f.index.source("note-3").unwrap().unwrap().source_type,
+        f.index
+            .read()
+            .unwrap()
+            .source("note-3")
+            .unwrap()
+            .unwrap()
+            .source_type,
         SourceType::Data
     );
 
@@ -186,7 +202,13 @@ fn a_caller_named_source_is_never_a_file_path() {
         );
     }
     // The file's own text is untouched.
-    let text = &f.index.chunks("/docs/key.md", 0..=0).unwrap()[0].text;
+    let text = &f
+        .index
+        .read()
+        .unwrap()
+        .chunks("/docs/key.md", 0..=0)
+        .unwrap()[0]
+        .text;
     assert!(text.contains("The real file."), "{text}");
     assert!(f
         .engine
@@ -237,6 +259,8 @@ fn ingest_url_defaults_and_titles() {
     );
     assert_eq!(
         f.index
+            .read()
+            .unwrap()
             .source("https://example.com/page")
             .unwrap()
             .unwrap()
@@ -252,7 +276,7 @@ fn ingest_url_defaults_and_titles() {
         ("my-id", "my-id")
     );
     assert_eq!(
-        f.index.chunks("my-id", 0..=0).unwrap()[0].text,
+        f.index.read().unwrap().chunks("my-id", 0..=0).unwrap()[0].text,
         "just words, no title"
     );
     let e = f
@@ -269,7 +293,12 @@ fn stored_vectors_equal_embeddings_of_stored_texts_and_unchanged_chunks_are_reus
         .ingest_file("/docs/guide.md", GUIDE.as_bytes(), "h1", 1.0)
         .unwrap();
     let embedded_first = f.embedder.embedded.load(Ordering::SeqCst);
-    let chunks = f.index.chunks("/docs/guide.md", 0..=100).unwrap();
+    let chunks = f
+        .index
+        .read()
+        .unwrap()
+        .chunks("/docs/guide.md", 0..=100)
+        .unwrap();
     assert_eq!(
         embedded_first,
         chunks.len(),
@@ -311,6 +340,8 @@ fn without_a_model_ingest_stores_text_and_query_is_keyword_only() {
     assert!(out.notice.as_deref().unwrap().contains("without vectors"));
     assert_eq!(
         f.index
+            .read()
+            .unwrap()
             .source("/docs/guide.md")
             .unwrap()
             .unwrap()
@@ -375,7 +406,16 @@ fn the_language_is_detected_once_at_ingest_and_stored() {
     f.engine
         .ingest_data("en-note", "Backups are kept for thirty days.", "text", None)
         .unwrap();
-    let language = |s: &str| f.index.source(s).unwrap().unwrap().attributes.language;
+    let language = |s: &str| {
+        f.index
+            .read()
+            .unwrap()
+            .source(s)
+            .unwrap()
+            .unwrap()
+            .attributes
+            .language
+    };
     assert_eq!(language("ru-note").as_deref(), Some("ru"));
     assert_eq!(language("en-note").as_deref(), Some("en"));
 }

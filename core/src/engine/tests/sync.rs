@@ -92,7 +92,13 @@ fn a_model_change_is_a_re_embed_that_sync_and_list_files_agree_on() {
     );
     assert!(f.embedder.embedded.load(Ordering::SeqCst) > embedded_before);
     assert_eq!(states(&f), ["ingested", "ingested"]);
-    let rec = f.index.source("/docs/b.md").unwrap().unwrap();
+    let rec = f
+        .index
+        .read()
+        .unwrap()
+        .source("/docs/b.md")
+        .unwrap()
+        .unwrap();
     assert_eq!(rec.embedded_with.as_deref(), Some("hash-16b"));
     let q = f.engine.query(query("apples", 5, &[])).unwrap();
     assert_eq!(q.notice, None);
@@ -176,7 +182,13 @@ fn a_sync_without_a_model_says_so_and_stores_text_only() {
         notice.contains("without the embedding model") && notice.contains("MODEL_PATH"),
         "{notice}"
     );
-    let rec = f.index.source("/docs/a.md").unwrap().unwrap();
+    let rec = f
+        .index
+        .read()
+        .unwrap()
+        .source("/docs/a.md")
+        .unwrap()
+        .unwrap();
     assert_eq!(rec.embedded_with, None);
 }
 
@@ -196,7 +208,13 @@ fn a_sync_indexes_every_new_file_for_keywords_before_embedding_any() {
         .sync(
             None,
             &|s| {
-                let vectorless = f.index.stats().unwrap().vectorless_chunk_count;
+                let vectorless = f
+                    .index
+                    .read()
+                    .unwrap()
+                    .stats()
+                    .unwrap()
+                    .vectorless_chunk_count;
                 steps
                     .lock()
                     .unwrap()
@@ -217,7 +235,15 @@ fn a_sync_indexes_every_new_file_for_keywords_before_embedding_any() {
     // embedding phase counts chunks up to the total.
     assert_eq!(steps[2].3, 3, "all three keyword-only before any vector");
     assert_eq!((steps[5].1, steps[5].2), (3, 3));
-    assert_eq!(f.index.stats().unwrap().vectorless_chunk_count, 0);
+    assert_eq!(
+        f.index
+            .read()
+            .unwrap()
+            .stats()
+            .unwrap()
+            .vectorless_chunk_count,
+        0
+    );
 }
 
 #[test]
@@ -248,7 +274,7 @@ fn a_large_source_is_embedded_in_batches_that_report_progress_and_stop_on_cancel
         )
         .unwrap_err();
     let lines = lines.into_inner().unwrap();
-    let total = f.index.stats().unwrap().chunk_count;
+    let total = f.index.read().unwrap().stats().unwrap().chunk_count;
     assert!(
         total > 2 * crate::engine::EMBED_BATCH as u64,
         "{total} chunks"
@@ -270,5 +296,13 @@ fn a_large_source_is_embedded_in_batches_that_report_progress_and_stop_on_cancel
     // and the next sync embeds the whole source again, converting nothing.
     let r = sync(&f);
     assert_eq!((r.counts.ingested, r.counts.reembedded), (0, 1), "{r:?}");
-    assert_eq!(f.index.stats().unwrap().vectorless_chunk_count, 0);
+    assert_eq!(
+        f.index
+            .read()
+            .unwrap()
+            .stats()
+            .unwrap()
+            .vectorless_chunk_count,
+        0
+    );
 }
