@@ -85,7 +85,9 @@ def default_model():
 def environment(system, root, db, weight):
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "BASE_DIR": root, "DB_PATH": db}
     if system == "rust":
-        env["MODEL_PATH"] = os.environ.get("MINIRAG_MODEL", default_model())
+        # default_model() only when MINIRAG_MODEL is unset: it says what it
+        # falls back to.
+        env["MODEL_PATH"] = os.environ.get("MINIRAG_MODEL") or default_model()
         env["CACHE_DIR"] = os.path.join(os.path.dirname(db), "cache")
     else:
         peer = os.environ.get("PEER_HOME", "/tmp/python-peer")
