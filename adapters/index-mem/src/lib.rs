@@ -237,12 +237,16 @@ impl MemIndex {
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
-        let fresh_log = {
+        // Only this writer changes the log's end and generation now (the
+        // gate and the OS lock are held): reading them, then appending
+        // without the lock, is safe.
+        let (generation, end, fresh_log) = {
             let inner = self.inner.read();
             inner.state.check(&op)?;
-            inner.wal_legacy || inner.wal_end == 0
+            let fresh_log = inner.wal_legacy || inner.wal_end == 0;
+            (inner.generation, inner.wal_end, fresh_log)
         };
-        if fresh_log {
+        let (generation, end) = if fresh_log {
             let mut inner = self.inner.write();
             if inner.wal_legacy {
                 // An older build's log: fold it into a snapshot first, so
@@ -253,13 +257,9 @@ impl MemIndex {
                 disk::reset_wal(&self.paths, inner.generation)?;
                 inner.wal_end = WAL_HEADER;
             }
-        }
-        // Only this writer changes the log's end and generation now (the
-        // gate and the OS lock are held): reading them, then appending
-        // without the lock, is safe.
-        let (generation, end) = {
-            let inner = self.inner.read();
             (inner.generation, inner.wal_end)
+        } else {
+            (generation, end)
         };
         let op = op.into_logged();
         let end = disk::append_wal(&self.paths, end, &op)?;

@@ -241,3 +241,17 @@ fn model_precision_is_fp32_unless_set_and_a_bad_value_names_the_choices() {
     assert_eq!(Precision::Int8.identity_suffix(), "+int8");
     assert_eq!(Precision::Fp32.identity_suffix(), "");
 }
+
+/// The loader's defaults and core's `Config::defaults` are written in two
+/// places; they must agree.
+#[test]
+fn no_variables_give_cores_defaults() {
+    assert_eq!(
+        load(&[]).unwrap(),
+        Config::defaults(
+            vec!["/work/t".into()],
+            "/work/t/.minirag/index".into(),
+            "/home/u/.cache/minirag-mcp".into(),
+        )
+    );
+}
