@@ -10,13 +10,14 @@
 //!
 //! cargo run --release -p minirag-embed-candle --example embed_bench -- [--texts FILE]
 //!     [--model DIR] [--batch-tokens N] [--runs N] [--ort-venv DIR (default /tmp/ort-baseline)]
-//!     [--int8-parts qkv,out,up,down] [--f32-layers 0,11]
+//!     [--int8-parts qkv,out,up,down] [--f32-layers 0,11] [--a8-parts up,down] [--a12-layers 0]
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use candle_core::{Device, Tensor};
 use minirag_core::ports::Embedder;
+use minirag_embed_candle::encoder::int8::ActivationBits;
 use minirag_embed_candle::encoder::Dense;
 use minirag_embed_candle::{CandleEmbedder, Precision};
 
@@ -82,34 +83,58 @@ fn shape(dir: &std::path::Path) -> (f64, f64, f64) {
     )
 }
 
-/// The int8 layer choice: `--int8-parts` (default all four) outside the
-/// `--f32-layers`; without either flag, the product's own choice.
-fn int8_choice(layers: usize) -> Option<(String, impl Fn(usize, Dense) -> bool)> {
-    if arg("--int8-parts").is_none() && arg("--f32-layers").is_none() {
-        return None;
-    }
-    let parts = arg("--int8-parts").unwrap_or_else(|| "qkv,out,up,down".into());
-    let parts: Vec<Dense> = parts
+/// `--NAME qkv,out,...` as dense parts (`default` when absent).
+fn parts_arg(name: &str, default: &str) -> Vec<Dense> {
+    arg(name)
+        .unwrap_or_else(|| default.into())
         .split(',')
+        .filter(|p| !p.trim().is_empty())
         .map(|p| match p.trim() {
             "qkv" => Dense::Qkv,
             "out" => Dense::Out,
             "up" => Dense::Up,
             "down" => Dense::Down,
-            other => panic!("--int8-parts: unknown part {other} (qkv, out, up, down)"),
+            other => panic!("{name}: unknown part {other} (qkv, out, up, down)"),
         })
-        .collect();
-    let kept: Vec<usize> = arg("--f32-layers")
-        .map(|l| {
-            l.split(',')
-                .filter(|s| !s.is_empty())
-                .map(|n| n.trim().parse().expect("--f32-layers: layer numbers"))
-                .collect()
-        })
-        .unwrap_or_default();
-    let label = format!("parts {parts:?}, f32 layers {kept:?} of {layers}");
+        .collect()
+}
+
+/// The int8 layer choice: `--int8-parts` (default all four) outside the
+/// `--f32-layers`, with eight-bit inputs for the `--a8-parts` (default
+/// none) outside the `--a12-layers`; without any of them, the product's own
+/// choice.
+fn int8_choice(
+    layers: usize,
+) -> Option<(String, impl Fn(usize, Dense) -> Option<ActivationBits>)> {
+    let flags = ["--int8-parts", "--f32-layers", "--a8-parts", "--a12-layers"];
+    if flags.iter().all(|f| arg(f).is_none()) {
+        return None;
+    }
+    let parts = parts_arg("--int8-parts", "qkv,out,up,down");
+    let eight = parts_arg("--a8-parts", "");
+    let layer_list = |name: &str| -> Vec<usize> {
+        arg(name)
+            .map(|l| {
+                l.split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(|n| n.trim().parse().expect("layer numbers"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let kept = layer_list("--f32-layers");
+    let wide = layer_list("--a12-layers");
+    let label = format!(
+        "parts {parts:?}, f32 layers {kept:?} of {layers}, 8-bit inputs {eight:?} outside layers {wide:?}"
+    );
     Some((label, move |n, which| {
-        parts.contains(&which) && !kept.contains(&n)
+        (parts.contains(&which) && !kept.contains(&n)).then(|| {
+            if eight.contains(&which) && !wide.contains(&n) {
+                ActivationBits::Eight
+            } else {
+                ActivationBits::Twelve
+            }
+        })
     }))
 }
 

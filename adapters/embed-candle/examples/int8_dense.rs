@@ -2,13 +2,13 @@
 //! in f32 (candle's gemm) and in int8 (`encoder::int8`, quantizing the
 //! activations included), side by side: GFLOP/s, best of five.
 //!
-//! cargo run --release -p minirag-embed-candle --example int8_dense
+//! cargo run --release -p minirag-embed-candle --example int8_dense [-- 8]
 //! (RAYON_NUM_THREADS=1 for one core)
 
 use std::time::Instant;
 
 use candle_core::{Device, Tensor};
-use minirag_embed_candle::encoder::int8::QuantWeights;
+use minirag_embed_candle::encoder::int8::{ActivationBits, QuantWeights};
 
 fn main() {
     let (rows, k, n) = (4096usize, 384usize, 1536usize);
@@ -18,7 +18,11 @@ fn main() {
     let w: Vec<f32> = (0..n * k)
         .map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0)
         .collect();
-    let q = QuantWeights::quantize(&w, k).expect("the shape quantizes");
+    let bits = match std::env::args().nth(1).as_deref() {
+        Some("8") => ActivationBits::Eight,
+        _ => ActivationBits::Twelve,
+    };
+    let q = QuantWeights::quantize(&w, k, bits).expect("the shape quantizes");
     let xt = Tensor::from_slice(&x, (rows, k), &Device::Cpu).unwrap();
     let wt = Tensor::from_slice(&w, (n, k), &Device::Cpu)
         .unwrap()
@@ -40,7 +44,7 @@ fn main() {
         f32 = f32.max(flops / t.elapsed().as_secs_f64() / 1e9);
     }
     println!(
-        "threads {}: int8 {int8:.1} GFLOP/s-equivalent, f32 {f32:.1} GFLOP/s, {:.2}×",
+        "threads {}, {bits:?}-bit inputs: int8 {int8:.1} GFLOP/s-equivalent, f32 {f32:.1} GFLOP/s, {:.2}×",
         rayon::current_num_threads(),
         int8 / f32
     );

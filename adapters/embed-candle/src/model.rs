@@ -8,6 +8,7 @@ use tokenizers::{PostProcessor, TruncationDirection};
 
 use crate::encoder::config::BertConfig;
 use crate::encoder::weights::WeightFile;
+use crate::encoder::int8::ActivationBits;
 use crate::encoder::{Dense, Encoder, Scratch};
 use crate::error::LoadError;
 use crate::settings::{Pooling, SentenceSettings};
@@ -90,13 +91,19 @@ impl CandleEmbedder {
     pub fn with_precision(self, precision: Precision) -> Self {
         match precision {
             Precision::Fp32 => self,
-            Precision::Int8 => self.with_int8_layers(precision.identity_suffix(), |_, _| true),
+            Precision::Int8 => self.with_int8_layers(precision.identity_suffix(), |_, _| {
+                Some(ActivationBits::Twelve)
+            }),
         }
     }
 
     /// Quantizes the layers `choose` picks and appends `suffix` to the id:
     /// for measuring one choice of layers against another.
-    pub fn with_int8_layers(mut self, suffix: &str, choose: impl Fn(usize, Dense) -> bool) -> Self {
+    pub fn with_int8_layers(
+        mut self,
+        suffix: &str,
+        choose: impl Fn(usize, Dense) -> Option<ActivationBits>,
+    ) -> Self {
         self.encoder.quantize(choose);
         self.id.push_str(suffix);
         self

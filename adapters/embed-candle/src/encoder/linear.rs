@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use gemm::{gemm, Parallelism};
 
-use super::int8::QuantWeights;
+use super::int8::{ActivationBits, QuantWeights};
 use super::panels::Panels;
 use super::weights::Param;
 
@@ -37,10 +37,11 @@ impl Linear {
         }
     }
 
-    /// Runs this layer in int8 from now on, and lets go of its f32 weights.
-    /// False (and nothing changes) where the shape does not quantize.
-    pub fn quantize(&mut self) -> bool {
-        let Some(q) = QuantWeights::quantize(self.weight.data(), self.inputs) else {
+    /// Runs this layer in int8 from now on, its inputs quantized to
+    /// `bits`, and lets go of its f32 weights. False (and nothing changes)
+    /// where the shape does not quantize.
+    pub fn quantize(&mut self, bits: ActivationBits) -> bool {
+        let Some(q) = QuantWeights::quantize(self.weight.data(), self.inputs, bits) else {
             return false;
         };
         self.weight.release_pages();

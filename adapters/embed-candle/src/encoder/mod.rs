@@ -170,9 +170,10 @@ impl Encoder {
         })
     }
 
-    /// Runs the dense layers `choose(layer index, which)` picks in int8
-    /// (a shape that does not quantize stays f32).
-    pub fn quantize(&mut self, choose: impl Fn(usize, Dense) -> bool) {
+    /// Runs the dense layers `choose(layer index, which)` picks in int8,
+    /// their inputs quantized to the bits it answers (a shape that does not
+    /// quantize stays f32).
+    pub fn quantize(&mut self, choose: impl Fn(usize, Dense) -> Option<int8::ActivationBits>) {
         for (n, layer) in self.layers.iter_mut().enumerate() {
             for (which, linear) in [
                 (Dense::Qkv, &mut layer.qkv),
@@ -180,8 +181,8 @@ impl Encoder {
                 (Dense::Up, &mut layer.up),
                 (Dense::Down, &mut layer.down),
             ] {
-                if choose(n, which) && !linear.is_int8() {
-                    linear.quantize();
+                if let Some(bits) = choose(n, which).filter(|_| !linear.is_int8()) {
+                    linear.quantize(bits);
                 }
             }
         }

@@ -1,0 +1,237 @@
+//! The register tiles: a few quantized rows times one panel of 16
+//! outputs, summed exactly in i32. Pair tiles take i16 rows and weights two
+//! inputs at a time (`vpmaddwd`, or VNNI's `vpdpwssd`); the quad tile takes
+//! byte rows and i8 weights four inputs at a time (VNNI's `vpdpbusd`, twice
+//! the multiply-adds per instruction). Every tile gives the integers the
+//! portable one gives.
+
+use super::{Kernel, PANEL, TILE_ROWS};
+#[cfg(target_arch = "x86_64")]
+use super::VECS;
+
+/// One tile of `rows` (1 to 4) quantized rows, as i16 pairs, times a
+/// panel of pairs into `acc`.
+pub(super) fn pair_tile(
+    kernel: Kernel,
+    rows: usize,
+    xs: &[i16],
+    kp: usize,
+    panel: &[i16],
+    acc: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    assert!(rows <= TILE_ROWS && xs.len() >= rows * kp && panel.len() >= kp * PANEL);
+    match kernel {
+        Kernel::Portable => portable_tile(rows, xs, kp, panel, acc),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Avx2` is chosen only where the CPU has AVX2
+        // (`best`, or a test that checked); the assert above bounds every
+        // read the tile makes.
+        Kernel::Avx2 => unsafe {
+            match rows {
+                4 => avx2_tile::<4>(xs, kp, panel, acc),
+                3 => avx2_tile::<3>(xs, kp, panel, acc),
+                2 => avx2_tile::<2>(xs, kp, panel, acc),
+                _ => avx2_tile::<1>(xs, kp, panel, acc),
+            }
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
+        // AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert above bounds
+        // every read the tile makes.
+        Kernel::Vnni => unsafe {
+            match rows {
+                4 => vnni_tile::<4>(xs, kp, panel, acc),
+                3 => vnni_tile::<3>(xs, kp, panel, acc),
+                2 => vnni_tile::<2>(xs, kp, panel, acc),
+                _ => vnni_tile::<1>(xs, kp, panel, acc),
+            }
+        },
+    }
+}
+
+/// The tile in plain integers: what `vpmaddwd` then `vpaddd` compute,
+/// wrapping as they do (no sum reaches the wrap, by [`MAX_INPUTS`]).
+fn portable_tile(
+    rows: usize,
+    xs: &[i16],
+    kp: usize,
+    panel: &[i16],
+    acc: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    for (r, a) in acc.iter_mut().take(rows).enumerate() {
+        let x = &xs[r * kp..(r + 1) * kp];
+        *a = [0; PANEL];
+        for (pair, w) in x.chunks_exact(2).zip(panel.chunks_exact(2 * PANEL)) {
+            for (c, o) in a.iter_mut().enumerate() {
+                let dot = pair[0] as i32 * w[2 * c] as i32 + pair[1] as i32 * w[2 * c + 1] as i32;
+                *o = o.wrapping_add(dot);
+            }
+        }
+    }
+}
+
+/// Declares an x86 tile: `R` quantized rows times a panel, per input pair
+/// one load per weight vector, and per row one broadcast of its pair and
+/// one `step` (accumulator, broadcast pair, weights → accumulator) per
+/// weight vector. The kernels differ only in that step.
+macro_rules! x86_tile {
+    ($(#[$doc:meta])* $name:ident, $features:literal, |$a:ident, $v:ident, $w:ident| $step:expr) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const R: usize>(
+            xs: &[i16],
+            kp: usize,
+            panel: &[i16],
+            out: &mut [[i32; PANEL]; TILE_ROWS],
+        ) {
+            use std::arch::x86_64::*;
+            assert!(
+                R <= TILE_ROWS
+                    && kp.is_multiple_of(2)
+                    && xs.len() >= R * kp
+                    && panel.len() >= kp * PANEL
+            );
+            let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
+            let mut acc = [[_mm256_setzero_si256(); VECS]; R];
+            for t in 0..kp / 2 {
+                let w = wp.add(t * 2 * PANEL).cast::<__m256i>();
+                let mut ws = [_mm256_setzero_si256(); VECS];
+                for (c, v) in ws.iter_mut().enumerate() {
+                    *v = _mm256_loadu_si256(w.add(c));
+                }
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let pair = xp.add(r * kp + 2 * t).cast::<i32>().read_unaligned();
+                    let $v = _mm256_set1_epi32(pair);
+                    for (a, w) in a.iter_mut().zip(&ws) {
+                        let ($a, $w) = (*a, *w);
+                        *a = $step;
+                    }
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                let o = out[r].as_mut_ptr().cast::<__m256i>();
+                for (c, v) in a.iter().enumerate() {
+                    _mm256_storeu_si256(o.add(c), *v);
+                }
+            }
+        }
+    };
+}
+
+x86_tile! {
+    /// The AVX2 tile: `vpmaddwd` then `vpaddd`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2; `xs` holds `R` rows of `kp` (even) values and
+    /// `panel` `kp · PANEL`.
+    avx2_tile, "avx2", |a, v, w| _mm256_add_epi32(a, _mm256_madd_epi16(v, w))
+}
+
+x86_tile! {
+    /// The VNNI tile: `vpdpwssd`, a pair's two products and the running sum
+    /// in one instruction, the same exact i32 sums.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R`
+    /// rows of `kp` (even) values and `panel` `kp · PANEL`.
+    vnni_tile, "avx2,avx512f,avx512vl,avx512vnni", |a, v, w| _mm256_dpwssd_epi32(a, v, w)
+}
+
+/// One tile of `rows` (1 to 4) byte rows times a panel of i8 quads into
+/// `acc`: the VNNI kernel's eight-bit path (no other kernel takes quads).
+pub(super) fn quad_tile(
+    kernel: Kernel,
+    rows: usize,
+    xs: &[u8],
+    kq: usize,
+    panel: &[i8],
+    acc: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    assert!(rows <= TILE_ROWS && xs.len() >= rows * kq && panel.len() >= kq * PANEL);
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
+        // AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert above bounds
+        // every read the tile makes.
+        Kernel::Vnni => unsafe {
+            match rows {
+                4 => vnni_quad_tile::<4>(xs, kq, panel, acc),
+                3 => vnni_quad_tile::<3>(xs, kq, panel, acc),
+                2 => vnni_quad_tile::<2>(xs, kq, panel, acc),
+                _ => vnni_quad_tile::<1>(xs, kq, panel, acc),
+            }
+        },
+        _ => portable_quad_tile(rows, xs, kq, panel, acc),
+    }
+}
+
+/// The quad tile in plain integers.
+fn portable_quad_tile(
+    rows: usize,
+    xs: &[u8],
+    kq: usize,
+    panel: &[i8],
+    acc: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    for (r, a) in acc.iter_mut().take(rows).enumerate() {
+        let x = &xs[r * kq..(r + 1) * kq];
+        *a = [0; PANEL];
+        for (quad, w) in x.chunks_exact(4).zip(panel.chunks_exact(4 * PANEL)) {
+            for (c, o) in a.iter_mut().enumerate() {
+                let dot: i32 = (0..4).map(|b| quad[b] as i32 * w[4 * c + b] as i32).sum();
+                *o = o.wrapping_add(dot);
+            }
+        }
+    }
+}
+
+/// The VNNI quad tile: per four inputs, one load per weight vector, and
+/// per row one broadcast of its four bytes and one `vpdpbusd` (unsigned
+/// bytes times signed bytes, four products and the running sum, exact
+/// in i32) per weight vector.
+///
+/// # Safety
+///
+/// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R` rows
+/// of `kq` (a multiple of 4) bytes and `panel` `kq · PANEL`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512vnni")]
+unsafe fn vnni_quad_tile<const R: usize>(
+    xs: &[u8],
+    kq: usize,
+    panel: &[i8],
+    out: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    use std::arch::x86_64::*;
+    assert!(
+        R <= TILE_ROWS
+            && kq.is_multiple_of(4)
+            && xs.len() >= R * kq
+            && panel.len() >= kq * PANEL
+    );
+    let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
+    let mut acc = [[_mm256_setzero_si256(); VECS]; R];
+    for t in 0..kq / 4 {
+        let w = wp.add(t * 4 * PANEL).cast::<__m256i>();
+        let mut ws = [_mm256_setzero_si256(); VECS];
+        for (c, v) in ws.iter_mut().enumerate() {
+            *v = _mm256_loadu_si256(w.add(c));
+        }
+        for (r, a) in acc.iter_mut().enumerate() {
+            let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
+            let v = _mm256_set1_epi32(quad);
+            for (a, w) in a.iter_mut().zip(&ws) {
+                *a = _mm256_dpbusd_epi32(*a, v, *w);
+            }
+        }
+    }
+    for (r, a) in acc.iter().enumerate() {
+        let o = out[r].as_mut_ptr().cast::<__m256i>();
+        for (c, v) in a.iter().enumerate() {
+            _mm256_storeu_si256(o.add(c), *v);
+        }
+    }
+}
