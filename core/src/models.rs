@@ -203,11 +203,13 @@ impl Precision {
     }
 
     /// What the model id carries, so vectors of the two never mix: a
-    /// change of precision re-embeds, as a change of model does.
+    /// change of precision re-embeds, as a change of model does. `a8`:
+    /// eight-bit layer inputs (an index of the twelve-bit scheme, `+int8`,
+    /// re-embeds).
     pub fn identity_suffix(self) -> &'static str {
         match self {
             Precision::Fp32 => "",
-            Precision::Int8 => "+int8",
+            Precision::Int8 => "+int8a8",
         }
     }
 }

@@ -170,7 +170,7 @@ fn main() {
         .expect("model")
         .with_batch_tokens(batch);
     let (choice, int8) = match int8_choice(layers as usize) {
-        Some((label, choose)) => (label, loaded.with_int8_layers("+int8", choose)),
+        Some((label, choose)) => (label, loaded.with_int8_layers("+int8a8", choose)),
         None => (
             "the product's".to_string(),
             loaded.with_precision(Precision::Int8),

@@ -70,7 +70,7 @@ fn cosines(dir: &std::path::Path) -> Vec<f64> {
     let int8 = CandleEmbedder::load("m", dir)
         .unwrap()
         .with_precision(Precision::Int8);
-    assert_eq!(int8.model_id(), "m+int8", "int8 is part of the id");
+    assert_eq!(int8.model_id(), "m+int8a8", "int8 is part of the id");
     let a = fp32.embed_documents(&refs).unwrap();
     let b = int8.embed_documents(&refs).unwrap();
     let mut cos: Vec<f64> = a

@@ -238,7 +238,7 @@ fn model_precision_is_fp32_unless_set_and_a_bad_value_names_the_choices() {
         e.contains("MODEL_PRECISION") && e.contains("fp16") && e.contains("int8"),
         "{e}"
     );
-    assert_eq!(Precision::Int8.identity_suffix(), "+int8");
+    assert_eq!(Precision::Int8.identity_suffix(), "+int8a8");
     assert_eq!(Precision::Fp32.identity_suffix(), "");
 }
 

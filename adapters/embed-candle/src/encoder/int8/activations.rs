@@ -22,6 +22,10 @@ pub const TWELVE_LEVELS: f32 = 2047.0;
 /// The largest value of an eight-bit row.
 pub const BYTE_MAX: f32 = 255.0;
 
+/// 1.5 · 2²³: a float in [0, 255] plus this holds the float rounded to an
+/// integer in its low eight bits.
+const ROUND: f32 = 12_582_912.0;
+
 /// A row's scale and zero point: `x ≈ scale · (q − zero)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RowScale {
@@ -64,7 +68,11 @@ pub fn asymmetric<T: From<u8>>(xs: &[f32], out: &mut [T]) -> RowScale {
     let inv = BYTE_MAX / range;
     let zero = (-min * inv).round_ties_even().clamp(0.0, BYTE_MAX);
     for (q, &v) in out.iter_mut().zip(xs) {
-        *q = T::from((v * inv + zero).round_ties_even().clamp(0.0, BYTE_MAX) as u8);
+        // Adding 1.5 · 2²³ rounds to the nearest integer, ties to even, and
+        // leaves it in the low mantissa bits: a float-to-int conversion
+        // that vectorises where `as u8` (saturating) did not.
+        let level = (v * inv + zero).clamp(0.0, BYTE_MAX) + ROUND;
+        *q = T::from(level.to_bits() as u8);
     }
     RowScale {
         scale: range / BYTE_MAX,
