@@ -36,11 +36,16 @@ const PANEL: usize = 16;
 /// AVX2 vectors per panel row.
 #[cfg(target_arch = "x86_64")]
 const VECS: usize = PANEL / 8;
-/// Rows of `x` per register tile: 4 × 2 accumulators, 2 weight vectors,
-/// a broadcast and a product take 12 of AVX2's 16 registers (4 × 3
-/// spilled an accumulator to the stack, a quarter slower; 3 × 3 was about
-/// 10 % slower than this).
-const TILE_ROWS: usize = 4;
+/// Rows of `x` per pair tile: 4 × 2 accumulators, 2 weight vectors, a
+/// broadcast and a product take 12 of AVX2's 16 registers (4 × 3 spilled
+/// an accumulator to the stack, a quarter slower; 3 × 3 was about 10 %
+/// slower than this).
+const PAIR_ROWS: usize = 4;
+/// Rows of `x` per quad tile: VNNI's kernel has AVX-512's 32 registers, so
+/// 8 × 2 accumulators fit, and each weight load serves twice the rows.
+const QUAD_ROWS: usize = 8;
+/// Rows of the largest tile, for the accumulators' buffer.
+const TILE_ROWS: usize = QUAD_ROWS;
 /// Rows per parallel task when a batch has rows enough for every thread.
 const ROWS_PER_TASK: usize = 32;
 /// Longest input row the i32 sums take without overflow: every product is
@@ -345,8 +350,12 @@ impl QuantWeights {
             let cols = PANEL.min(self.outputs - col0);
             let sw = &self.scales[col0..col0 + cols];
             let sums = &self.sums[col0..col0 + cols];
-            for start in (0..rows).step_by(TILE_ROWS) {
-                let tile = TILE_ROWS.min(rows - start);
+            let step = match xs {
+                RowsOf::Pairs(_) => PAIR_ROWS,
+                RowsOf::Quads(_) => QUAD_ROWS,
+            };
+            for start in (0..rows).step_by(step) {
+                let tile = step.min(rows - start);
                 match xs.rows(start, tile, self.inputs) {
                     RowsOf::Pairs(x) => {
                         let kp = self.inputs.next_multiple_of(2);

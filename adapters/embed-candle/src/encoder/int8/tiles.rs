@@ -5,7 +5,7 @@
 //! the multiply-adds per instruction). Every tile gives the integers the
 //! portable one gives.
 
-use super::{Kernel, PANEL, TILE_ROWS};
+use super::{Kernel, PAIR_ROWS, PANEL, QUAD_ROWS, TILE_ROWS};
 #[cfg(target_arch = "x86_64")]
 use super::VECS;
 
@@ -19,7 +19,7 @@ pub(super) fn pair_tile(
     panel: &[i16],
     acc: &mut [[i32; PANEL]; TILE_ROWS],
 ) {
-    assert!(rows <= TILE_ROWS && xs.len() >= rows * kp && panel.len() >= kp * PANEL);
+    assert!(rows <= PAIR_ROWS && xs.len() >= rows * kp && panel.len() >= kp * PANEL);
     match kernel {
         Kernel::Portable => portable_tile(rows, xs, kp, panel, acc),
         #[cfg(target_arch = "x86_64")]
@@ -87,7 +87,7 @@ macro_rules! x86_tile {
         ) {
             use std::arch::x86_64::*;
             assert!(
-                R <= TILE_ROWS
+                R <= PAIR_ROWS
                     && kp.is_multiple_of(2)
                     && xs.len() >= R * kp
                     && panel.len() >= kp * PANEL
@@ -140,7 +140,7 @@ x86_tile! {
     vnni_tile, "avx2,avx512f,avx512vl,avx512vnni", |a, v, w| _mm256_dpwssd_epi32(a, v, w)
 }
 
-/// One tile of `rows` (1 to 4) byte rows times a panel of i8 quads into
+/// One tile of `rows` (1 to 8) byte rows times a panel of i8 quads into
 /// `acc`: the VNNI kernel's eight-bit path (no other kernel takes quads).
 pub(super) fn quad_tile(
     kernel: Kernel,
@@ -150,7 +150,7 @@ pub(super) fn quad_tile(
     panel: &[i8],
     acc: &mut [[i32; PANEL]; TILE_ROWS],
 ) {
-    assert!(rows <= TILE_ROWS && xs.len() >= rows * kq && panel.len() >= kq * PANEL);
+    assert!(rows <= QUAD_ROWS && xs.len() >= rows * kq && panel.len() >= kq * PANEL);
     match kernel {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
@@ -158,6 +158,10 @@ pub(super) fn quad_tile(
         // every read the tile makes.
         Kernel::Vnni => unsafe {
             match rows {
+                8 => vnni_quad_tile::<8>(xs, kq, panel, acc),
+                7 => vnni_quad_tile::<7>(xs, kq, panel, acc),
+                6 => vnni_quad_tile::<6>(xs, kq, panel, acc),
+                5 => vnni_quad_tile::<5>(xs, kq, panel, acc),
                 4 => vnni_quad_tile::<4>(xs, kq, panel, acc),
                 3 => vnni_quad_tile::<3>(xs, kq, panel, acc),
                 2 => vnni_quad_tile::<2>(xs, kq, panel, acc),
@@ -207,7 +211,7 @@ unsafe fn vnni_quad_tile<const R: usize>(
 ) {
     use std::arch::x86_64::*;
     assert!(
-        R <= TILE_ROWS
+        R <= QUAD_ROWS
             && kq.is_multiple_of(4)
             && xs.len() >= R * kq
             && panel.len() >= kq * PANEL
