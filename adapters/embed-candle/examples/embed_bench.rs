@@ -103,9 +103,7 @@ fn parts_arg(name: &str, default: &str) -> Vec<Dense> {
 /// `--f32-layers`, with eight-bit inputs for the `--a8-parts` (default
 /// none) outside the `--a12-layers`; without any of them, the product's own
 /// choice.
-fn int8_choice(
-    layers: usize,
-) -> Option<(String, impl Fn(usize, Dense) -> Option<ActivationBits>)> {
+fn int8_choice(layers: usize) -> Option<(String, impl Fn(usize, Dense) -> Option<ActivationBits>)> {
     let flags = ["--int8-parts", "--f32-layers", "--a8-parts", "--a12-layers"];
     if flags.iter().all(|f| arg(f).is_none()) {
         return None;
@@ -298,7 +296,13 @@ fn main() {
         "| ours int8 vs ours fp32, these chunks | {} |",
         cosine_summary(&int8_v, &fp32_v, dim)
     );
-    let ref_file = model_dir.join("reference-embeddings.jsonl");
+    // The model's own reference texts, else all-MiniLM-L6-v2's (the same
+    // 30 texts serve any model: only our two precisions are compared).
+    let ref_file = [&model_dir, &default_model]
+        .map(|d| d.join("reference-embeddings.jsonl"))
+        .into_iter()
+        .find(|f| f.exists())
+        .unwrap_or_default();
     let ref_texts: Vec<String> = std::fs::read_to_string(&ref_file)
         .map(|raw| {
             raw.lines()

@@ -7,8 +7,8 @@ use minirag_core::ports::{EmbedError, Embedder, Embeddings, TokenCounter};
 use tokenizers::{PostProcessor, TruncationDirection};
 
 use crate::encoder::config::BertConfig;
-use crate::encoder::weights::WeightFile;
 use crate::encoder::int8::ActivationBits;
+use crate::encoder::weights::WeightFile;
 use crate::encoder::{Dense, Encoder, Scratch};
 use crate::error::LoadError;
 use crate::settings::{Pooling, SentenceSettings};

@@ -136,7 +136,9 @@ mod tests {
 
     #[test]
     fn byte_and_i16_rows_hold_the_same_levels() {
-        let xs: Vec<f32> = (0..50).map(|i| (i as f32 * 0.37).sin() * 3.0 - 0.4).collect();
+        let xs: Vec<f32> = (0..50)
+            .map(|i| (i as f32 * 0.37).sin() * 3.0 - 0.4)
+            .collect();
         let (mut b, mut w) = (vec![0u8; 52], vec![0i16; 52]);
         let (mut sb, mut sw) = ([RowScale::default()], [RowScale::default()]);
         rows_as_bytes(&xs, 50, 52, &mut b, &mut sb);
@@ -147,7 +149,11 @@ mod tests {
 
     #[test]
     fn empty_zero_and_non_finite_rows_quantize_to_zeros() {
-        for xs in [vec![0f32; 4], vec![1.0, f32::INFINITY, 0.0, 2.0], vec![f32::NAN; 4]] {
+        for xs in [
+            vec![0f32; 4],
+            vec![1.0, f32::INFINITY, 0.0, 2.0],
+            vec![f32::NAN; 4],
+        ] {
             let mut q = [7u8; 4];
             assert_eq!(asymmetric(&xs, &mut q), RowScale::default());
             assert_eq!(q, [0; 4]);

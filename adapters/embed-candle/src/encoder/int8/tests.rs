@@ -64,7 +64,9 @@ fn the_portable_quad_tile_sums_what_the_pair_tile_sums() {
     // the pair tile on the same integers.
     let (kq, rows) = (12, 3);
     let xs: Vec<u8> = (0..rows * kq).map(|i| (i * 89 % 256) as u8).collect();
-    let w: Vec<f32> = (0..PANEL * kq).map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0).collect();
+    let w: Vec<f32> = (0..PANEL * kq)
+        .map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0)
+        .collect();
     let q = QuantWeights::quantize(&w, kq, ActivationBits::Eight).unwrap();
     let quads = q.pack(4, |v| v);
     let pairs = q.pack(2, i16::from);
@@ -134,7 +136,10 @@ fn quantized_product_is_close_to_the_float_one() {
             for j in 0..n {
                 let exact: f32 = (0..k).map(|i| x[r * k + i] * w[j * k + i]).sum();
                 let tolerance = 0.02 * k as f32 / 10.0;
-                assert!((got[r * n + j] - exact).abs() < tolerance, "{bits:?} {r},{j}");
+                assert!(
+                    (got[r * n + j] - exact).abs() < tolerance,
+                    "{bits:?} {r},{j}"
+                );
             }
         }
     }

@@ -5,9 +5,9 @@
 //! the multiply-adds per instruction). Every tile gives the integers the
 //! portable one gives.
 
-use super::{Kernel, PAIR_ROWS, PANEL, QUAD_ROWS, TILE_ROWS};
 #[cfg(target_arch = "x86_64")]
 use super::VECS;
+use super::{Kernel, PAIR_ROWS, PANEL, QUAD_ROWS, TILE_ROWS};
 
 /// One tile of `rows` (1 to 4) quantized rows, as i16 pairs, times a
 /// panel of pairs into `acc`.
@@ -211,10 +211,7 @@ unsafe fn vnni_quad_tile<const R: usize>(
 ) {
     use std::arch::x86_64::*;
     assert!(
-        R <= QUAD_ROWS
-            && kq.is_multiple_of(4)
-            && xs.len() >= R * kq
-            && panel.len() >= kq * PANEL
+        R <= QUAD_ROWS && kq.is_multiple_of(4) && xs.len() >= R * kq && panel.len() >= kq * PANEL
     );
     let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
     let mut acc = [[_mm256_setzero_si256(); VECS]; R];
