@@ -105,7 +105,7 @@ impl CandleEmbedder {
     pub fn with_int8_layers(
         mut self,
         suffix: &str,
-        choose: impl Fn(usize, Dense) -> Option<ActivationBits>,
+        choose: impl Fn(usize, Dense) -> Option<ActivationBits> + Sync,
     ) -> Self {
         self.encoder.quantize(choose);
         self.id.push_str(suffix);

@@ -172,20 +172,27 @@ impl Encoder {
 
     /// Runs the dense layers `choose(layer index, which)` picks in int8,
     /// their inputs quantized to the bits it answers (a shape that does not
-    /// quantize stays f32).
-    pub fn quantize(&mut self, choose: impl Fn(usize, Dense) -> Option<int8::ActivationBits>) {
-        for (n, layer) in self.layers.iter_mut().enumerate() {
-            for (which, linear) in [
-                (Dense::Qkv, &mut layer.qkv),
-                (Dense::Out, &mut layer.out),
-                (Dense::Up, &mut layer.up),
-                (Dense::Down, &mut layer.down),
-            ] {
-                if let Some(bits) = choose(n, which).filter(|_| !linear.is_int8()) {
-                    linear.quantize(bits);
+    /// quantize stays f32). Layers quantize in parallel: it is part of a
+    /// first query's wait.
+    pub fn quantize(
+        &mut self,
+        choose: impl Fn(usize, Dense) -> Option<int8::ActivationBits> + Sync,
+    ) {
+        self.layers
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(n, layer)| {
+                for (which, linear) in [
+                    (Dense::Qkv, &mut layer.qkv),
+                    (Dense::Out, &mut layer.out),
+                    (Dense::Up, &mut layer.up),
+                    (Dense::Down, &mut layer.down),
+                ] {
+                    if let Some(bits) = choose(n, which).filter(|_| !linear.is_int8()) {
+                        linear.quantize(bits);
+                    }
                 }
-            }
-        }
+            });
     }
 
     pub fn hidden_size(&self) -> usize {
