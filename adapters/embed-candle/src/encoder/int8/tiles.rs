@@ -21,7 +21,7 @@ pub(super) fn pair_tile(
 ) {
     assert!(rows <= PAIR_ROWS && xs.len() >= rows * kp && panel.len() >= kp * PANEL);
     match kernel {
-        Kernel::Portable => portable_tile(rows, xs, kp, panel, acc),
+        Kernel::Portable => portable_tile(2, rows, xs, kp, panel, acc),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Avx2` is chosen only where the CPU has AVX2
         // (`best`, or a test that checked); the assert above bounds every
@@ -49,21 +49,28 @@ pub(super) fn pair_tile(
     }
 }
 
-/// The tile in plain integers: what `vpmaddwd` then `vpaddd` compute,
-/// wrapping as they do (no sum reaches the wrap, by [`MAX_INPUTS`]).
-fn portable_tile(
+/// A tile in plain integers, `group` inputs at a time (2 for pairs, 4 for
+/// quads): each group's products summed exactly, then added to the running
+/// sum wrapping, as `vpmaddwd` + `vpaddd` and `vpdpbusd` do (no sum reaches
+/// the wrap, by [`MAX_INPUTS`](super::MAX_INPUTS)).
+fn portable_tile<X: Copy + Into<i32>, W: Copy + Into<i32>>(
+    group: usize,
     rows: usize,
-    xs: &[i16],
-    kp: usize,
-    panel: &[i16],
+    xs: &[X],
+    width: usize,
+    panel: &[W],
     acc: &mut [[i32; PANEL]; TILE_ROWS],
 ) {
     for (r, a) in acc.iter_mut().take(rows).enumerate() {
-        let x = &xs[r * kp..(r + 1) * kp];
+        let x = &xs[r * width..(r + 1) * width];
         *a = [0; PANEL];
-        for (pair, w) in x.chunks_exact(2).zip(panel.chunks_exact(2 * PANEL)) {
-            for (c, o) in a.iter_mut().enumerate() {
-                let dot = pair[0] as i32 * w[2 * c] as i32 + pair[1] as i32 * w[2 * c + 1] as i32;
+        for (inputs, w) in x.chunks_exact(group).zip(panel.chunks_exact(group * PANEL)) {
+            for (o, w) in a.iter_mut().zip(w.chunks_exact(group)) {
+                let dot: i32 = inputs
+                    .iter()
+                    .zip(w)
+                    .map(|(&x, &w)| x.into() * w.into())
+                    .sum();
                 *o = o.wrapping_add(dot);
             }
         }
@@ -168,27 +175,7 @@ pub(super) fn quad_tile(
                 _ => vnni_quad_tile::<1>(xs, kq, panel, acc),
             }
         },
-        _ => portable_quad_tile(rows, xs, kq, panel, acc),
-    }
-}
-
-/// The quad tile in plain integers.
-fn portable_quad_tile(
-    rows: usize,
-    xs: &[u8],
-    kq: usize,
-    panel: &[i8],
-    acc: &mut [[i32; PANEL]; TILE_ROWS],
-) {
-    for (r, a) in acc.iter_mut().take(rows).enumerate() {
-        let x = &xs[r * kq..(r + 1) * kq];
-        *a = [0; PANEL];
-        for (quad, w) in x.chunks_exact(4).zip(panel.chunks_exact(4 * PANEL)) {
-            for (c, o) in a.iter_mut().enumerate() {
-                let dot: i32 = (0..4).map(|b| quad[b] as i32 * w[4 * c + b] as i32).sum();
-                *o = o.wrapping_add(dot);
-            }
-        }
+        _ => portable_tile(4, rows, xs, kq, panel, acc),
     }
 }
 
