@@ -88,7 +88,7 @@ impl CandleEmbedder {
     /// Every dense layer goes int8 with eight-bit inputs: on both test
     /// models every text stays within 0.99 cosine of fp32, and VNNI's
     /// byte kernel runs them at twice the multiply-adds per instruction of
-    /// twelve-bit ones (docs/benchmarks.md, 2026-12-04, second entry).
+    /// twelve-bit ones (docs/benchmarks.md, "int8 with eight-bit layer inputs").
     /// Keeping the first, the last or the feed-forward down-projections in
     /// f32 bought no measurable closeness (the 2026-12-03 entry).
     pub fn with_precision(self, precision: Precision) -> Self {

@@ -205,12 +205,12 @@ impl QuantWeights {
         };
         // Packed now for the kernel this CPU runs, so the first pass does
         // not pay for it.
-        weights.rows_of_kind(Kernel::best());
+        weights.pack_for(Kernel::best());
         Some(weights)
     }
 
     /// Packs the weights for `kernel`'s tiles (once), and says which.
-    fn rows_of_kind(&self, kernel: Kernel) -> bool {
+    fn pack_for(&self, kernel: Kernel) -> bool {
         let quads = self.bits == ActivationBits::Eight && kernel.takes_quads();
         if quads {
             self.quads.get_or_init(|| self.pack(4, |v| v));
@@ -256,7 +256,7 @@ impl QuantWeights {
         if rows == 0 {
             return;
         }
-        let quads = self.rows_of_kind(kernel);
+        let quads = self.pack_for(kernel);
         thread_local! {
             static ROWS: RefCell<Rows> = RefCell::default();
         }
@@ -345,29 +345,29 @@ impl QuantWeights {
     ) {
         let rows = scales.len();
         let mut acc = [[0i32; PANEL]; TILE_ROWS];
+        let (step, group) = match xs {
+            RowsOf::Pairs(_) => (PAIR_ROWS, 2),
+            RowsOf::Quads(_) => (QUAD_ROWS, 4),
+        };
+        let width = self.inputs.next_multiple_of(group);
+        // `pack_for` packed the kind these rows take before any block ran;
+        // the other kind may be unpacked (empty), and is never read.
+        let pairs = self.pairs.get().map_or(&[][..], Vec::as_slice);
+        let quads = self.quads.get().map_or(&[][..], Vec::as_slice);
         for p in panels {
             let col0 = p * PANEL;
             let cols = PANEL.min(self.outputs - col0);
             let sw = &self.scales[col0..col0 + cols];
             let sums = &self.sums[col0..col0 + cols];
-            let step = match xs {
-                RowsOf::Pairs(_) => PAIR_ROWS,
-                RowsOf::Quads(_) => QUAD_ROWS,
-            };
+            let panel = p * width * PANEL..(p + 1) * width * PANEL;
             for start in (0..rows).step_by(step) {
                 let tile = step.min(rows - start);
                 match xs.rows(start, tile, self.inputs) {
                     RowsOf::Pairs(x) => {
-                        let kp = self.inputs.next_multiple_of(2);
-                        let pairs = self.pairs.get().expect("packed by apply_with");
-                        let panel = &pairs[p * kp * PANEL..][..kp * PANEL];
-                        tiles::pair_tile(kernel, tile, x, kp, panel, &mut acc);
+                        tiles::pair_tile(kernel, tile, x, width, &pairs[panel.clone()], &mut acc)
                     }
                     RowsOf::Quads(x) => {
-                        let kq = self.inputs.next_multiple_of(4);
-                        let quads = self.quads.get().expect("packed by apply_with");
-                        let panel = &quads[p * kq * PANEL..][..kq * PANEL];
-                        tiles::quad_tile(kernel, tile, x, kq, panel, &mut acc);
+                        tiles::quad_tile(kernel, tile, x, width, &quads[panel.clone()], &mut acc)
                     }
                 }
                 for (r, a) in acc.iter().take(tile).enumerate() {
