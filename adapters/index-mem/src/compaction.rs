@@ -5,6 +5,7 @@ use minirag_core::ports::IndexError;
 use crate::disk::{Paths, Snapshot, FORMAT_VERSION};
 use crate::records::DiskChunk;
 use crate::state::SourceEntry;
+use crate::vectors::{quantize_row, QUANTIZE_ROWS};
 
 use crate::damage::damage_reports;
 use crate::disk;
@@ -118,6 +119,7 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
         vector_file: String::new(),
         vector_crc: 0,
         vector_bytes: 0,
+        quantized: None,
     };
     let generation = inner.generation + 1;
     // Keep one generation back (snapshot, its vectors and the log from it
@@ -132,7 +134,11 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
         .iter()
         .filter(|_| dim > 0)
         .map(|&old| vectors.has(old).then(|| vectors.row(old)));
-    disk::write_snapshot(paths, generation, &mut snap, rows)?;
+    // A snapshot large enough to be scanned in int8 keeps its int8 copy,
+    // so the next open need not build it.
+    let quantize: Option<disk::Quantize> =
+        (dim > 0 && order.len() >= QUANTIZE_ROWS).then_some(&quantize_row);
+    disk::write_snapshot(paths, generation, &mut snap, rows, quantize)?;
     drop(order);
     if !inner.recovered {
         disk::keep_previous_wal(paths)?;

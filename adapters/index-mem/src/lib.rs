@@ -280,6 +280,13 @@ impl MemIndex {
         Ok(())
     }
 
+    /// Whether the snapshot's int8 copy of its vectors is read in place
+    /// from its file (tests and benches: a cold open then builds nothing).
+    #[doc(hidden)]
+    pub fn quantized_in_place(&self) -> Result<bool, IndexError> {
+        Ok(self.guard()?.state.vectors.quantized_in_place())
+    }
+
     /// Reads the index whole and cross-checks it: every checksum was read at
     /// open (snapshot, vector file, each log record), so this adds the
     /// references between its parts, and the damage it reported while what

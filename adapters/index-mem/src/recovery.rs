@@ -9,7 +9,7 @@ use std::sync::Arc;
 use memmap2::Mmap;
 use minirag_core::ports::IndexError;
 
-use crate::disk::{Paths, Snapshot};
+use crate::disk::{Paths, QuantizedFile, Snapshot};
 use crate::state::{text_hash, State};
 use crate::vectors::Matrix;
 
@@ -83,6 +83,9 @@ pub(crate) const SALVAGED_POSTINGS: &str =
 pub(crate) const SALVAGED_LOCATIONS: &str =
     "with no earlier generation to rebuild from, the index opened \
      with what is sound: its chunks without their places, until the next sync rebuilds them";
+pub(crate) const SALVAGED_INT8: &str =
+    "with no earlier generation to rebuild from, the index opened \
+     with what is sound: the int8 copy of its vectors built again from them";
 pub(crate) const SALVAGED_VECTORS: &str =
     "with no earlier generation to rebuild from, the index opened \
      with what is sound: its chunks without vectors, until the next sync embeds them";
@@ -100,11 +103,12 @@ pub(crate) fn salvage(
     let (generation, mut snap, lost_parts) = disk::salvage_snapshot(&paths.meta()).ok()??;
     let postings_lost = lost_parts.postings;
     let locations_lost = lost_parts.locations;
+    let quantized_lost = lost_parts.quantized;
     let vector_path = paths.dir.join(&snap.vector_file);
     let vectors_lost = snap.vector_bytes > 0
         && disk::file_crc(&vector_path, snap.vector_bytes)
             .map_or(true, |crc| crc != snap.vector_crc);
-    if !postings_lost && !vectors_lost && !locations_lost {
+    if !postings_lost && !vectors_lost && !locations_lost && !quantized_lost {
         return None;
     }
     if vectors_lost {
@@ -146,6 +150,16 @@ pub(crate) fn salvage(
             generation,
             &corrupt.to_string(),
             SALVAGED_LOCATIONS,
+        );
+    }
+    if quantized_lost && !postings_lost && !locations_lost {
+        lost.push("the int8 copy of its vectors is built again from them");
+        keep_replaced(
+            paths,
+            &paths.meta(),
+            generation,
+            &corrupt.to_string(),
+            SALVAGED_INT8,
         );
     }
     if vectors_lost {
@@ -263,6 +277,39 @@ pub(crate) fn empty_state(paths: &Paths) -> State {
     state
 }
 
+/// The snapshot's int8 file, mapped, when it is there and of the length
+/// its record gives; it is derived data, so anything else only means the
+/// copy is built from the f32 rows (said on stderr), never a failed open.
+fn map_quantized(paths: &Paths, q: &QuantizedFile) -> Option<(PathBuf, QuantizedFile, Mmap)> {
+    let path = paths.dir.join(&q.file);
+    let mapped = File::open(&path).and_then(|f| {
+        // SAFETY: int8 files are written once, renamed into place and never
+        // modified; a replaced file stays valid while mapped.
+        unsafe { Mmap::map(&f) }
+    });
+    match mapped {
+        Ok(map) if map.len() as u64 == q.bytes && q.bytes == q.expected_bytes() => {
+            Some((path, q.clone(), map))
+        }
+        Ok(_) => {
+            eprintln!(
+                "warn: {} is not the length its snapshot records; the int8 copy of the \
+                 vectors is built from the f32 rows instead",
+                path.display()
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!(
+                "warn: cannot map {} ({e}); the int8 copy of the vectors is built from \
+                 the f32 rows instead",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
 /// What a decoded snapshot must hold to be used: its checksums held, so a
 /// failure here is a snapshot written wrong or damaged past its checksum.
 pub(crate) fn snapshot_consistent(snap: &Snapshot) -> Result<(), String> {
@@ -348,18 +395,35 @@ pub(crate) fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Dama
     } else {
         None
     };
-    // The vector file's checksum is verified on a second thread while this
-    // one builds the lookup tables. It is read through the file, not the
-    // map: pages touched through a map count in this process's memory until
-    // evicted (a sync that compacts a big embedded index would hold the
-    // whole vector file resident without ever searching it).
-    let vectors_ok = std::thread::scope(|s| {
+    let quantized = map
+        .as_ref()
+        .and(snap.quantized.as_ref())
+        .and_then(|q| map_quantized(paths, q));
+    // The vector files' checksums are verified on a second thread while
+    // this one builds the lookup tables. They are read through the file,
+    // not the map: pages touched through a map count in this process's
+    // memory until evicted (a sync that compacts a big embedded index would
+    // hold the whole vector file resident without ever searching it).
+    let (vectors_ok, quantized) = std::thread::scope(|s| {
         let check = s.spawn(|| {
-            map.as_ref().is_none_or(|(path, m)| {
+            let vectors_ok = map.as_ref().is_none_or(|(path, m)| {
                 m.len() as u64 == snap.vector_bytes
                     && disk::file_crc(path, snap.vector_bytes)
                         .is_ok_and(|crc| crc == snap.vector_crc)
-            })
+            });
+            let quantized = quantized.filter(|(path, q, _)| {
+                let sound = disk::file_crc(path, q.bytes).is_ok_and(|crc| crc == q.crc);
+                if !sound {
+                    eprintln!(
+                        "warn: {} is corrupt (checksum mismatch); the int8 copy of the \
+                         vectors is built from the f32 rows instead, and the next \
+                         compaction writes it again",
+                        path.display()
+                    );
+                }
+                sound
+            });
+            (vectors_ok, quantized)
         });
         for (sid, entry) in snap.sources.iter().enumerate() {
             state.ids.insert(entry.record.source.clone(), sid as u32);
@@ -369,7 +433,7 @@ pub(crate) fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Dama
                 state.by_text.insert(text_hash(&chunk.text), slot as u32);
             }
         }
-        check.join().unwrap_or(false)
+        check.join().unwrap_or((false, None))
     });
     let (mapped, rows) = (map.is_some(), snap.present.len());
     state.vectors = match map {
@@ -386,6 +450,18 @@ pub(crate) fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Dama
         Some((_, map)) => Matrix::with_base(dim, map, snap.present),
         None => Matrix::new(dim),
     };
+    if let Some((path, q, map)) = quantized {
+        if !state
+            .vectors
+            .adopt_quantized(map, q.rows as usize, q.scales_at() as usize)
+        {
+            eprintln!(
+                "warn: {} does not match its snapshot's vectors; the int8 copy is \
+                 built from the f32 rows instead",
+                path.display()
+            );
+        }
+    }
     // Before the empty rows are pushed, so that many of them spill too.
     state
         .vectors

@@ -1,7 +1,8 @@
 //! Every write, fsync, rename and link of a small sync fails in turn (the
 //! fail points in `disk::faults`): whichever step fails, the index reopens
-//! with every write that was acknowledged before it. One test in its own
-//! binary, because the fail point is process-wide.
+//! with every write that was acknowledged before it; and so does every step
+//! of a compaction large enough to write an int8 copy of its vectors. One
+//! test in its own binary, because the fail point is process-wide.
 
 #[path = "mem/common/mod.rs"]
 mod common;
@@ -9,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use minirag_core::ports::Index;
+use minirag_core::ports::{Embeddings, Index};
 use minirag_core::search::Scope;
 use minirag_index_mem::disk::faults;
 use minirag_index_mem::MemIndex;
@@ -131,4 +132,54 @@ fn every_failing_step_leaves_every_acknowledged_write() {
         );
     }
     println!("failed in turn: {failures:?}");
+    a_large_compaction_fails_in_turn();
+}
+
+/// Each step of a compaction that writes an int8 copy (the f32 vectors,
+/// the int8 file, the meta) fails in turn: the index reopens with every
+/// chunk and vector, its int8 copy read in place or built.
+fn a_large_compaction_fails_in_turn() {
+    const ROWS: usize = 10_000;
+    let texts: Vec<String> = (0..ROWS).map(|i| format!("entry {i}")).collect();
+    let mut failed = 0;
+    for n in 1.. {
+        let dir = tempfile::tempdir().unwrap();
+        let index = MemIndex::open(dir.path()).unwrap();
+        let mut rows = Embeddings::new(DIM);
+        (0..ROWS).for_each(|i| rows.push(&spread(i)));
+        index
+            .replace_source(
+                record("/d/big.csv", "Big", ROWS),
+                chunks(&texts),
+                Some(rows),
+            )
+            .unwrap();
+        faults::arm(n);
+        let compacted = index.compact();
+        let Some(kind) = faults::disarm() else {
+            compacted.unwrap();
+            assert!(index.quantized_in_place().unwrap());
+            break;
+        };
+        failed += 1;
+        drop(index);
+        let index = MemIndex::open(dir.path())
+            .unwrap_or_else(|e| panic!("step {n} ({kind}): the index does not reopen: {e}"));
+        index.warm().unwrap();
+        let view = index.read().unwrap();
+        assert_eq!(
+            view.stats().unwrap().chunk_count,
+            ROWS as u64,
+            "step {n} ({kind})"
+        );
+        let hits = view
+            .vector_search(&spread(4_321), 1, &Scope::all())
+            .unwrap();
+        assert_eq!(hits[0].key.index, 4_321, "step {n} ({kind})");
+    }
+    assert!(
+        failed >= 6,
+        "the compaction has fewer fail points than expected: {failed}"
+    );
+    println!("a large compaction failed in turn at {failed} steps");
 }

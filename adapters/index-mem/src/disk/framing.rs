@@ -48,6 +48,11 @@ impl<W: Write> CrcWriter<W> {
         }
     }
 
+    /// The writer underneath.
+    pub(crate) fn into_inner(self) -> W {
+        self.inner
+    }
+
     /// The CRC-32 and length of what has passed through so far.
     pub(crate) fn sums(&self) -> (u32, u64) {
         (self.crc.clone().finalize(), self.len)
@@ -134,17 +139,27 @@ pub(crate) fn write_atomic_with<T>(
     write: impl FnOnce(&mut File, &Path) -> Result<T, IndexError>,
 ) -> Result<T, IndexError> {
     let tmp = path.with_extension("tmp");
-    let mut f = faults::check(WRITE)
-        .and_then(|()| File::create(&tmp))
-        .map_err(|e| io(&tmp, "cannot create", e))?;
+    let mut f = create_temporary(&tmp)?;
     let out = write(&mut f, &tmp)?;
+    put_in_place(f, &tmp, path)?;
+    Ok(out)
+}
+
+/// Creates the temporary file `tmp`, to be put in place later.
+pub(crate) fn create_temporary(tmp: &Path) -> Result<File, IndexError> {
+    faults::check(WRITE)
+        .and_then(|()| File::create(tmp))
+        .map_err(|e| io(tmp, "cannot create", e))
+}
+
+/// Fsyncs a written temporary file and renames it to `path`.
+pub(crate) fn put_in_place(f: File, tmp: &Path, path: &Path) -> Result<(), IndexError> {
     faults::check(FSYNC)
         .and_then(|()| f.sync_all())
-        .map_err(|e| io(&tmp, "cannot fsync", e))?;
+        .map_err(|e| io(tmp, "cannot fsync", e))?;
     faults::check(RENAME)
-        .and_then(|()| fs::rename(&tmp, path))
-        .map_err(|e| io(path, "cannot rename into", e))?;
-    Ok(out)
+        .and_then(|()| fs::rename(tmp, path))
+        .map_err(|e| io(path, "cannot rename into", e))
 }
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {

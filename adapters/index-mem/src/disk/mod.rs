@@ -1,13 +1,16 @@
 //! On-disk layout of one index folder (DB_PATH):
 //!
-//! - `snapshot.meta`: magic `MRSNAP06`, generation (u64), the CRC-32 of
-//!   those 16 bytes (u32), then four records
+//! - `snapshot.meta`: magic `MRSNAP07`, generation (u64), the CRC-32 of
+//!   those 16 bytes (u32), then five records
 //!   `[len u64][crc32 u32][bincode]`: the head (sources, chunks, which rows
 //!   have vectors, the vector file's name, length and CRC-32) and the
 //!   postings, so opening decodes them on two threads; then the chunks'
-//!   locations; then the sources' languages and declared fields.
+//!   locations; then the sources' languages and declared fields; then the
+//!   int8 copy's file, if any.
 //! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
 //!   row-major, memory-mapped and scanned in place; its CRC-32 is in the head.
+//! - `vectors-<generation>.i8`: a large snapshot's int8 copy of that matrix
+//!   (see [`QuantizedFile`]), memory-mapped too.
 //! - `wal.log`: magic `MRWAL002` + generation (u64), then records
 //!   `[len u32][crc32 u32][bincode Op]`, each fsynced before the write returns.
 //!
@@ -27,6 +30,7 @@ pub mod faults;
 mod framing;
 mod lock;
 mod paths;
+mod quantized;
 mod snapshot;
 mod wal;
 
@@ -34,6 +38,7 @@ pub use errors::{io, storage, storage_by};
 pub use framing::file_crc;
 pub use lock::WriterLock;
 pub use paths::Paths;
+pub use quantized::{Quantize, QuantizedFile};
 pub use snapshot::*;
 pub use wal::*;
 

@@ -31,4 +31,8 @@ impl Paths {
     pub fn vectors(&self, generation: u64) -> PathBuf {
         self.dir.join(format!("vectors-{generation}.f32"))
     }
+    /// The int8 copy of [`Paths::vectors`], for large snapshots.
+    pub fn quantized_vectors(&self, generation: u64) -> PathBuf {
+        self.dir.join(format!("vectors-{generation}.i8"))
+    }
 }

@@ -19,6 +19,7 @@ use super::errors::{io, storage};
 use super::faults::{self, LINK};
 use super::framing::{crc_of_range, stream_record, sync_dir, write_atomic_with, CrcWriter};
 use super::paths::Paths;
+use super::quantized::{Quantize, QuantizedFile, QuantizedWriter};
 
 pub const FORMAT_VERSION: u32 = 1;
 /// Format 1: one payload. Format 2: two payloads (everything but the
@@ -29,13 +30,16 @@ pub const FORMAT_VERSION: u32 = 1;
 /// generation) under a CRC of its own, as every byte that decides what is
 /// kept must be: the generation says which log records follow. Format 6:
 /// format 5 and a fourth section, the sources' attributes by position.
+/// Format 7: format 6 and a fifth section, the int8 copy's file (see
+/// [`QuantizedFile`]), empty for a small snapshot.
 /// Formats 1 and 2 are read through [`crate::legacy`].
 pub(crate) const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
 pub(crate) const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
 pub(crate) const SNAP_MAGIC_V3: &[u8; 8] = b"MRSNAP03";
 pub(crate) const SNAP_MAGIC_V4: &[u8; 8] = b"MRSNAP04";
 pub(crate) const SNAP_MAGIC_V5: &[u8; 8] = b"MRSNAP05";
-pub(crate) const SNAP_MAGIC: &[u8; 8] = b"MRSNAP06";
+pub(crate) const SNAP_MAGIC_V6: &[u8; 8] = b"MRSNAP06";
+pub(crate) const SNAP_MAGIC: &[u8; 8] = b"MRSNAP07";
 pub(crate) const SNAP_HEADER: usize = 28;
 
 /// The snapshot without its postings: what format 2 stores first.
@@ -66,6 +70,9 @@ pub struct Snapshot<S = SourceEntry> {
     pub vector_file: String,
     pub vector_crc: u32,
     pub vector_bytes: u64,
+    /// The int8 copy of the vectors, when the snapshot has one.
+    #[serde(skip)]
+    pub quantized: Option<QuantizedFile>,
 }
 
 /// A format 1 snapshot with its sources in today's layout.
@@ -82,6 +89,7 @@ pub(crate) fn lift(old: Snapshot<SourceEntryV1>) -> Snapshot {
         vector_file: old.vector_file,
         vector_crc: old.vector_crc,
         vector_bytes: old.vector_bytes,
+        quantized: None,
     }
 }
 
@@ -143,6 +151,8 @@ pub struct Lost {
     pub postings: bool,
     /// The chunks' locations, until a sync rebuilds them.
     pub locations: bool,
+    /// The record of the int8 copy of the vectors, built again instead.
+    pub quantized: bool,
 }
 
 /// What can still be read of a damaged snapshot: its head (sources and
@@ -178,9 +188,10 @@ pub(crate) fn read_snapshot_parts(
     if file_len < SNAP_HEADER as u64 || file.read_exact_at(&mut header, 0).is_err() {
         return Err(corrupt("bad header"));
     }
-    let magic: &[u8] = &header[..8];
-    let known: [&[u8]; 6] = [
+    let magic: &[u8; 8] = header[..8].try_into().unwrap();
+    let known: [&[u8; 8]; 7] = [
         SNAP_MAGIC,
+        SNAP_MAGIC_V6,
         SNAP_MAGIC_V5,
         SNAP_MAGIC_V4,
         SNAP_MAGIC_V3,
@@ -191,7 +202,7 @@ pub(crate) fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(header[8..16].try_into().unwrap());
-    let sections_at = if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V5 {
+    let sections_at = if [SNAP_MAGIC, SNAP_MAGIC_V6, SNAP_MAGIC_V5].contains(&magic) {
         let mut crc = [0u8; 4];
         file.read_exact_at(&mut crc, 16)
             .map_err(|_| corrupt("truncated"))?;
@@ -275,15 +286,26 @@ pub(crate) fn read_snapshot_parts(
         let (text, title) = postings.unwrap_or_default();
         let mut chunks = head.chunks;
         let mut sources = head.sources;
-        if magic == SNAP_MAGIC || magic == SNAP_MAGIC_V5 || magic == SNAP_MAGIC_V4 {
+        let mut quantized = None;
+        if [SNAP_MAGIC, SNAP_MAGIC_V6, SNAP_MAGIC_V5, SNAP_MAGIC_V4].contains(&magic) {
             // The chunks' locations, then (format 6) the sources'
             // attributes; salvaging, a damaged section is none, and the
             // sync that rebuilds the locations rebuilds the attributes.
             let third = second.map(|(start, len)| section(start + len));
-            let fourth = match (&third, magic == SNAP_MAGIC) {
+            let fourth = match (&third, [SNAP_MAGIC, SNAP_MAGIC_V6].contains(&magic)) {
                 (Some(Ok((start, len))), true) => Some(section(start + len)),
                 _ => None,
             };
+            // Then (format 7) the int8 copy's file; salvaging, a damaged
+            // record reads as none, and the copy is built from the f32 rows.
+            let fifth = match (&fourth, magic == SNAP_MAGIC) {
+                (Some(Ok((start, len))), true) => Some(section(start + len)),
+                _ => None,
+            };
+            quantized = trailing(fifth, salvage, &mut lost.quantized, &undecodable, |at| {
+                Ok(decode_limited::<Vec<QuantizedFile>>(reader(at)?, at.1))
+            })?
+            .pop();
             let located = trailing(third, salvage, &mut lost.locations, &undecodable, |at| {
                 Ok(decode_limited::<Vec<(u32, DiskLocation)>>(
                     reader(at)?,
@@ -319,6 +341,7 @@ pub(crate) fn read_snapshot_parts(
             vector_file: head.vector_file,
             vector_crc: head.vector_crc,
             vector_bytes: head.vector_bytes,
+            quantized,
         }
     };
     if snap.version != FORMAT_VERSION {
@@ -335,31 +358,40 @@ pub(crate) fn read_snapshot_parts(
 /// through temporary files that are fsynced and renamed.
 /// `rows` gives each chunk's vector in slot order (`None`: zeros), read
 /// from wherever the vectors live, so none is copied on the way.
+/// With `quantize`, an int8 copy of the rows is written beside them (both
+/// before the meta).
 pub fn write_snapshot<'v>(
     paths: &Paths,
     generation: u64,
     snap: &mut Snapshot,
-    mut rows: impl Iterator<Item = Option<Cow<'v, [f32]>>>,
+    rows: impl Iterator<Item = Option<Cow<'v, [f32]>>>,
+    quantize: Option<Quantize<'_>>,
 ) -> Result<(), IndexError> {
     let zeros = vec![0f32; snap.dim as usize];
     let vec_path = paths.vectors(generation);
     snap.vector_file = vec_path.file_name().unwrap().to_string_lossy().into_owned();
-    // Both files are streamed: a copy of the vectors or of the encoded
+    let mut quantized = quantize
+        .map(|q| QuantizedWriter::create(paths.quantized_vectors(generation), zeros.len(), q))
+        .transpose()?;
+    // Every file is streamed: a copy of the vectors or of the encoded
     // chunks would double the memory a large index needs to compact.
     let (crc, len) = write_atomic_with(&vec_path, |f, tmp| {
         let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, f));
-        rows.try_for_each(|row| {
-            row.as_deref()
-                .unwrap_or(&zeros)
-                .iter()
+        for row in rows {
+            let row = row.as_deref().unwrap_or(&zeros);
+            row.iter()
                 .try_for_each(|v| w.write_all(&v.to_le_bytes()))
-        })
-        .and_then(|()| w.flush())
-        .map_err(|e| io(tmp, "cannot write", e))?;
+                .map_err(|e| io(tmp, "cannot write", e))?;
+            if let Some(q) = quantized.as_mut() {
+                q.push(row)?;
+            }
+        }
+        w.flush().map_err(|e| io(tmp, "cannot write", e))?;
         Ok(w.sums())
     })?;
     snap.vector_crc = crc;
     snap.vector_bytes = len;
+    snap.quantized = quantized.map(QuantizedWriter::finish).transpose()?;
 
     let meta = paths.meta();
     let head = Head {
@@ -398,7 +430,9 @@ pub fn write_snapshot<'v>(
         stream_record(f, tmp, &head, true)?;
         stream_record(f, tmp, &postings, true)?;
         stream_record(f, tmp, &located, true)?;
-        stream_record(f, tmp, &described, true)
+        stream_record(f, tmp, &described, true)?;
+        let quantized: Vec<&QuantizedFile> = snap.quantized.iter().collect();
+        stream_record(f, tmp, &quantized, true)
     })?;
     sync_dir(&paths.dir);
     Ok(())
@@ -422,8 +456,8 @@ pub fn keep_previous_snapshot(paths: &Paths) -> Result<(), IndexError> {
     }
 }
 
-/// Removes vector files of older generations (readers that still map one
-/// keep their mapping: the file lives until unmapped).
+/// Removes vector files (f32 and int8) of older generations (readers that
+/// still map one keep their mapping: the file lives until unmapped).
 pub fn remove_old_vectors(paths: &Paths, keep: &[u64]) {
     let Ok(entries) = fs::read_dir(&paths.dir) else {
         return;
@@ -432,7 +466,7 @@ pub fn remove_old_vectors(paths: &Paths, keep: &[u64]) {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(g) = name
             .strip_prefix("vectors-")
-            .and_then(|n| n.strip_suffix(".f32"))
+            .and_then(|n| n.strip_suffix(".f32").or_else(|| n.strip_suffix(".i8")))
             .and_then(|n| n.parse::<u64>().ok())
         {
             if !keep.contains(&g) {

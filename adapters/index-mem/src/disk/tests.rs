@@ -19,6 +19,7 @@ fn empty(model: &str) -> Snapshot {
         vector_file: String::new(),
         vector_crc: 0,
         vector_bytes: 0,
+        quantized: None,
     }
 }
 
@@ -44,12 +45,12 @@ fn format_2_round_trips_and_checks_each_part() {
     let paths = Paths {
         dir: dir.path().to_path_buf(),
     };
-    write_snapshot(&paths, 3, &mut empty("m"), std::iter::empty()).unwrap();
+    write_snapshot(&paths, 3, &mut empty("m"), std::iter::empty(), None).unwrap();
     let (generation, snap) = read_snapshot(&paths).unwrap().unwrap();
     assert_eq!((generation, snap.model_id.as_deref()), (3, Some("m")));
     let mut bytes = fs::read(paths.meta()).unwrap();
     let last = bytes.len() - 1;
-    bytes[last] ^= 1; // inside the postings part
+    bytes[last] ^= 1; // inside the last section
     fs::write(paths.meta(), bytes).unwrap();
     let err = read_snapshot(&paths).err().unwrap().to_string();
     assert!(err.contains("checksum mismatch"), "{err}");

@@ -1,11 +1,24 @@
 //! The int8 copy of f32 rows the large scan reads, and its dot products
 //! (AVX-512 and AVX2 where the CPU has them, portable otherwise).
 
+use memmap2::Mmap;
+
 /// An int8 copy of f32 rows: row r ≈ scales[r] · codes[r·dim..].
 #[derive(Default)]
 pub(crate) struct Quantized {
-    pub(crate) codes: Vec<i8>,
-    pub(crate) scales: Vec<f32>,
+    codes: Vec<i8>,
+    scales: Vec<f32>,
+    /// A snapshot's int8 file, read in place; then `codes` and `scales`
+    /// stay empty (only rows written since the snapshot are pushed or set).
+    mapped: Option<Mapped>,
+}
+
+/// The codes and the 4-byte aligned scales of an int8 file's map.
+struct Mapped {
+    map: Mmap,
+    codes: usize,
+    scales_at: usize,
+    rows: usize,
 }
 
 /// Codes of one row, scaled so its largest magnitude is 127; returns the scale.
@@ -19,6 +32,58 @@ pub(crate) fn quantize_row(row: &[f32], code: &mut [i8]) -> f32 {
 }
 
 impl Quantized {
+    /// A mapped int8 file of `rows` rows of `dim` codes, its scales from
+    /// `scales_at`; `None` when the map is not that shape.
+    pub(crate) fn mapped(map: Mmap, rows: usize, dim: usize, scales_at: usize) -> Option<Self> {
+        let codes = rows.checked_mul(dim)?;
+        let end = rows.checked_mul(4)?.checked_add(scales_at)?;
+        let aligned = scales_at.is_multiple_of(4) && (map.as_ptr() as usize).is_multiple_of(4);
+        if codes > scales_at || end != map.len() || !aligned {
+            return None;
+        }
+        let mapped = Mapped {
+            map,
+            codes,
+            scales_at,
+            rows,
+        };
+        Some(Self {
+            mapped: Some(mapped),
+            ..Self::default()
+        })
+    }
+
+    /// Whether the codes are read in place from a file.
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.mapped.is_some()
+    }
+
+    fn codes(&self) -> &[i8] {
+        match &self.mapped {
+            Some(m) => {
+                let bytes = &m.map[..m.codes];
+                // SAFETY: i8 and u8 have the same size and alignment, and
+                // every byte is a valid i8.
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
+            }
+            None => &self.codes,
+        }
+    }
+
+    fn scales(&self) -> &[f32] {
+        match &self.mapped {
+            Some(m) => {
+                let bytes = &m.map[m.scales_at..m.scales_at + 4 * m.rows];
+                // SAFETY: `mapped` checked that the map's start and
+                // `scales_at` are 4-byte aligned and that `rows` scales fit;
+                // every bit pattern is a valid f32 (the file is
+                // little-endian, as `Matrix::with_base` requires of the host).
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), m.rows) }
+            }
+            None => &self.scales,
+        }
+    }
+
     /// The snapshot's rows, quantized by all cores.
     pub(crate) fn build(dim: usize, rows: &[f32]) -> Self {
         let n = rows.len() / dim.max(1);
@@ -43,7 +108,11 @@ impl Quantized {
                 });
             }
         });
-        Self { codes, scales }
+        Self {
+            codes,
+            scales,
+            mapped: None,
+        }
     }
 
     pub(crate) fn push_zeros(&mut self, dim: usize) {
@@ -67,7 +136,7 @@ impl Quantized {
     #[inline(always)]
     pub(crate) fn dot(&self, r: usize, qcode: &[i8], dot_i8: impl Fn(&[i8], &[i8]) -> i32) -> f32 {
         let dim = qcode.len();
-        dot_i8(&self.codes[r * dim..(r + 1) * dim], qcode) as f32 * self.scales[r]
+        dot_i8(&self.codes()[r * dim..(r + 1) * dim], qcode) as f32 * self.scales()[r]
     }
 }
 

@@ -28,6 +28,7 @@ const _: () = assert!(crate::fresh_rows::SPILL_ROWS >= QUANTIZE_ROWS);
 const RESCORE_FACTOR: usize = 4;
 
 mod int8;
+pub(crate) use int8::quantize_row;
 use int8::*;
 
 pub struct Matrix {
@@ -142,6 +143,26 @@ impl Matrix {
             extra_q: Quantized::default(),
             present,
         }
+    }
+
+    /// Takes a snapshot's int8 copy of the base rows (`rows` rows, scales
+    /// from `scales_at`), read in place: a cold open scans it at once
+    /// instead of building it. `false`, and nothing changes, when it is not
+    /// the base's shape or the base is too small to be scanned in int8.
+    pub fn adopt_quantized(&mut self, map: Mmap, rows: usize, scales_at: usize) -> bool {
+        if rows != self.base_rows || rows < QUANTIZE_ROWS {
+            return false;
+        }
+        let Some(q) = Quantized::mapped(map, rows, self.dim, scales_at) else {
+            return false;
+        };
+        self.quantized = Arc::new(OnceLock::from(q));
+        true
+    }
+
+    /// Whether the base rows' int8 copy is read in place from the snapshot.
+    pub fn quantized_in_place(&self) -> bool {
+        self.quantized.get().is_some_and(Quantized::is_mapped)
     }
 
     pub fn dim(&self) -> usize {

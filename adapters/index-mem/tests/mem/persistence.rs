@@ -263,22 +263,6 @@ fn db_path_that_is_a_file_is_named() {
 /// big file: past 16,384 rows the vectors written since the snapshot spill
 /// to a scratch file. Searches, cached vectors, a compaction and a reopen
 /// must all see exactly the vectors written.
-/// A unit vector spread over every direction (the fixtures' text vectors
-/// crowd together, closer than the int8 pass can tell apart).
-fn spread(i: usize) -> Vec<f32> {
-    let mut x = i as u64 ^ 0x9E37_79B9_7F4A_7C15;
-    let v: Vec<f32> = (0..DIM)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        })
-        .collect();
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter().map(|x| x / n).collect()
-}
-
 #[test]
 fn vectors_of_a_big_source_spill_and_read_back_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -641,10 +625,11 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
         if part == "postings" {
             let meta = dir.path().join("snapshot.meta");
             let len = std::fs::metadata(&meta).unwrap().len();
-            // The postings end before the last two sections, the chunks'
-            // locations and the sources' attributes (none here: each a
-            // 12-byte header and a 1-byte list).
-            flip(&meta, len - 13 - 13 - 10);
+            // The postings end before the last three sections, the
+            // chunks' locations, the sources' attributes and the int8
+            // copy's file (none here: each a 12-byte header and a 1-byte
+            // list).
+            flip(&meta, len - 13 - 13 - 13 - 10);
         } else {
             let vectors = std::fs::read_dir(dir.path())
                 .unwrap()
@@ -690,8 +675,9 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
 
 #[test]
 fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
-    // The locations' section, then the attributes' (the last 13 bytes).
-    for from_end in [13 + 5, 5] {
+    // The locations' section, then the attributes' (each 13 bytes, before
+    // the int8 copy's 13).
+    for from_end in [13 + 13 + 5, 13 + 5] {
         let dir = tempfile::tempdir().unwrap();
         five_writes(dir.path());
         MemIndex::open(dir.path()).unwrap().compact().unwrap();
@@ -719,4 +705,25 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
             .unwrap();
         assert_eq!(hits[0].key.source, "/d/b.md");
     }
+}
+
+#[test]
+fn without_history_a_damaged_int8_record_is_named_and_nothing_else_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    five_writes(dir.path());
+    MemIndex::open(dir.path()).unwrap().compact().unwrap();
+    for gone in ["wal.prev.log", "snapshot.prev.meta"] {
+        let _ = std::fs::remove_file(dir.path().join(gone));
+    }
+    let meta = dir.path().join("snapshot.meta");
+    let len = std::fs::metadata(&meta).unwrap().len();
+    // The last section: the int8 copy's record.
+    flip(&meta, len - 5);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let stats = index.read().unwrap().stats().unwrap();
+    assert_eq!(stats.source_count, 4, "{stats:?}");
+    assert_eq!(stats.stale_chunk_count, 0, "{stats:?}");
+    assert_eq!(stats.damage.len(), 1, "{stats:?}");
+    assert!(stats.damage[0].contains("int8"), "{:?}", stats.damage);
+    assert!(index.verify().unwrap().is_empty());
 }
