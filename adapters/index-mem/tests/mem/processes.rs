@@ -178,3 +178,46 @@ fn a_write_from_a_thread_holding_a_view_is_refused_not_hung() {
         0
     );
 }
+
+/// Another process's records are analysed before the write lock is taken,
+/// each against the state before any of them: a record that replaces what
+/// an earlier one in the same catch-up wrote must still count the right
+/// terms out. The index that caught up scores exactly as one that opened
+/// after the writes.
+#[test]
+fn records_caught_up_together_score_as_a_fresh_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let write_from_child = |source: &str, text: &str| {
+        let status = Command::new(CHILD)
+            .arg(dir.path())
+            .args(["once", source, text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    write_from_child("/d/a.md", "alpha one bravo bravo");
+    write_from_child("/d/b.md", "bravo two delta");
+    assert!(index.read().unwrap().source("/d/b.md").unwrap().is_some());
+    // Two replaces of the same source, caught up in one go.
+    write_from_child("/d/a.md", "alpha three delta");
+    write_from_child("/d/a.md", "charlie four alpha alpha");
+    let queries = ["alpha", "bravo", "charlie delta", "three", "one two four"];
+    let answers = |index: &MemIndex| {
+        let view = index.read().unwrap();
+        queries
+            .iter()
+            .map(|q| {
+                (
+                    view.keyword_search(q, 10, &Scope::all()).unwrap(),
+                    view.document_search(q, 10, &Scope::all()).unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let caught_up = answers(&index);
+    let fresh = answers(&MemIndex::open(dir.path()).unwrap());
+    assert_eq!(caught_up, fresh);
+    assert!(caught_up[2].0.iter().any(|c| c.key.source == "/d/a.md"));
+    assert!(caught_up[3].0.is_empty(), "{:?}", caught_up[3]);
+}
