@@ -216,33 +216,12 @@ impl MemIndex {
                 return Ok(());
             }
         }
-        // Another process's records are read and analysed beside readers;
-        // the write lock is taken only to apply them.
-        let read = {
-            let inner = self.inner.read();
-            if snapshot == inner.snapshot_identity {
-                let read = disk::read_wal(&self.paths, inner.wal_end)?;
-                let analysed = match read.generation {
-                    Some(g) if g == inner.generation => analyse_in_turn(&inner.state, &read.ops),
-                    _ => Vec::new(),
-                };
-                Some((inner.wal_end, read, analysed))
-            } else {
-                None
-            }
-        };
         let mut inner = self.inner.write();
         if snapshot != inner.snapshot_identity {
             *inner = load(&self.paths)?;
             return Ok(());
         }
-        match read {
-            // Nothing changed the state in between: this writer holds the gate.
-            Some((from, read, analysed)) if from == inner.wal_end => {
-                catch_up_read(&self.paths, &mut inner, read, analysed)
-            }
-            _ => catch_up(&self.paths, &mut inner),
-        }
+        catch_up(&self.paths, &mut inner)
     }
 
     /// Checks, logs (appended and fsynced with no lock readers wait on),
@@ -261,14 +240,11 @@ impl MemIndex {
         // Only this writer changes the log's end and generation now (the
         // gate and the OS lock are held): reading them, then appending
         // without the lock, is safe.
-        // The op's text is analysed here, beside readers, not under the
-        // write lock that makes them wait.
-        let (generation, end, fresh_log, analysed) = {
+        let (generation, end, fresh_log) = {
             let inner = self.inner.read();
             inner.state.check(&op)?;
             let fresh_log = inner.wal_legacy || inner.wal_end == 0;
-            let analysed = inner.state.analyse(&op);
-            (inner.generation, inner.wal_end, fresh_log, analysed)
+            (inner.generation, inner.wal_end, fresh_log)
         };
         let (generation, end) = if fresh_log {
             let mut inner = self.inner.write();
@@ -290,7 +266,7 @@ impl MemIndex {
         disk::note_wal_end(&self.paths, generation, end);
         let mut inner = self.inner.write();
         inner.wal_end = end;
-        let n = inner.state.apply_analysed(op, analysed);
+        let n = inner.state.apply(op);
         if inner.wal_end > self.compact_after.max(inner.snapshot_bytes) {
             compact(&self.paths, &mut inner)?;
         }

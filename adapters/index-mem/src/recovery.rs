@@ -10,8 +10,7 @@ use memmap2::Mmap;
 use minirag_core::ports::IndexError;
 
 use crate::disk::{Paths, QuantizedFile, Snapshot};
-use crate::records::Op;
-use crate::state::{text_hash, Analysed, State};
+use crate::state::{text_hash, State};
 use crate::vectors::Matrix;
 
 use crate::damage::{damage_reports, keep_replaced, report_cut, report_damage};
@@ -217,25 +216,6 @@ pub(crate) fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>)
 /// Applies log records past `wal_end` when the log follows our snapshot.
 pub(crate) fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let read = disk::read_wal(paths, inner.wal_end)?;
-    catch_up_read(paths, inner, read, Vec::new())
-}
-
-/// The analysis of each of `ops` in turn, each against the state before
-/// any of them (what a later one finds changed is analysed again when it
-/// is applied, see [`Analysed`]).
-pub(crate) fn analyse_in_turn(state: &State, ops: &[Op]) -> Vec<Analysed> {
-    ops.iter().map(|op| state.analyse(op)).collect()
-}
-
-/// [`catch_up`] with the log already read from `inner.wal_end`, and as much
-/// of its records' analysis as was done beforehand.
-pub(crate) fn catch_up_read(
-    paths: &Paths,
-    inner: &mut Inner,
-    read: disk::WalRead,
-    analysed: Vec<Analysed>,
-) -> Result<(), IndexError> {
-    let mut analysed = analysed.into_iter();
     match read.generation {
         Some(g) if g == inner.generation => {
             // Records were checked by their writer before being logged, and
@@ -257,9 +237,7 @@ pub(crate) fn catch_up_read(
                     });
                     break;
                 }
-                inner
-                    .state
-                    .apply_analysed(op, analysed.next().unwrap_or_default());
+                inner.state.apply(op);
             }
             inner.wal_end = end;
             inner.wal_legacy = read.legacy;

@@ -47,20 +47,6 @@ pub struct State {
     pub repeats_len: u64,
 }
 
-/// The analysis applying an [`Op`] needs, done beforehand under the read
-/// lock (analysing text is most of what applying costs), so that the write
-/// lock is held only while the index takes the terms in. What it lacks, or
-/// what no longer matches the state, is analysed when the op is applied.
-#[derive(Debug, Default)]
-pub struct Analysed {
-    /// The terms of each chunk a replace adds, in order.
-    added: Vec<Vec<String>>,
-    /// The terms of the chunks the op removes, by slot, with their text's
-    /// hash: a slot is never reused before a compaction, and the hash is
-    /// checked too.
-    removed: HashMap<u32, (u64, Vec<String>)>,
-}
-
 pub fn text_hash(text: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
@@ -275,50 +261,12 @@ impl State {
         self.vectors.present().iter().any(|p| *p)
     }
 
-    /// Analyses what applying `op` to this state would (see [`Analysed`]).
-    pub fn analyse(&self, op: &Op) -> Analysed {
-        let (source, chunks) = match op {
-            Op::Replace { source, chunks, .. }
-            | Op::ReplaceLocated { source, chunks, .. }
-            | Op::ReplaceDescribed { source, chunks, .. } => (source.source.as_str(), &chunks[..]),
-            Op::Delete { source } => (source.as_str(), &[][..]),
-            _ => return Analysed::default(),
-        };
-        let added = chunks
-            .iter()
-            .map(|c| self.analyzer.terms(&c.text))
-            .collect();
-        let removed = match self.entry(source) {
-            Some(entry) if !self.removed_in_bulk(entry.slots.len()) => entry
-                .slots
-                .iter()
-                .filter_map(|&slot| {
-                    let (_, c) = self.chunks[slot as usize].as_ref()?;
-                    Some((slot, (text_hash(&c.text), self.analyzer.terms(&c.text))))
-                })
-                .collect(),
-            _ => HashMap::new(),
-        };
-        Analysed { added, removed }
-    }
-
     /// Applies a checked operation; returns the number of chunks affected.
     pub fn apply(&mut self, op: Op) -> usize {
-        self.apply_analysed(op, Analysed::default())
-    }
-
-    /// [`State::apply`] with the analysis [`State::analyse`] made of `op`.
-    pub fn apply_analysed(&mut self, op: Op, analysed: Analysed) -> usize {
-        let Analysed { added, mut removed } = analysed;
-        let mut added = added.into_iter();
         match op {
-            op @ (Op::ReplaceLocated { .. } | Op::ReplaceDescribed { .. }) => self.apply_analysed(
-                op.merged(),
-                Analysed {
-                    added: added.collect(),
-                    removed,
-                },
-            ),
+            op @ (Op::ReplaceLocated { .. } | Op::ReplaceDescribed { .. }) => {
+                self.apply(op.merged())
+            }
             Op::Replace {
                 source,
                 chunks,
@@ -326,12 +274,10 @@ impl State {
                 vectors,
             } => {
                 let n = chunks.len();
-                let sid = self
-                    .remove_source(&source.source, &mut removed)
-                    .unwrap_or_else(|| {
-                        self.sources.push(None);
-                        (self.sources.len() - 1) as u32
-                    });
+                let sid = self.remove_source(&source.source).unwrap_or_else(|| {
+                    self.sources.push(None);
+                    (self.sources.len() - 1) as u32
+                });
                 if vectors.is_some() {
                     // Vectors of another model switch the index to it: every
                     // stored vector goes (never compared with the new
@@ -346,7 +292,7 @@ impl State {
                     let row = vectors
                         .as_ref()
                         .map(|v| &v[i * dim as usize..(i + 1) * dim as usize]);
-                    self.index_slot(slot, row, added.next());
+                    self.index_slot(slot, row);
                 }
                 self.title.add(sid, &self.analyzer.terms(&source.title));
                 self.note_repeats(sid, &slots);
@@ -357,7 +303,7 @@ impl State {
                 });
                 n
             }
-            Op::Delete { source } => match self.remove_source(&source, &mut removed) {
+            Op::Delete { source } => match self.remove_source(&source) {
                 Some(sid) => {
                     let n = self.sources[sid as usize]
                         .take()
@@ -426,17 +372,12 @@ impl State {
     }
 
     /// Indexes the chunk placed at `slot` (the next row of the matrix):
-    /// its terms (analysed here unless given), and its vector when it has one.
-    pub(crate) fn index_slot(
-        &mut self,
-        slot: u32,
-        row: Option<&[f32]>,
-        terms: Option<Vec<String>>,
-    ) {
+    /// its terms, and its vector when it has one.
+    pub(crate) fn index_slot(&mut self, slot: u32, row: Option<&[f32]>) {
         let Some((_, chunk)) = &self.chunks[slot as usize] else {
             return;
         };
-        let terms = terms.unwrap_or_else(|| self.analyzer.terms(&chunk.text));
+        let terms = self.analyzer.terms(&chunk.text);
         if row.is_some() {
             self.by_text.insert(text_hash(&chunk.text), slot);
         } else {
@@ -460,7 +401,7 @@ impl State {
     ) {
         debug_assert_eq!(slot as usize, self.chunks.len());
         self.chunks.push(Some((sid, chunk)));
-        self.index_slot(slot, row, None);
+        self.index_slot(slot, row);
     }
 
     /// The model of the stored vectors, `None` when there are none.
@@ -481,35 +422,22 @@ impl State {
         self.vectorless = self.chunks.iter().flatten().count() as u64;
     }
 
-    /// A source that is a large part of the index: its chunks are counted
-    /// out without analysing their text again, and every list is purged
-    /// once (cheaper than finding each chunk's terms when most go).
-    fn removed_in_bulk(&self, chunks: usize) -> bool {
-        chunks >= BIG_SOURCE && chunks * 4 >= self.chunks.len()
-    }
-
     /// Removes a source's chunks and title terms; keeps its id for reuse.
-    /// `analysed`: the terms of its chunks, by slot, found beforehand.
-    pub(crate) fn remove_source(
-        &mut self,
-        source: &str,
-        analysed: &mut HashMap<u32, (u64, Vec<String>)>,
-    ) -> Option<u32> {
+    pub(crate) fn remove_source(&mut self, source: &str) -> Option<u32> {
         let sid = *self.ids.get(source)?;
         let entry = self.sources[sid as usize].as_ref()?.clone();
-        let bulk = self.removed_in_bulk(entry.slots.len());
+        // A source that is a large part of the index: its chunks are counted
+        // out without analysing their text again, and every list is purged
+        // once (cheaper than finding each chunk's terms when most go).
+        let bulk = entry.slots.len() >= BIG_SOURCE && entry.slots.len() * 4 >= self.chunks.len();
         for &slot in &entry.slots {
             if let Some((_, chunk)) = self.chunks[slot as usize].take() {
-                let h = text_hash(&chunk.text);
                 if bulk {
                     self.text.forget(slot);
                 } else {
-                    let terms = match analysed.remove(&slot) {
-                        Some((hash, terms)) if hash == h => terms,
-                        _ => self.analyzer.terms(&chunk.text),
-                    };
-                    self.text.retire(slot, &terms);
+                    self.text.retire(slot, &self.analyzer.terms(&chunk.text));
                 }
+                let h = text_hash(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
                 }

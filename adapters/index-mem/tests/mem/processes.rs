@@ -179,11 +179,10 @@ fn a_write_from_a_thread_holding_a_view_is_refused_not_hung() {
     );
 }
 
-/// Another process's records are analysed before the write lock is taken,
-/// each against the state before any of them: a record that replaces what
-/// an earlier one in the same catch-up wrote must still count the right
-/// terms out. The index that caught up scores exactly as one that opened
-/// after the writes.
+/// Another process's records caught up in one go, one of them replacing
+/// what an earlier one wrote: the terms counted out must be the chunks'
+/// that were there. The index that caught up scores exactly as one that
+/// opened after the writes.
 #[test]
 fn records_caught_up_together_score_as_a_fresh_open() {
     let dir = tempfile::tempdir().unwrap();
