@@ -1,6 +1,8 @@
 //! Index benchmark on synthetic 384-d chunks (random text from a fixed
 //! vocabulary): build time, snapshot bytes, open time, RSS, vector top-50,
-//! BM25 and hybrid latency. With `--hnsw N` it also measures instant-distance
+//! BM25 and hybrid latency. Each size is built, then opened and measured in
+//! a process of its own, so the RSS it prints is the open index's and not
+//! the build's freed heap. With `--hnsw N` it also measures instant-distance
 //! (build time and recall@10 against the exact scan) on the first N vectors.
 //!
 //! With `--filters` it also times hybrid queries narrowed by a search
@@ -66,7 +68,9 @@ fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
     (ms[ms.len() / 2], ms[ms.len() * 95 / 100])
 }
 
-fn bench(n: usize, vocab: &[String]) {
+/// Builds an index of `n` chunks in a temporary folder: (folder, build
+/// seconds, bytes on disk).
+fn build(n: usize, vocab: &[String]) -> (tempfile::TempDir, f64, u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ n as u64);
     let index = MemIndex::open(dir.path()).unwrap();
@@ -94,9 +98,28 @@ fn bench(n: usize, vocab: &[String]) {
     let build_s = started.elapsed().as_secs_f64();
     let bytes = dir_bytes(dir.path());
     drop(index);
+    (dir, build_s, bytes)
+}
 
+/// Opens the `n`-chunk index in `dir` and measures it, in a process of its
+/// own (the build's freed heap would count in the RSS otherwise).
+fn measure_apart(dir: &std::path::Path, n: usize, build_s: f64, bytes: u64) {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .arg("--measure")
+        .arg(dir)
+        .args([n.to_string(), build_s.to_string(), bytes.to_string()]);
+    if arg_present("--filters") {
+        child.arg("--filters");
+    }
+    let status = child.status().unwrap();
+    assert!(status.success(), "the measuring process failed");
+}
+
+fn measure(dir: &std::path::Path, n: usize, vocab: &[String], build_s: f64, bytes: u64) {
+    let mut rng = Rng(0x5851_F42D_4C95_7F2D ^ n as u64);
     let t = Instant::now();
-    let index = MemIndex::open(dir.path()).unwrap();
+    let index = MemIndex::open(dir).unwrap();
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
 
     let scope = Scope::all();
@@ -116,7 +139,7 @@ fn bench(n: usize, vocab: &[String]) {
     // Open → the int8 copy ready (read in place, or built in the background).
     index.warm().unwrap();
     let first_ms = open_ms + t.elapsed().as_secs_f64() * 1e3;
-    let int8_file = std::fs::read_dir(dir.path())
+    let int8_file = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .any(|e| e.path().extension().is_some_and(|x| x == "i8"));
@@ -125,7 +148,7 @@ fn bench(n: usize, vocab: &[String]) {
     let mut recall = 0.0;
     const RECALL_QUERIES: usize = 20;
     let queries: Vec<Vec<f32>> = (0..RECALL_QUERIES).map(|_| unit_vector(&mut rng)).collect();
-    let mut best: Vec<Vec<f32>> = vec![Vec::with_capacity(11); RECALL_QUERIES];
+    let mut best: Vec<Vec<f32>> = vec![Vec::new(); RECALL_QUERIES];
     for v in vectors_of(vector_seed(n), n) {
         for (qv, top) in queries.iter().zip(&mut best) {
             let d = minirag_index_mem::vectors::dot(&v, qv);
@@ -310,6 +333,15 @@ fn hnsw(size: usize, n: usize) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--measure") {
+        let value = |i: usize| args[at + i].as_str();
+        let vocab = vocabulary();
+        let n = value(2).parse().unwrap();
+        let (build_s, bytes) = (value(3).parse().unwrap(), value(4).parse().unwrap());
+        measure(std::path::Path::new(value(1)), n, &vocab, build_s, bytes);
+        return;
+    }
     let sizes: Vec<usize> = arg("--sizes")
         .unwrap_or("10000,100000".into())
         .split(',')
@@ -323,7 +355,8 @@ fn main() {
     println!("| chunks | build | on disk | int8 copy | open | open → first hybrid | open → int8 ready | RSS anon + file | vector top-50 p50/p95 ms | BM25 p50/p95 ms | documents p50/p95 ms | hybrid p50/p95 ms | recall@10 vs exact |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &sizes {
-        bench(n, &vocab);
+        let (dir, build_s, bytes) = build(n, &vocab);
+        measure_apart(dir.path(), n, build_s, bytes);
     }
     if let (Some(h), Some(&last)) = (
         arg("--hnsw").and_then(|h| h.parse::<usize>().ok()),

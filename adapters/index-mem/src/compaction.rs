@@ -2,8 +2,7 @@
 
 use minirag_core::ports::IndexError;
 
-use crate::disk::{Paths, Snapshot, FORMAT_VERSION};
-use crate::records::DiskChunk;
+use crate::disk::{DiskRepeats, Paths, Snapshot, FORMAT_VERSION};
 use crate::state::SourceEntry;
 use crate::vectors::{quantize_row, QUANTIZE_ROWS};
 
@@ -26,11 +25,12 @@ pub(crate) fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError
     }
 }
 
-/// The work of [`compact`]: the live chunks and postings are moved, not
-/// copied, into the snapshot (a large index would need twice its memory
-/// otherwise), so on an error the caller reloads the state from disk.
+/// The work of [`compact`]: the live chunks are streamed into the new
+/// snapshot's chunk table and the postings moved, not copied, into it (a
+/// large index would need twice its memory otherwise), so on an error the
+/// caller reloads the state from disk.
 pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
-    let mut old_chunks = std::mem::take(&mut inner.state.chunks);
+    let old_chunks = std::mem::take(&mut inner.state.chunks);
     let st = &mut inner.state;
     let dim = st.dim();
     let mut slot_map: Vec<Option<u32>> = vec![None; old_chunks.len()];
@@ -58,7 +58,7 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
         let mut kept = 0;
         for k in 0..slots.len() {
             let old = slots[k];
-            if old_chunks[old as usize].is_none() {
+            if !old_chunks.live(old) {
                 continue;
             }
             in_order &= last.is_none_or(|l| old > l);
@@ -80,39 +80,27 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
     // numbering does not change, and renumbering would only decode every
     // list (a million-posting list is an 8 MB copy) to write it back.
     let identity = in_order && next as usize == old_chunks.len();
-    let chunks: Vec<(u32, DiskChunk)> = if in_order {
-        // The new order is the slot order (one big sync, a fresh index):
-        // the chunks move within their own list, never into a second one.
-        old_chunks
-            .into_iter()
-            .enumerate()
-            .filter_map(|(old, c)| {
-                let (sid, chunk) = c?;
-                slot_map[old]?;
-                Some((sid_map[sid as usize]?, chunk))
-            })
-            .collect()
-    } else {
-        let mut chunks = Vec::with_capacity(order.len());
-        chunks.extend(order.iter().filter_map(|&old| {
-            let (sid, chunk) = old_chunks[old as usize].take()?;
-            Some((sid_map[sid as usize]?, chunk))
-        }));
-        chunks
-    };
     let mut text = std::mem::take(&mut st.text);
     if !identity {
-        text.renumber(&slot_map, chunks.len());
+        text.renumber(&slot_map, next as usize);
     }
     drop(slot_map);
     let mut title = std::mem::take(&mut st.title);
     title.renumber(&sid_map, sources.len());
+    let repeats: Vec<DiskRepeats> = st
+        .repeats
+        .iter()
+        .filter_map(|(sid, r)| {
+            let terms = r.terms.iter().map(|(t, n)| (t.clone(), *n)).collect();
+            Some((sid_map[*sid as usize]?, terms, r.len))
+        })
+        .collect();
     let mut snap = Snapshot {
         version: FORMAT_VERSION,
         dim: dim as u32,
         model_id: st.model_id.clone(),
         sources,
-        chunks,
+        chunks: Vec::new(),
         present,
         text,
         title,
@@ -120,6 +108,8 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
         vector_crc: 0,
         vector_bytes: 0,
         quantized: None,
+        table: None,
+        repeats: Some(repeats),
     };
     let generation = inner.generation + 1;
     // Keep one generation back (snapshot, its vectors and the log from it
@@ -138,7 +128,12 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
     // so the next open need not build it.
     let quantize: Option<disk::Quantize> =
         (dim > 0 && order.len() >= QUANTIZE_ROWS).then_some(&quantize_row);
-    disk::write_snapshot(paths, generation, &mut snap, rows, quantize)?;
+    let chunks = order.iter().map(|&old| {
+        let (sid, chunk) = old_chunks.get(old)?;
+        Some((sid_map[sid as usize]?, chunk))
+    });
+    disk::write_snapshot(paths, generation, &mut snap, rows, quantize, chunks)?;
+    drop(old_chunks);
     drop(order);
     if !inner.recovered {
         disk::keep_previous_wal(paths)?;

@@ -10,8 +10,9 @@ use memmap2::Mmap;
 use minirag_core::ports::IndexError;
 
 use crate::disk::{Paths, QuantizedFile, Snapshot};
-use crate::state::{text_hash, State};
+use crate::state::{Chunks, State};
 use crate::vectors::Matrix;
+use minirag_rank::Repeats;
 
 use crate::damage::{damage_reports, keep_replaced, report_cut, report_damage};
 use crate::disk;
@@ -85,7 +86,8 @@ pub(crate) const SALVAGED_LOCATIONS: &str =
      with what is sound: its chunks without their places, until the next sync rebuilds them";
 pub(crate) const SALVAGED_INT8: &str =
     "with no earlier generation to rebuild from, the index opened \
-     with what is sound: the int8 copy of its vectors built again from them";
+     with what is sound: its derived tables (the int8 copy of its vectors, \
+     the breadcrumb repeats) built again";
 pub(crate) const SALVAGED_VECTORS: &str =
     "with no earlier generation to rebuild from, the index opened \
      with what is sound: its chunks without vectors, until the next sync embeds them";
@@ -103,12 +105,12 @@ pub(crate) fn salvage(
     let (generation, mut snap, lost_parts) = disk::salvage_snapshot(&paths.meta()).ok()??;
     let postings_lost = lost_parts.postings;
     let locations_lost = lost_parts.locations;
-    let quantized_lost = lost_parts.quantized;
+    let derived_lost = lost_parts.derived;
     let vector_path = paths.dir.join(&snap.vector_file);
     let vectors_lost = snap.vector_bytes > 0
         && disk::file_crc(&vector_path, snap.vector_bytes)
             .map_or(true, |crc| crc != snap.vector_crc);
-    if !postings_lost && !vectors_lost && !locations_lost && !quantized_lost {
+    if !postings_lost && !vectors_lost && !locations_lost && !derived_lost {
         return None;
     }
     if vectors_lost {
@@ -152,8 +154,8 @@ pub(crate) fn salvage(
             SALVAGED_LOCATIONS,
         );
     }
-    if quantized_lost && !postings_lost && !locations_lost {
-        lost.push("the int8 copy of its vectors is built again from them");
+    if derived_lost && !postings_lost && !locations_lost {
+        lost.push("its derived tables (the int8 copy of its vectors, the breadcrumb repeats) are built again");
         keep_replaced(
             paths,
             &paths.meta(),
@@ -313,7 +315,7 @@ fn map_quantized(paths: &Paths, q: &QuantizedFile) -> Option<(PathBuf, Quantized
 /// What a decoded snapshot must hold to be used: its checksums held, so a
 /// failure here is a snapshot written wrong or damaged past its checksum.
 pub(crate) fn snapshot_consistent(snap: &Snapshot) -> Result<(), String> {
-    let (n_chunks, n_sources) = (snap.chunks.len(), snap.sources.len());
+    let (n_chunks, n_sources) = (snap.chunk_count(), snap.sources.len());
     if snap.present.len() != n_chunks {
         return Err(format!(
             "{} vector flags for {n_chunks} chunks",
@@ -326,18 +328,16 @@ pub(crate) fn snapshot_consistent(snap: &Snapshot) -> Result<(), String> {
             snap.vector_bytes, snap.dim
         ));
     }
-    if snap
-        .chunks
-        .iter()
-        .any(|(sid, _)| *sid as usize >= n_sources)
-    {
+    if (0..n_chunks).any(|slot| {
+        snap.chunk_sid(slot)
+            .is_none_or(|sid| sid as usize >= n_sources)
+    }) {
         return Err("a chunk of a source that is not there".into());
     }
     for (sid, e) in snap.sources.iter().enumerate() {
         if e.slots.iter().any(|&s| {
-            snap.chunks
-                .get(s as usize)
-                .is_none_or(|(owner, _)| *owner as usize != sid)
+            snap.chunk_sid(s as usize)
+                .is_none_or(|owner| owner as usize != sid)
         }) {
             return Err(format!(
                 "source {} lists chunks it does not own",
@@ -365,7 +365,7 @@ impl From<Damaged> for IndexError {
     }
 }
 
-pub(crate) fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Damaged> {
+pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, Damaged> {
     let damaged = |file: &Path, error| Damaged {
         file: file.to_path_buf(),
         error,
@@ -428,9 +428,20 @@ pub(crate) fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Dama
         for (sid, entry) in snap.sources.iter().enumerate() {
             state.ids.insert(entry.record.source.clone(), sid as u32);
         }
-        for (slot, (_, chunk)) in snap.chunks.iter().enumerate() {
-            if snap.present[slot] && dim > 0 && map.is_some() {
-                state.by_text.insert(text_hash(&chunk.text), slot as u32);
+        state.chunks = match snap.table.take() {
+            Some(table) => Chunks::mapped(table),
+            None => Chunks::owned(
+                std::mem::take(&mut snap.chunks)
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
+            ),
+        };
+        if dim > 0 && map.is_some() {
+            for slot in (0..snap.present.len() as u32).filter(|&s| snap.present[s as usize]) {
+                if let Some(key) = state.chunks.key(slot) {
+                    state.by_text.insert(key, slot);
+                }
             }
         }
         check.join().unwrap_or((false, None))
@@ -471,21 +482,35 @@ pub(crate) fn from_snapshot(paths: &Paths, snap: Snapshot) -> Result<State, Dama
     }
     state.model_id = snap.model_id;
     // A snapshot is dense: every slot holds a live chunk.
-    state.vectorless = (0..snap.chunks.len() as u32)
+    state.vectorless = (0..state.chunks.len() as u32)
         .filter(|&slot| !state.vectors.has(slot))
         .count() as u64;
     state.sources = snap.sources.into_iter().map(Some).collect();
-    state.chunks = snap.chunks.into_iter().map(Some).collect();
     state.text = snap.text;
     state.title = snap.title;
-    // Breadcrumb repeats are derived, not stored: one analysis per run of
-    // chunks sharing a breadcrumb.
-    for sid in 0..state.sources.len() {
-        let slots = state.sources[sid]
-            .as_ref()
-            .map(|e| e.slots.clone())
-            .unwrap_or_default();
-        state.note_repeats(sid as u32, &slots);
+    match snap.repeats {
+        // Kept by the snapshot (format 8): no chunk is read for them.
+        Some(repeats) => {
+            for (sid, terms, len) in repeats {
+                let repeats = Repeats {
+                    terms: terms.into_iter().collect(),
+                    len,
+                };
+                state.repeats_len += len;
+                state.repeats.insert(sid, repeats);
+            }
+        }
+        // Derived from the chunks: one analysis per run of chunks sharing
+        // a breadcrumb.
+        None => {
+            for sid in 0..state.sources.len() {
+                let slots = state.sources[sid]
+                    .as_ref()
+                    .map(|e| e.slots.clone())
+                    .unwrap_or_default();
+                state.note_repeats(sid as u32, &slots);
+            }
+        }
     }
     Ok(state)
 }

@@ -125,16 +125,12 @@ impl IndexView for MemView<'_> {
         let Some(entry) = inner.state.entry(source) else {
             return Ok(Vec::new());
         };
-        let chunks = &inner.state.chunks;
+        // Each chunk decoded once: the parent is in its body.
         Ok(entry
             .slots
             .iter()
-            .filter(|&&s| {
-                chunks[s as usize]
-                    .as_ref()
-                    .is_some_and(|(_, c)| c.parent == parent)
-            })
             .filter_map(|&s| inner.state.chunk_at(s))
+            .filter(|c| c.parent == parent)
             .collect())
     }
 

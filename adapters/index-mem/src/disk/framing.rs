@@ -82,6 +82,21 @@ pub(crate) fn stream_record(
     value: &dyn erased::Encode,
     wide_len: bool,
 ) -> Result<u64, IndexError> {
+    stream_section(f, path, wide_len, &mut |w| {
+        value
+            .encode_into(w)
+            .map(drop)
+            .map_err(|e| storage_by(path, "cannot encode a record for", e))
+    })
+}
+
+/// [`stream_record`] for a payload `write` puts out itself.
+pub(crate) fn stream_section(
+    f: &mut File,
+    path: &Path,
+    wide_len: bool,
+    write: &mut dyn FnMut(&mut dyn Write) -> Result<(), IndexError>,
+) -> Result<u64, IndexError> {
     let start = f
         .stream_position()
         .map_err(|e| io(path, "cannot seek in", e))?;
@@ -90,9 +105,7 @@ pub(crate) fn stream_record(
         .and_then(|()| f.write_all(&[0u8; 12][..head_len]))
         .map_err(|e| io(path, "cannot write", e))?;
     let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
-    value
-        .encode_into(&mut w)
-        .map_err(|e| storage_by(path, "cannot encode a record for", e))?;
+    write(&mut w)?;
     w.flush().map_err(|e| io(path, "cannot write", e))?;
     let (len, crc) = (w.len, w.crc.clone().finalize());
     drop(w);

@@ -1,12 +1,13 @@
 //! On-disk layout of one index folder (DB_PATH):
 //!
-//! - `snapshot.meta`: magic `MRSNAP07`, generation (u64), the CRC-32 of
-//!   those 16 bytes (u32), then five records
-//!   `[len u64][crc32 u32][bincode]`: the head (sources, chunks, which rows
-//!   have vectors, the vector file's name, length and CRC-32) and the
-//!   postings, so opening decodes them on two threads; then the chunks'
-//!   locations; then the sources' languages and declared fields; then the
-//!   int8 copy's file, if any.
+//! - `snapshot.meta`: magic `MRSNAP08`, generation (u64), the CRC-32 of
+//!   those 16 bytes (u32), then seven sections `[len u64][crc32 u32][payload]`:
+//!   the head (sources, which rows have vectors, the vector file's name,
+//!   length and CRC-32) and the postings, bincode, decoded at open on two
+//!   threads; the chunks' locations (empty, kept for the layout); the
+//!   sources' languages and declared fields; the int8 copy's file, if any;
+//!   the chunk table, read in place ([`ChunkTable`]); each source's
+//!   breadcrumb repeats.
 //! - `vectors-<generation>.f32`: the vector matrix, raw little-endian f32,
 //!   row-major, memory-mapped and scanned in place; its CRC-32 is in the head.
 //! - `vectors-<generation>.i8`: a large snapshot's int8 copy of that matrix
@@ -23,6 +24,7 @@
 //! which snapshot its records follow; a WAL older than the snapshot was
 //! folded into it and is ignored.
 
+pub(crate) mod chunk_table;
 mod codec;
 mod errors;
 #[doc(hidden)]
@@ -34,6 +36,7 @@ mod quantized;
 mod snapshot;
 mod wal;
 
+pub use chunk_table::{text_key, ChunkTable};
 pub use errors::{io, storage, storage_by};
 pub use framing::file_crc;
 pub use lock::WriterLock;

@@ -14,9 +14,11 @@ use crate::legacy::SourceEntryV1;
 use crate::records::{DiskAttributes, DiskChunk, DiskLocation};
 use crate::state::SourceEntry;
 
+use super::chunk_table::{bad_table, write_chunk_table, ChunkTable};
 use super::codec::decode_limited;
 use super::errors::{io, storage};
 use super::faults::{self, LINK};
+use super::framing::stream_section;
 use super::framing::{crc_of_range, stream_record, sync_dir, write_atomic_with, CrcWriter};
 use super::paths::Paths;
 use super::quantized::{Quantize, QuantizedFile, QuantizedWriter};
@@ -31,7 +33,10 @@ pub const FORMAT_VERSION: u32 = 1;
 /// kept must be: the generation says which log records follow. Format 6:
 /// format 5 and a fourth section, the sources' attributes by position.
 /// Format 7: format 6 and a fifth section, the int8 copy's file (see
-/// [`QuantizedFile`]), empty for a small snapshot.
+/// [`QuantizedFile`]), empty for a small snapshot. Format 8: format 7 with
+/// the chunks (and their locations) out of the head, in a sixth section
+/// read in place ([`ChunkTable`]), and a seventh, each source's breadcrumb
+/// repeats, so opening decodes no chunk.
 /// Formats 1 and 2 are read through [`crate::legacy`].
 pub(crate) const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
 pub(crate) const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
@@ -39,7 +44,8 @@ pub(crate) const SNAP_MAGIC_V3: &[u8; 8] = b"MRSNAP03";
 pub(crate) const SNAP_MAGIC_V4: &[u8; 8] = b"MRSNAP04";
 pub(crate) const SNAP_MAGIC_V5: &[u8; 8] = b"MRSNAP05";
 pub(crate) const SNAP_MAGIC_V6: &[u8; 8] = b"MRSNAP06";
-pub(crate) const SNAP_MAGIC: &[u8; 8] = b"MRSNAP07";
+pub(crate) const SNAP_MAGIC_V7: &[u8; 8] = b"MRSNAP07";
+pub(crate) const SNAP_MAGIC: &[u8; 8] = b"MRSNAP08";
 pub(crate) const SNAP_HEADER: usize = 28;
 
 /// The snapshot without its postings: what format 2 stores first.
@@ -62,7 +68,7 @@ pub struct Snapshot<S = SourceEntry> {
     pub dim: u32,
     pub model_id: Option<String>,
     pub sources: Vec<S>,
-    /// Dense: slot i is chunk i.
+    /// Dense: slot i is chunk i. Empty when the chunks are in `table`.
     pub chunks: Vec<(u32, DiskChunk)>,
     pub present: Vec<bool>,
     pub text: Field,
@@ -73,6 +79,33 @@ pub struct Snapshot<S = SourceEntry> {
     /// The int8 copy of the vectors, when the snapshot has one.
     #[serde(skip)]
     pub quantized: Option<QuantizedFile>,
+    /// The chunks, read in place (format 8).
+    #[serde(skip)]
+    pub table: Option<ChunkTable>,
+    /// Each source's breadcrumb repeats (format 8), by source position:
+    /// (source, each term and its extra count, extra length).
+    #[serde(skip)]
+    pub repeats: Option<Vec<DiskRepeats>>,
+}
+
+/// One source's breadcrumb repeats as the snapshot keeps them.
+pub type DiskRepeats = (u32, Vec<(String, u32)>, u64);
+
+impl Snapshot {
+    /// Chunks, in the table or on the heap.
+    pub fn chunk_count(&self) -> usize {
+        self.table
+            .as_ref()
+            .map_or(self.chunks.len(), ChunkTable::len)
+    }
+
+    /// The source id of chunk `slot`.
+    pub fn chunk_sid(&self, slot: usize) -> Option<u32> {
+        match &self.table {
+            Some(t) => (slot < t.len()).then(|| t.sid(slot)),
+            None => self.chunks.get(slot).map(|(sid, _)| *sid),
+        }
+    }
 }
 
 /// A format 1 snapshot with its sources in today's layout.
@@ -90,6 +123,8 @@ pub(crate) fn lift(old: Snapshot<SourceEntryV1>) -> Snapshot {
         vector_crc: old.vector_crc,
         vector_bytes: old.vector_bytes,
         quantized: None,
+        table: None,
+        repeats: None,
     }
 }
 
@@ -151,8 +186,9 @@ pub struct Lost {
     pub postings: bool,
     /// The chunks' locations, until a sync rebuilds them.
     pub locations: bool,
-    /// The record of the int8 copy of the vectors, built again instead.
-    pub quantized: bool,
+    /// Derived tables (the int8 copy's record, the breadcrumb repeats),
+    /// built again instead.
+    pub derived: bool,
 }
 
 /// What can still be read of a damaged snapshot: its head (sources and
@@ -189,8 +225,9 @@ pub(crate) fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let magic: &[u8; 8] = header[..8].try_into().unwrap();
-    let known: [&[u8; 8]; 7] = [
+    let known: [&[u8; 8]; 8] = [
         SNAP_MAGIC,
+        SNAP_MAGIC_V7,
         SNAP_MAGIC_V6,
         SNAP_MAGIC_V5,
         SNAP_MAGIC_V4,
@@ -202,7 +239,8 @@ pub(crate) fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(header[8..16].try_into().unwrap());
-    let sections_at = if [SNAP_MAGIC, SNAP_MAGIC_V6, SNAP_MAGIC_V5].contains(&magic) {
+    let sections_at = if [SNAP_MAGIC, SNAP_MAGIC_V7, SNAP_MAGIC_V6, SNAP_MAGIC_V5].contains(&magic)
+    {
         let mut crc = [0u8; 4];
         file.read_exact_at(&mut crc, 16)
             .map_err(|_| corrupt("truncated"))?;
@@ -215,16 +253,24 @@ pub(crate) fn read_snapshot_parts(
     };
     // [len u64][crc u32][payload] sections from `at`: the payload's offset
     // and length, once its checksum holds.
-    let section = |at: u64| -> Result<(u64, u64), IndexError> {
+    // A section's payload (offset and length) by its header at `at`.
+    let locate = |at: u64| -> Result<(u64, u64), IndexError> {
         let mut head = [0u8; 12];
         file.read_exact_at(&mut head, at)
             .map_err(|_| corrupt("truncated"))?;
         let len = u64::from_le_bytes(head[..8].try_into().unwrap());
-        let crc = u32::from_le_bytes(head[8..12].try_into().unwrap());
         let start = at + 12;
         if start.checked_add(len).is_none_or(|end| end > file_len) {
             return Err(corrupt("truncated"));
         }
+        Ok((start, len))
+    };
+    // The payload, once its checksum (just before it) holds.
+    let checked = |(start, len): (u64, u64)| -> Result<(u64, u64), IndexError> {
+        let mut crc = [0u8; 4];
+        file.read_exact_at(&mut crc, start - 4)
+            .map_err(|_| corrupt("truncated"))?;
+        let crc = u32::from_le_bytes(crc);
         let mut buf = vec![0u8; 1 << 20];
         if crc_of_range(&file, start, len, &mut buf).map_err(|e| io(&path, "cannot read", e))?
             != crc
@@ -240,6 +286,7 @@ pub(crate) fn read_snapshot_parts(
             .map_err(|e| io(&path, "cannot seek in", e))?;
         Ok(std::io::BufReader::with_capacity(1 << 20, f).take(len))
     };
+    let section = |at: u64| locate(at).and_then(checked);
     let first = section(sections_at)?;
     let next = first.0 + first.1;
     let mut lost = Lost::default();
@@ -287,25 +334,60 @@ pub(crate) fn read_snapshot_parts(
         let mut chunks = head.chunks;
         let mut sources = head.sources;
         let mut quantized = None;
-        if [SNAP_MAGIC, SNAP_MAGIC_V6, SNAP_MAGIC_V5, SNAP_MAGIC_V4].contains(&magic) {
+        let (mut table, mut repeats) = (None, None);
+        // Each trailing section is found from the lengths in the headers
+        // before it, whether or not their payloads' checksums hold, so one
+        // damaged section is salvaged alone.
+        let count = match magic {
+            m if m == SNAP_MAGIC => 7,
+            m if m == SNAP_MAGIC_V7 => 5,
+            m if m == SNAP_MAGIC_V6 => 4,
+            m if m == SNAP_MAGIC_V5 || m == SNAP_MAGIC_V4 => 3,
+            _ => 2,
+        };
+        let mut at: Vec<Option<(u64, u64)>> = vec![Some(first)];
+        while at.len() < count {
+            let after = at[at.len() - 1].and_then(|(start, len)| locate(start + len).ok());
+            at.push(after);
+        }
+        let trailing_at = |i: usize| {
+            (i < count).then(|| at[i].ok_or_else(|| corrupt("truncated")).and_then(checked))
+        };
+        if count >= 3 {
             // The chunks' locations, then (format 6) the sources'
             // attributes; salvaging, a damaged section is none, and the
             // sync that rebuilds the locations rebuilds the attributes.
-            let third = second.map(|(start, len)| section(start + len));
-            let fourth = match (&third, [SNAP_MAGIC, SNAP_MAGIC_V6].contains(&magic)) {
-                (Some(Ok((start, len))), true) => Some(section(start + len)),
-                _ => None,
-            };
+            let (third, fourth, fifth) = (trailing_at(2), trailing_at(3), trailing_at(4));
             // Then (format 7) the int8 copy's file; salvaging, a damaged
             // record reads as none, and the copy is built from the f32 rows.
-            let fifth = match (&fourth, magic == SNAP_MAGIC) {
-                (Some(Ok((start, len))), true) => Some(section(start + len)),
-                _ => None,
-            };
-            quantized = trailing(fifth, salvage, &mut lost.quantized, &undecodable, |at| {
+            quantized = trailing(fifth, salvage, &mut lost.derived, &undecodable, |at| {
                 Ok(decode_limited::<Vec<QuantizedFile>>(reader(at)?, at.1))
             })?
             .pop();
+            // Then (format 8) the chunk table, which nothing can stand in
+            // for, and the sources' breadcrumb repeats, derived from it.
+            if count == 7 {
+                let (at, len) = checked(at[5].ok_or_else(|| corrupt("truncated"))?)?;
+                // SAFETY: snapshot files are written once, renamed into
+                // place and never modified; a replaced file stays valid
+                // while mapped.
+                let map =
+                    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(&path, "cannot map", e))?;
+                table = Some(
+                    ChunkTable::new(std::sync::Arc::new(map), at as usize, len as usize)
+                        .map_err(|why| bad_table(&path, &why))?,
+                );
+                let mut repeats_lost = false;
+                let found = trailing(
+                    trailing_at(6),
+                    salvage,
+                    &mut repeats_lost,
+                    &undecodable,
+                    |at| Ok(decode_limited::<Vec<DiskRepeats>>(reader(at)?, at.1)),
+                )?;
+                lost.derived |= repeats_lost;
+                repeats = (!repeats_lost).then_some(found);
+            }
             let located = trailing(third, salvage, &mut lost.locations, &undecodable, |at| {
                 Ok(decode_limited::<Vec<(u32, DiskLocation)>>(
                     reader(at)?,
@@ -342,6 +424,8 @@ pub(crate) fn read_snapshot_parts(
             vector_crc: head.vector_crc,
             vector_bytes: head.vector_bytes,
             quantized,
+            table,
+            repeats,
         }
     };
     if snap.version != FORMAT_VERSION {
@@ -359,14 +443,19 @@ pub(crate) fn read_snapshot_parts(
 /// `rows` gives each chunk's vector in slot order (`None`: zeros), read
 /// from wherever the vectors live, so none is copied on the way.
 /// With `quantize`, an int8 copy of the rows is written beside them (both
-/// before the meta).
-pub fn write_snapshot<'v>(
+/// before the meta). `chunks` gives each chunk in slot order (`None`: one
+/// that cannot be read, which fails the write), streamed into the meta's
+/// chunk table; `snap.chunks` must be empty. The table written is mapped
+/// into `snap.table`.
+pub fn write_snapshot<'v, 'c>(
     paths: &Paths,
     generation: u64,
     snap: &mut Snapshot,
     rows: impl Iterator<Item = Option<Cow<'v, [f32]>>>,
     quantize: Option<Quantize<'_>>,
+    chunks: impl Iterator<Item = Option<(u32, Cow<'c, DiskChunk>)>>,
 ) -> Result<(), IndexError> {
+    debug_assert!(snap.chunks.is_empty());
     let zeros = vec![0f32; snap.dim as usize];
     let vec_path = paths.vectors(generation);
     snap.vector_file = vec_path.file_name().unwrap().to_string_lossy().into_owned();
@@ -406,13 +495,8 @@ pub fn write_snapshot<'v>(
         vector_bytes: snap.vector_bytes,
     };
     let postings = (&snap.text, &snap.title);
-    let located: Vec<(u32, &DiskLocation)> = snap
-        .chunks
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, c))| !c.location.is_empty())
-        .map(|(slot, (_, c))| (slot as u32, &c.location))
-        .collect();
+    // Format 8 keeps the chunks' locations in the chunk table.
+    let located: Vec<(u32, &DiskLocation)> = Vec::new();
     let described: Vec<(u32, &DiskAttributes)> = snap
         .sources
         .iter()
@@ -420,7 +504,9 @@ pub fn write_snapshot<'v>(
         .filter(|(_, e)| !e.record.attributes.is_empty())
         .map(|(at, e)| (at as u32, &e.record.attributes))
         .collect();
-    write_atomic_with(&meta, |f, tmp| {
+    let repeats = snap.repeats.take().unwrap_or_default();
+    let mut chunks = Some(chunks);
+    let table_at = write_atomic_with(&meta, |f, tmp| {
         let mut header = SNAP_MAGIC.to_vec();
         header.extend_from_slice(&generation.to_le_bytes());
         let crc = crc32fast::hash(&header);
@@ -432,8 +518,25 @@ pub fn write_snapshot<'v>(
         stream_record(f, tmp, &located, true)?;
         stream_record(f, tmp, &described, true)?;
         let quantized: Vec<&QuantizedFile> = snap.quantized.iter().collect();
-        stream_record(f, tmp, &quantized, true)
+        let table_start = stream_record(f, tmp, &quantized, true)? + 12;
+        let table_end = stream_section(f, tmp, true, &mut |w| {
+            let chunks = chunks.take().into_iter().flatten();
+            write_chunk_table(w, chunks).map_err(|e| io(tmp, "cannot write", e))
+        })?;
+        stream_record(f, tmp, &repeats, true)?;
+        Ok((table_start, table_end - table_start))
     })?;
+    sync_dir(&paths.dir);
+    snap.repeats = Some(repeats);
+    let file = File::open(&meta).map_err(|e| io(&meta, "cannot read", e))?;
+    // SAFETY: snapshot files are written once, renamed into place and
+    // never modified; a replaced file stays valid while mapped.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(&meta, "cannot map", e))?;
+    let (start, len) = table_at;
+    snap.table = Some(
+        ChunkTable::new(std::sync::Arc::new(map), start as usize, len as usize)
+            .map_err(|why| bad_table(&meta, &why))?,
+    );
     sync_dir(&paths.dir);
     Ok(())
 }

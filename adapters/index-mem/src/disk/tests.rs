@@ -20,6 +20,8 @@ fn empty(model: &str) -> Snapshot {
         vector_crc: 0,
         vector_bytes: 0,
         quantized: None,
+        table: None,
+        repeats: None,
     }
 }
 
@@ -45,7 +47,15 @@ fn format_2_round_trips_and_checks_each_part() {
     let paths = Paths {
         dir: dir.path().to_path_buf(),
     };
-    write_snapshot(&paths, 3, &mut empty("m"), std::iter::empty(), None).unwrap();
+    write_snapshot(
+        &paths,
+        3,
+        &mut empty("m"),
+        std::iter::empty(),
+        None,
+        std::iter::empty(),
+    )
+    .unwrap();
     let (generation, snap) = read_snapshot(&paths).unwrap().unwrap();
     assert_eq!((generation, snap.model_id.as_deref()), (3, Some("m")));
     let mut bytes = fs::read(paths.meta()).unwrap();
@@ -101,4 +111,83 @@ fn format_2_snapshots_open_with_their_sources_lifted() {
     assert_eq!(generation, 4);
     assert_eq!(snap.sources[0].record.source, "/docs/a.md");
     assert_eq!(snap.sources[0].record.ocr_engine, "");
+}
+
+fn table_chunk(i: u32) -> DiskChunk {
+    DiskChunk {
+        index: i,
+        parent: i / 3,
+        text: format!("chunk {i} of the table, ünïcode").into(),
+        prefix_len: 5,
+        kind: (i % 4) as u8,
+        headings: vec![(1, format!("H{i}"), format!("# H{i}"))].into(),
+        heading_is_body: i.is_multiple_of(2),
+        continues_section: i.is_multiple_of(3),
+        location: crate::records::DiskLocation {
+            numbers: [i, i + 1, 0, 0, 0, 0, 0, 0],
+            text: i.is_multiple_of(5).then(|| format!("Sheet{i}").into()),
+        },
+    }
+}
+
+/// The table's payload for `n` chunks, in a file, mapped.
+fn table_file(dir: &std::path::Path, n: u32) -> (std::sync::Arc<memmap2::Mmap>, usize) {
+    let chunks: Vec<DiskChunk> = (0..n).map(table_chunk).collect();
+    let mut bytes = b"prefix".to_vec();
+    chunk_table::write_chunk_table(
+        &mut bytes,
+        chunks
+            .iter()
+            .map(|c| Some((c.index % 7, std::borrow::Cow::Borrowed(c)))),
+    )
+    .unwrap();
+    let path = dir.join("table");
+    fs::write(&path, &bytes).unwrap();
+    // SAFETY: the file is this test's own and is not changed while mapped.
+    let map = unsafe { memmap2::Mmap::map(&fs::File::open(&path).unwrap()) }.unwrap();
+    (std::sync::Arc::new(map), bytes.len() - 6)
+}
+
+#[test]
+fn a_chunk_table_reads_back_every_chunk_and_column_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let (map, len) = table_file(dir.path(), 1_000);
+    let table = ChunkTable::new(map, 6, len).unwrap();
+    assert_eq!(table.len(), 1_000);
+    for i in [0u32, 1, 499, 999] {
+        let want = table_chunk(i);
+        assert_eq!(table.chunk(i as usize).as_ref(), Some(&want));
+        assert_eq!(table.sid(i as usize), i % 7);
+        assert_eq!(table.index(i as usize), i);
+        assert_eq!(table.key(i as usize), text_key(&want.text));
+    }
+    let (empty, len) = table_file(dir.path(), 0);
+    assert!(ChunkTable::new(empty, 6, len).unwrap().is_empty());
+}
+
+#[test]
+fn a_chunk_table_of_the_wrong_shape_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (map, len) = table_file(dir.path(), 10);
+    // A count larger than the table, a table cut short, and one whose
+    // blob ends fall back: each refused, none read out of bounds.
+    let mut bytes = map[..].to_vec();
+    let count_at = bytes.len() - 8;
+    bytes[count_at..].copy_from_slice(&u64::MAX.to_le_bytes());
+    let path = dir.path().join("bad");
+    let mapped = |bytes: &[u8]| {
+        fs::write(&path, bytes).unwrap();
+        // SAFETY: the file is this test's own; it is rewritten only after
+        // the table over the previous map was checked and dropped.
+        std::sync::Arc::new(unsafe { memmap2::Mmap::map(&fs::File::open(&path).unwrap()) }.unwrap())
+    };
+    let err = ChunkTable::new(mapped(&bytes), 6, len).unwrap_err();
+    assert!(err.contains("count"), "{err}");
+    assert!(ChunkTable::new(mapped(&map[..]), 6, 5).is_err());
+    let mut fallen = map[..].to_vec();
+    // The first blob end (after 10 × (4 + 4 + 8) bytes of columns).
+    let ends = fallen.len() - 8 - 10 * 8;
+    fallen[ends..ends + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    let err = ChunkTable::new(mapped(&fallen), 6, len).unwrap_err();
+    assert!(err.contains("fall back"), "{err}");
 }

@@ -17,9 +17,7 @@ impl State {
     }
 
     pub fn chunk_at(&self, slot: u32) -> Option<Chunk> {
-        self.chunks[slot as usize]
-            .as_ref()
-            .map(|(_, c)| Chunk::from(c))
+        self.chunks.get(slot).map(|(_, c)| Chunk::from(&*c))
     }
 
     /// Cross-checks what the state holds, naming each inconsistency: every
@@ -45,11 +43,14 @@ impl State {
                     e.slots.len()
                 ));
             }
+            // Every chunk decoded: a snapshot's chunks are read in place,
+            // and this is where each one is read whole.
             for &slot in &e.slots {
-                match self.chunks.get(slot as usize) {
-                    Some(Some((owner, _))) if *owner == sid as u32 => {}
+                match self.chunks.get(slot) {
+                    Some((owner, _)) if owner == sid as u32 => {}
                     _ => problems.push(format!(
-                        "source {} lists chunk slot {slot}, which holds another source's chunk or none",
+                        "source {} lists chunk slot {slot}, which holds another source's chunk or none \
+                         (or one that does not decode)",
                         e.record.source
                     )),
                 }
@@ -64,8 +65,9 @@ impl State {
             }
         }
         let live_chunk = |slot: u32| {
-            matches!(self.chunks.get(slot as usize), Some(Some((sid, _)))
-                if matches!(self.sources.get(*sid as usize), Some(Some(_))))
+            self.chunks
+                .sid(slot)
+                .is_some_and(|sid| matches!(self.sources.get(sid as usize), Some(Some(_))))
         };
         let (text_bad, text_len) = self.text.dangling(live_chunk);
         if text_bad > 0 {
@@ -96,11 +98,7 @@ impl State {
             ));
         }
         if self.model_id.is_none()
-            && self
-                .chunks
-                .iter()
-                .enumerate()
-                .any(|(s, c)| c.is_some() && self.vectors.has(s as u32))
+            && (0..self.chunks.len() as u32).any(|s| self.chunks.live(s) && self.vectors.has(s))
         {
             problems.push("vectors are stored but no model is recorded for them".into());
         }
@@ -111,10 +109,10 @@ impl State {
     /// empty fields: what a snapshot whose postings were damaged is rebuilt
     /// with (they are derived from the chunks, which are sound).
     pub fn rebuild_fields(&mut self) {
-        for slot in 0..self.chunks.len() {
-            if let Some((_, chunk)) = &self.chunks[slot] {
+        for slot in 0..self.chunks.len() as u32 {
+            if let Some((_, chunk)) = self.chunks.get(slot) {
                 let terms = self.analyzer.terms(&chunk.text);
-                self.text.add(slot as u32, &terms);
+                self.text.add(slot, &terms);
             }
         }
         for sid in 0..self.sources.len() {
@@ -163,8 +161,8 @@ impl State {
         if self.model_id.as_deref() != Some(model_id) {
             return None;
         }
-        let slot = *self.by_text.get(&text_hash(text))?;
-        let (_, chunk) = self.chunks[slot as usize].as_ref()?;
+        let slot = *self.by_text.get(&text_key(text))?;
+        let (_, chunk) = self.chunks.get(slot)?;
         (&*chunk.text == text && self.vectors.has(slot))
             .then(|| self.vectors.row(slot).into_owned())
     }

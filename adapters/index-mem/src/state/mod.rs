@@ -8,6 +8,7 @@ use minirag_core::ports::IndexError;
 use serde::{Deserialize, Serialize};
 
 use crate::bm25::Field;
+use crate::disk::text_key;
 use crate::records::{DiskChunk, DiskSource, Op};
 use crate::vectors::Matrix;
 use minirag_rank::{Analyzer, Repeats};
@@ -30,11 +31,11 @@ pub struct State {
     pub ids: HashMap<String, u32>,
     pub sources: Vec<Option<SourceEntry>>,
     /// slot → (source id, chunk)
-    pub chunks: Vec<Option<(u32, DiskChunk)>>,
+    pub chunks: Chunks,
     pub vectors: Matrix,
     pub text: Field,
     pub title: Field,
-    /// Hash of a chunk text → a slot holding it with a vector.
+    /// [`text_key`] of a chunk text → a slot holding it with a vector.
     pub by_text: HashMap<u64, u32>,
     /// Live chunks without a vector, kept current by every change so a
     /// query can say how many wait for embedding without a scan.
@@ -66,7 +67,7 @@ impl State {
             model_id: None,
             ids: HashMap::new(),
             sources: Vec::new(),
-            chunks: Vec::new(),
+            chunks: Chunks::default(),
             vectors: Matrix::new(0),
             text: Field::default(),
             title: Field::default(),
@@ -171,8 +172,8 @@ impl State {
             .get(first as usize..first as usize + hashes.len());
         let same = slots.is_some_and(|slots| {
             slots.iter().zip(hashes).all(|(&slot, &h)| {
-                self.chunks[slot as usize]
-                    .as_ref()
+                self.chunks
+                    .get(slot)
                     .is_some_and(|(_, c)| text_hash(&c.text) == h)
             })
         });
@@ -232,12 +233,12 @@ impl State {
                 if !had {
                     self.vectorless -= 1;
                 }
-                if let Some((_, chunk)) = &self.chunks[slot as usize] {
-                    self.by_text.insert(text_hash(&chunk.text), slot);
+                if let Some(key) = self.chunks.key(slot) {
+                    self.by_text.insert(key, slot);
                 }
-            } else if let Some((_, chunk)) = self.chunks[slot as usize].take() {
+            } else if let Some((_, chunk)) = self.chunks.take(slot) {
                 self.text.retire(slot, &self.analyzer.terms(&chunk.text));
-                let h = text_hash(&chunk.text);
+                let h = text_key(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
                 }
@@ -350,36 +351,20 @@ impl State {
         }
     }
 
-    /// Appends a source's chunks as new slots, before any is indexed. They
-    /// are taken from the back of the record's list, which gives its memory
-    /// back as it goes: a million-chunk file never has two lists of chunks.
-    pub(crate) fn place_chunks(&mut self, sid: u32, mut chunks: Vec<DiskChunk>) {
-        const GIVE_BACK_EVERY: usize = 1 << 16;
-        let base = self.chunks.len();
-        let n = chunks.len();
-        // One big source: room for exactly its chunks, not the next power
-        // of two (growth stays amortized: at least doubling).
-        if self.chunks.capacity() - base < n {
-            self.chunks.reserve_exact(n.max(base));
-        }
-        self.chunks.resize_with(base + n, || None);
-        while let Some(chunk) = chunks.pop() {
-            self.chunks[base + chunks.len()] = Some((sid, chunk));
-            if chunks.len().is_multiple_of(GIVE_BACK_EVERY) && n > GIVE_BACK_EVERY {
-                chunks.shrink_to_fit();
-            }
-        }
+    /// Appends a source's chunks as new slots, before any is indexed.
+    pub(crate) fn place_chunks(&mut self, sid: u32, chunks: Vec<DiskChunk>) {
+        self.chunks.place(sid, chunks);
     }
 
     /// Indexes the chunk placed at `slot` (the next row of the matrix):
     /// its terms, and its vector when it has one.
     pub(crate) fn index_slot(&mut self, slot: u32, row: Option<&[f32]>) {
-        let Some((_, chunk)) = &self.chunks[slot as usize] else {
+        let Some((_, chunk)) = self.chunks.get(slot) else {
             return;
         };
         let terms = self.analyzer.terms(&chunk.text);
         if row.is_some() {
-            self.by_text.insert(text_hash(&chunk.text), slot);
+            self.by_text.insert(text_key(&chunk.text), slot);
         } else {
             self.vectorless += 1;
         }
@@ -400,7 +385,7 @@ impl State {
         row: Option<&[f32]>,
     ) {
         debug_assert_eq!(slot as usize, self.chunks.len());
-        self.chunks.push(Some((sid, chunk)));
+        self.chunks.push(sid, chunk);
         self.index_slot(slot, row);
     }
 
@@ -419,7 +404,7 @@ impl State {
             m.push(None);
         }
         self.vectors = m;
-        self.vectorless = self.chunks.iter().flatten().count() as u64;
+        self.vectorless = self.chunks.count() as u64;
     }
 
     /// Removes a source's chunks and title terms; keeps its id for reuse.
@@ -431,13 +416,19 @@ impl State {
         // once (cheaper than finding each chunk's terms when most go).
         let bulk = entry.slots.len() >= BIG_SOURCE && entry.slots.len() * 4 >= self.chunks.len();
         for &slot in &entry.slots {
-            if let Some((_, chunk)) = self.chunks[slot as usize].take() {
+            // In bulk no chunk is decoded: its text's key is in the table.
+            if let Some(h) = self.chunks.key(slot) {
                 if bulk {
+                    self.chunks.remove(slot);
                     self.text.forget(slot);
-                } else {
+                } else if let Some((_, chunk)) = self.chunks.take(slot) {
                     self.text.retire(slot, &self.analyzer.terms(&chunk.text));
+                } else {
+                    // Undecodable (damage past the CRC): counted out whole.
+                    self.chunks.remove(slot);
+                    self.text.forget(slot);
+                    self.text.purge_forgotten();
                 }
-                let h = text_hash(&chunk.text);
                 if self.by_text.get(&h) == Some(&slot) {
                     self.by_text.remove(&h);
                 }
@@ -459,5 +450,8 @@ impl State {
     }
 }
 
+mod chunks;
 mod inspect;
 mod search;
+
+pub use chunks::Chunks;

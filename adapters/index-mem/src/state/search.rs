@@ -24,11 +24,11 @@ impl State {
     }
 
     pub(crate) fn key(&self, slot: u32) -> Option<ChunkKey> {
-        let (sid, chunk) = self.chunks[slot as usize].as_ref()?;
-        let entry = self.sources[*sid as usize].as_ref()?;
+        let sid = self.chunks.sid(slot)?;
+        let entry = self.sources[sid as usize].as_ref()?;
         Some(ChunkKey {
             source: entry.record.source.clone(),
-            index: chunk.index,
+            index: self.chunks.index(slot)?,
         })
     }
 
@@ -41,9 +41,7 @@ impl State {
             let allowed = self.allowed_sources(scope);
             let chunks = &self.chunks;
             self.vectors.nearest(query, k, |slot| {
-                chunks[slot as usize]
-                    .as_ref()
-                    .is_some_and(|(sid, _)| allowed[*sid as usize])
+                chunks.sid(slot).is_some_and(|sid| allowed[sid as usize])
             })
         };
         hits.into_iter()
@@ -59,10 +57,16 @@ impl State {
     /// Records the breadcrumb terms the chunks in `slots` repeat.
     pub fn note_repeats(&mut self, sid: u32, slots: &[u32]) {
         let prefixes = slots.iter().filter_map(|&slot| {
-            let (_, c) = self.chunks[slot as usize].as_ref()?;
-            Some(c.text.get(..c.prefix_len as usize).unwrap_or(""))
+            let (_, c) = self.chunks.get(slot)?;
+            Some(
+                c.text
+                    .get(..c.prefix_len as usize)
+                    .unwrap_or("")
+                    .to_string(),
+            )
         });
-        let r = breadcrumb_repeats(&self.analyzer, prefixes);
+        let prefixes: Vec<String> = prefixes.collect();
+        let r = breadcrumb_repeats(&self.analyzer, prefixes.iter().map(String::as_str));
         if r.len > 0 {
             self.repeats_len += r.len;
             self.repeats.insert(sid, r);
@@ -78,7 +82,7 @@ impl State {
         let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let allowed = self.allowed_sources(scope);
         let live = self.sources.iter().filter(|e| e.is_some()).count();
-        let sid_of = |slot: u32| self.chunks[slot as usize].as_ref().map(|(sid, _)| *sid);
+        let sid_of = |slot: u32| self.chunks.sid(slot);
         let mut acc = vec![0f32; self.sources.len()];
         let mut touched: Vec<u32> = Vec::new();
         let mut add = |sid: u32, s: f32| {
@@ -138,10 +142,10 @@ impl State {
         // A title-only match keeps its first chunk.
         let mut best = vec![BestChunk::default(); ranked.len()];
         for (slot, s) in chunk_scores {
-            let Some((sid, chunk)) = self.chunks[slot as usize].as_ref() else {
+            let (Some(sid), Some(index)) = (self.chunks.sid(slot), self.chunks.index(slot)) else {
                 continue;
             };
-            best[rank_of[*sid as usize] as usize].offer(s, chunk.index);
+            best[rank_of[sid as usize] as usize].offer(s, index);
         }
         let best = best.into_iter().map(|b| b.index);
         ranked
@@ -187,9 +191,10 @@ impl State {
             .into_iter()
             .filter(|&slot| {
                 everything
-                    || self.chunks[slot as usize]
-                        .as_ref()
-                        .is_some_and(|(sid, _)| allowed[*sid as usize])
+                    || self
+                        .chunks
+                        .sid(slot)
+                        .is_some_and(|sid| allowed[sid as usize])
             })
             .map(|slot| (slot, acc[slot as usize]))
             .collect();

@@ -624,12 +624,9 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
         }
         if part == "postings" {
             let meta = dir.path().join("snapshot.meta");
-            let len = std::fs::metadata(&meta).unwrap().len();
-            // The postings end before the last three sections, the
-            // chunks' locations, the sources' attributes and the int8
-            // copy's file (none here: each a 12-byte header and a 1-byte
-            // list).
-            flip(&meta, len - 13 - 13 - 13 - 10);
+            // The second section: the postings.
+            let (start, len) = sections(&meta)[1];
+            flip(&meta, start + len - 10);
         } else {
             let vectors = std::fs::read_dir(dir.path())
                 .unwrap()
@@ -675,9 +672,8 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
 
 #[test]
 fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
-    // The locations' section, then the attributes' (each 13 bytes, before
-    // the int8 copy's 13).
-    for from_end in [13 + 13 + 5, 13 + 5] {
+    // The locations' section, then the attributes'.
+    for section in [2, 3] {
         let dir = tempfile::tempdir().unwrap();
         five_writes(dir.path());
         MemIndex::open(dir.path()).unwrap().compact().unwrap();
@@ -685,8 +681,8 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
             let _ = std::fs::remove_file(dir.path().join(gone));
         }
         let meta = dir.path().join("snapshot.meta");
-        let len = std::fs::metadata(&meta).unwrap().len();
-        flip(&meta, len - from_end);
+        let (start, _) = sections(&meta)[section];
+        flip(&meta, start);
         let index = MemIndex::open(dir.path()).unwrap();
         let stats = index.read().unwrap().stats().unwrap();
         assert_eq!(stats.source_count, 4, "{stats:?}");
@@ -707,6 +703,41 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
     }
 }
 
+/// Where each section of a `snapshot.meta` starts (its payload) and how
+/// long it is: a 20-byte header, then `[len u64][crc u32][payload]`.
+fn sections(meta: &std::path::Path) -> Vec<(u64, u64)> {
+    let bytes = std::fs::read(meta).unwrap();
+    let mut at = 20usize;
+    let mut out = Vec::new();
+    while at + 12 <= bytes.len() {
+        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        out.push((at as u64 + 12, len));
+        at += 12 + len as usize;
+    }
+    out
+}
+
+#[test]
+fn without_history_a_damaged_repeats_section_is_named_and_nothing_else_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    five_writes(dir.path());
+    MemIndex::open(dir.path()).unwrap().compact().unwrap();
+    for gone in ["wal.prev.log", "snapshot.prev.meta"] {
+        let _ = std::fs::remove_file(dir.path().join(gone));
+    }
+    let meta = dir.path().join("snapshot.meta");
+    // The seventh section: the sources' breadcrumb repeats.
+    let (start, _) = sections(&meta)[6];
+    flip(&meta, start);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let stats = index.read().unwrap().stats().unwrap();
+    assert_eq!(stats.source_count, 4, "{stats:?}");
+    assert_eq!(stats.stale_chunk_count, 0, "{stats:?}");
+    assert_eq!(stats.damage.len(), 1, "{stats:?}");
+    assert!(stats.damage[0].contains("repeats"), "{:?}", stats.damage);
+    assert!(index.verify().unwrap().is_empty());
+}
+
 #[test]
 fn without_history_a_damaged_int8_record_is_named_and_nothing_else_is_lost() {
     let dir = tempfile::tempdir().unwrap();
@@ -716,9 +747,9 @@ fn without_history_a_damaged_int8_record_is_named_and_nothing_else_is_lost() {
         let _ = std::fs::remove_file(dir.path().join(gone));
     }
     let meta = dir.path().join("snapshot.meta");
-    let len = std::fs::metadata(&meta).unwrap().len();
-    // The last section: the int8 copy's record.
-    flip(&meta, len - 5);
+    // The fifth section: the int8 copy's record.
+    let (start, _) = sections(&meta)[4];
+    flip(&meta, start);
     let index = MemIndex::open(dir.path()).unwrap();
     let stats = index.read().unwrap().stats().unwrap();
     assert_eq!(stats.source_count, 4, "{stats:?}");

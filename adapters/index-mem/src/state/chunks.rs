@@ -1,0 +1,169 @@
+//! The chunks by slot: the snapshot's read in place through its chunk
+//! table, those written since on the heap. A query decodes only the chunks
+//! it shows; its hot loops read a chunk's source and index from the
+//! table's fixed-width columns.
+
+use std::borrow::Cow;
+
+use crate::disk::{text_key, ChunkTable};
+use crate::records::DiskChunk;
+
+#[derive(Debug, Default)]
+pub struct Chunks {
+    table: Option<ChunkTable>,
+    /// The table's slots removed since the snapshot.
+    gone: Vec<bool>,
+    /// Slots from the table's end on: (source id, chunk), `None` once removed.
+    fresh: Vec<Option<(u32, DiskChunk)>>,
+}
+
+impl Chunks {
+    /// Every chunk on the heap (an older snapshot's, or none yet).
+    pub fn owned(chunks: Vec<Option<(u32, DiskChunk)>>) -> Self {
+        Self {
+            table: None,
+            gone: Vec::new(),
+            fresh: chunks,
+        }
+    }
+
+    /// A snapshot's chunks, read in place.
+    pub fn mapped(table: ChunkTable) -> Self {
+        Self {
+            gone: vec![false; table.len()],
+            table: Some(table),
+            fresh: Vec::new(),
+        }
+    }
+
+    fn base(&self) -> usize {
+        self.gone.len()
+    }
+
+    /// Slots, removed ones included.
+    pub fn len(&self) -> usize {
+        self.base() + self.fresh.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `slot` holds a chunk.
+    pub fn live(&self, slot: u32) -> bool {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None => !self.gone[s],
+            Some(f) => self.fresh.get(f).is_some_and(Option::is_some),
+        }
+    }
+
+    /// The source id of the chunk at `slot`.
+    #[inline]
+    pub fn sid(&self, slot: u32) -> Option<u32> {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None => (!self.gone[s]).then(|| self.table.as_ref().map(|t| t.sid(s)))?,
+            Some(f) => self.fresh.get(f)?.as_ref().map(|(sid, _)| *sid),
+        }
+    }
+
+    /// The index in its source of the chunk at `slot`.
+    pub fn index(&self, slot: u32) -> Option<u32> {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None => (!self.gone[s]).then(|| self.table.as_ref().map(|t| t.index(s)))?,
+            Some(f) => self.fresh.get(f)?.as_ref().map(|(_, c)| c.index),
+        }
+    }
+
+    /// The stable key of the text of the chunk at `slot` ([`text_key`]).
+    pub fn key(&self, slot: u32) -> Option<u64> {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None => (!self.gone[s]).then(|| self.table.as_ref().map(|t| t.key(s)))?,
+            Some(f) => self.fresh.get(f)?.as_ref().map(|(_, c)| text_key(&c.text)),
+        }
+    }
+
+    /// The chunk at `slot` with its source id: borrowed from the heap, or
+    /// decoded from the table.
+    pub fn get(&self, slot: u32) -> Option<(u32, Cow<'_, DiskChunk>)> {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None if self.gone[s] => None,
+            None => {
+                let table = self.table.as_ref()?;
+                Some((table.sid(s), Cow::Owned(table.chunk(s)?)))
+            }
+            Some(f) => self
+                .fresh
+                .get(f)?
+                .as_ref()
+                .map(|(sid, c)| (*sid, Cow::Borrowed(c))),
+        }
+    }
+
+    /// Removes the chunk at `slot` and returns it.
+    pub fn take(&mut self, slot: u32) -> Option<(u32, DiskChunk)> {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None if self.gone[s] => None,
+            None => {
+                self.gone[s] = true;
+                let table = self.table.as_ref()?;
+                Some((table.sid(s), table.chunk(s)?))
+            }
+            Some(f) => self.fresh.get_mut(f)?.take(),
+        }
+    }
+
+    /// Removes the chunk at `slot` without reading it.
+    pub fn remove(&mut self, slot: u32) {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None => self.gone[s] = true,
+            Some(f) => {
+                if let Some(c) = self.fresh.get_mut(f) {
+                    *c = None;
+                }
+            }
+        }
+    }
+
+    /// Appends a chunk at slot [`Chunks::len`].
+    pub fn push(&mut self, sid: u32, chunk: DiskChunk) {
+        self.fresh.push(Some((sid, chunk)));
+    }
+
+    /// Appends a source's chunks as new slots. They are taken from the back
+    /// of the record's list, which gives its memory back as it goes: a
+    /// million-chunk file never has two lists of chunks.
+    pub fn place(&mut self, sid: u32, mut chunks: Vec<DiskChunk>) {
+        const GIVE_BACK_EVERY: usize = 1 << 16;
+        let base = self.fresh.len();
+        let n = chunks.len();
+        // One big source: room for exactly its chunks, not the next power
+        // of two (growth stays amortized: at least doubling).
+        if self.fresh.capacity() - base < n {
+            self.fresh.reserve_exact(n.max(base));
+        }
+        self.fresh.resize_with(base + n, || None);
+        while let Some(chunk) = chunks.pop() {
+            self.fresh[base + chunks.len()] = Some((sid, chunk));
+            if chunks.len().is_multiple_of(GIVE_BACK_EVERY) && n > GIVE_BACK_EVERY {
+                chunks.shrink_to_fit();
+            }
+        }
+    }
+
+    /// Live chunks, by slot.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32, Cow<'_, DiskChunk>)> + '_ {
+        (0..self.len() as u32).filter_map(|slot| self.get(slot).map(|(sid, c)| (slot, sid, c)))
+    }
+
+    /// Live slots.
+    pub fn count(&self) -> usize {
+        self.gone.iter().filter(|g| !**g).count() + self.fresh.iter().flatten().count()
+    }
+}
