@@ -458,7 +458,13 @@ pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, 
                 ),
             ))
         }
-        Some((_, map)) => Matrix::with_base(dim, map, snap.present),
+        Some((path, map)) => {
+            let mut matrix = Matrix::with_base(dim, map, snap.present);
+            if let Ok(file) = File::open(&path) {
+                matrix.rescore_through(file);
+            }
+            matrix
+        }
         None => Matrix::new(dim),
     };
     if let Some((path, q, map)) = quantized {

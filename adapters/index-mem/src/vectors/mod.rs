@@ -34,6 +34,8 @@ use int8::*;
 pub struct Matrix {
     dim: usize,
     base: Option<Arc<Mmap>>,
+    /// The base rows' file, read for rescoring (see [`Matrix::exact_dot`]).
+    base_file: Option<Arc<std::fs::File>>,
     base_rows: usize,
     /// Built by a background thread that the first search of a large
     /// snapshot starts (never for small ones, and not during open, which it
@@ -103,6 +105,7 @@ impl Matrix {
         Self {
             dim,
             base: None,
+            base_file: None,
             base_rows: 0,
             quantized: Arc::default(),
             quantize_started: Default::default(),
@@ -136,6 +139,7 @@ impl Matrix {
         Self {
             dim,
             base: Some(base),
+            base_file: None,
             base_rows: rows,
             quantized,
             quantize_started: Default::default(),
@@ -143,6 +147,34 @@ impl Matrix {
             extra_q: Quantized::default(),
             present,
         }
+    }
+
+    /// Rescores the base rows through `file` (the mapped one), not the map.
+    pub fn rescore_through(&mut self, file: std::fs::File) {
+        self.base_file = Some(Arc::new(file));
+    }
+
+    /// The exact dot product of row `slot` with `query`, for rescoring a
+    /// candidate. A snapshot row is read through its file when there is
+    /// one: touching a mapped row maps its neighbours with it (the
+    /// kernel's fault-around, up to a megabyte here), so rescoring through
+    /// the map made the whole f32 matrix resident, where the int8 pass
+    /// needs only its copy.
+    fn exact_dot(&self, slot: u32, query: &[f32], buf: &mut Vec<u8>, row: &mut Vec<f32>) -> f32 {
+        use std::os::unix::fs::FileExt;
+        let s = slot as usize;
+        if let (true, Some(file)) = (s < self.base_rows, &self.base_file) {
+            buf.resize(self.dim * 4, 0);
+            if file.read_exact_at(buf, (s * self.dim * 4) as u64).is_ok() {
+                row.clear();
+                row.extend(
+                    buf.chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                );
+                return dot(row, query);
+            }
+        }
+        dot(&self.row(slot), query)
     }
 
     /// Takes a snapshot's int8 copy of the base rows (`rows` rows, scales
@@ -287,8 +319,9 @@ impl Matrix {
             })
         };
         if approximate {
+            let (mut buf, mut row) = (Vec::new(), Vec::new());
             for (slot, d) in &mut out {
-                *d = distance(dot(&self.row(*slot), query));
+                *d = distance(self.exact_dot(*slot, query, &mut buf, &mut row));
             }
         }
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));

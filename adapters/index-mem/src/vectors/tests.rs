@@ -149,3 +149,22 @@ fn nearest_orders_by_distance_and_filters() {
     let got = m.nearest(&[1.0, 0.0], 1, |s| s != 0);
     assert_eq!(got[0].0, 3);
 }
+
+/// Rescoring reads a snapshot's rows through its file: the same distances
+/// as through the map, bit for bit.
+#[test]
+fn rescoring_through_the_file_gives_the_maps_distances() {
+    let dim = 24;
+    let (dir, through_map) = mapped(dim, QUANTIZE_ROWS + 50, 7);
+    let (_, mut through_file) = mapped(dim, QUANTIZE_ROWS + 50, 7);
+    through_file.rescore_through(std::fs::File::open(dir.path().join("v.f32")).unwrap());
+    through_map.wait_quantized();
+    through_file.wait_quantized();
+    for probe in [0u32, 4_000, QUANTIZE_ROWS as u32 + 49] {
+        let q = through_map.row(probe).to_vec();
+        let a = through_map.nearest(&q, 20, |_| true);
+        let b = through_file.nearest(&q, 20, |_| true);
+        assert_eq!(a, b);
+        assert_eq!(a[0].0, probe);
+    }
+}
