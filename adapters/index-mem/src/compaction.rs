@@ -8,30 +8,37 @@ use crate::vectors::{quantize_row, QUANTIZE_ROWS};
 
 use crate::damage::damage_reports;
 use crate::disk;
+use crate::disk::faults;
 use crate::recovery::{catch_up, from_snapshot, load};
 use crate::Inner;
 
 /// Writes a dense snapshot of the current state (generation + 1), starts a
-/// new log, and reloads from it.
+/// new log, and takes it up, for a caller that holds the write lock.
 pub(crate) fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
-    match write_compacted(paths, inner) {
-        Ok(()) => Ok(()),
+    match write_next(paths, inner) {
+        Ok(next) => {
+            *inner = next;
+            Ok(())
+        }
         Err(e) => {
-            // The state was taken apart into the snapshot; the files on disk
-            // (the untouched snapshot and the log) still hold all of it.
+            // A write that failed half way may have switched the snapshot
+            // but not the log: the files on disk say which, so read them.
             *inner = load(paths)?;
             Err(e)
         }
     }
 }
 
-/// The work of [`compact`]: the live chunks are streamed into the new
-/// snapshot's chunk table and the postings moved, not copied, into it (a
-/// large index would need twice its memory otherwise), so on an error the
-/// caller reloads the state from disk.
-pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
-    let old_chunks = std::mem::take(&mut inner.state.chunks);
-    let st = &mut inner.state;
+/// The work of [`compact`], reading the current state only, so queries go
+/// on beside it (the caller holds the writer gate and the OS lock, so
+/// nothing changes it): the live chunks are streamed into the new
+/// snapshot's chunk table and the vectors into its files, from wherever
+/// they are; the postings are copied to be renumbered. Returns the new
+/// generation's state, the snapshot just written with its table mapped,
+/// for the caller to swap in.
+pub(crate) fn write_next(paths: &Paths, inner: &Inner) -> Result<Inner, IndexError> {
+    let old_chunks = &inner.state.chunks;
+    let st = &inner.state;
     let dim = st.dim();
     let mut slot_map: Vec<Option<u32>> = vec![None; old_chunks.len()];
     let mut sid_map: Vec<Option<u32>> = vec![None; st.sources.len()];
@@ -47,30 +54,23 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
     let mut next = 0u32;
     let mut last: Option<u32> = None;
     let mut in_order = true;
-    for (old_sid, entry) in st.sources.iter_mut().enumerate() {
+    for (old_sid, entry) in st.sources.iter().enumerate() {
         let Some(entry) = entry else { continue };
         let sid = sources.len() as u32;
         sid_map[old_sid] = Some(sid);
-        // Renumbered within their own list (the old state is replaced, or
-        // reloaded from disk on an error): a second list would add four
-        // bytes a chunk to the compaction's peak.
-        let mut slots = std::mem::take(&mut entry.slots);
-        let mut kept = 0;
-        for k in 0..slots.len() {
-            let old = slots[k];
+        let mut slots = Vec::with_capacity(entry.slots.len());
+        for &old in &entry.slots {
             if !old_chunks.live(old) {
                 continue;
             }
             in_order &= last.is_none_or(|l| old > l);
             last = Some(old);
             slot_map[old as usize] = Some(next);
-            slots[kept] = next;
-            kept += 1;
+            slots.push(next);
             next += 1;
             present.push(st.vectors.has(old));
             order.push(old);
         }
-        slots.truncate(kept);
         sources.push(SourceEntry {
             record: entry.record.clone(),
             slots,
@@ -80,12 +80,12 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
     // numbering does not change, and renumbering would only decode every
     // list (a million-posting list is an 8 MB copy) to write it back.
     let identity = in_order && next as usize == old_chunks.len();
-    let mut text = std::mem::take(&mut st.text);
+    let mut text = st.text.clone();
     if !identity {
         text.renumber(&slot_map, next as usize);
     }
     drop(slot_map);
-    let mut title = std::mem::take(&mut st.title);
+    let mut title = st.title.clone();
     title.renumber(&sid_map, sources.len());
     let repeats: Vec<DiskRepeats> = st
         .repeats
@@ -133,20 +133,21 @@ pub(crate) fn write_compacted(paths: &Paths, inner: &mut Inner) -> Result<(), In
         Some((sid_map[sid as usize]?, chunk))
     });
     disk::write_snapshot(paths, generation, &mut snap, rows, quantize, chunks)?;
-    drop(old_chunks);
     drop(order);
     if !inner.recovered {
         disk::keep_previous_wal(paths)?;
     }
     disk::reset_wal(paths, generation)?;
     disk::remove_old_vectors(paths, &[generation - 1, generation]);
+    faults::reached(faults::Point::SnapshotWritten);
     // The new state is the snapshot just written, moved in rather than read
-    // back from disk: a reload would hold a third copy of a large index.
+    // back from disk: a reload would decode the postings again.
     let snapshot_identity = disk::snapshot_identity(paths);
     let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
     let snapshot_bytes = meta + snap.vector_bytes;
     let state = from_snapshot(paths, snap)?;
-    *inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
-    inner.damage = damage_reports(&paths.dir);
-    catch_up(paths, inner)
+    let mut next = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
+    next.damage = damage_reports(&paths.dir);
+    catch_up(paths, &mut next)?;
+    Ok(next)
 }

@@ -216,11 +216,15 @@ impl MemIndex {
                 return Ok(());
             }
         }
-        let mut inner = self.inner.write();
-        if snapshot != inner.snapshot_identity {
-            *inner = load(&self.paths)?;
+        if snapshot != self.inner.read().snapshot_identity {
+            // Another process compacted: the new generation is read beside
+            // queries (the caller holds the gate), then swapped in.
+            let next = load(&self.paths)?;
+            let previous = std::mem::replace(&mut *self.inner.write(), next);
+            drop(previous);
             return Ok(());
         }
+        let mut inner = self.inner.write();
         catch_up(&self.paths, &mut inner)
     }
 
@@ -267,10 +271,34 @@ impl MemIndex {
         let mut inner = self.inner.write();
         inner.wal_end = end;
         let n = inner.state.apply(op);
-        if inner.wal_end > self.compact_after.max(inner.snapshot_bytes) {
-            compact(&self.paths, &mut inner)?;
+        let fold = inner.wal_end > self.compact_after.max(inner.snapshot_bytes);
+        drop(inner);
+        if fold {
+            self.compact_beside_queries()?;
         }
         Ok(n)
+    }
+
+    /// Writes the next snapshot generation from a read of the state, so
+    /// queries go on meanwhile, then swaps it in under the write lock. The
+    /// caller holds the writer gate and the OS lock: nothing else changes
+    /// the state, and this process does not catch up, until it is done.
+    fn compact_beside_queries(&self) -> Result<(), IndexError> {
+        let next = write_next(&self.paths, &self.inner.read());
+        let next = match next {
+            Ok(next) => next,
+            Err(e) => {
+                // A write that failed half way may have switched the
+                // snapshot but not the log: the files say which.
+                let reloaded = load(&self.paths)?;
+                *self.inner.write() = reloaded;
+                return Err(e);
+            }
+        };
+        let previous = std::mem::replace(&mut *self.inner.write(), next);
+        // Dropped after the lock: a large state takes a while to free.
+        drop(previous);
+        Ok(())
     }
 
     /// Waits for background work started at open (the int8 copy of a large
@@ -307,8 +335,7 @@ impl MemIndex {
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
-        let mut inner = self.inner.write();
-        compact(&self.paths, &mut inner)
+        self.compact_beside_queries()
     }
 }
 
@@ -323,16 +350,21 @@ impl Index for MemIndex {
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
-        let mut inner = self.inner.write();
-        let log = inner.wal_end.saturating_sub(WAL_HEADER);
-        if log <= SETTLE_AFTER_BYTES.max(inner.snapshot_bytes / SETTLE_SHARE) {
+        let (log, snapshot_bytes) = {
+            let inner = self.inner.read();
+            (
+                inner.wal_end.saturating_sub(WAL_HEADER),
+                inner.snapshot_bytes,
+            )
+        };
+        if log <= SETTLE_AFTER_BYTES.max(snapshot_bytes / SETTLE_SHARE) {
             return Ok(());
         }
         announce(&format!(
             "folding the index log ({} MB) into a snapshot, so the next open reads it at once",
             log >> 20
         ));
-        compact(&self.paths, &mut inner)
+        self.compact_beside_queries()
     }
 
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {

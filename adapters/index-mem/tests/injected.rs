@@ -1,8 +1,9 @@
 //! Every write, fsync, rename and link of a small sync fails in turn (the
 //! fail points in `disk::faults`): whichever step fails, the index reopens
 //! with every write that was acknowledged before it; and so does every step
-//! of a compaction large enough to write an int8 copy of its vectors. One
-//! test in its own binary, because the fail point is process-wide.
+//! of a compaction large enough to write an int8 copy of its vectors. And a
+//! compaction writes its snapshot while a view is held. One test in its own
+//! binary, because the fail and watch points are process-wide.
 
 #[path = "mem/common/mod.rs"]
 mod common;
@@ -133,6 +134,49 @@ fn every_failing_step_leaves_every_acknowledged_write() {
     }
     println!("failed in turn: {failures:?}");
     a_large_compaction_fails_in_turn();
+    a_compaction_writes_beside_a_held_view();
+}
+
+/// A compaction reads the state beside queries: with a view held (a query
+/// in flight), it writes the next snapshot, and only its swap waits for
+/// the view. It used to take the write lock first, so it wrote nothing
+/// until every view had dropped.
+fn a_compaction_writes_beside_a_held_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = std::sync::Arc::new(MemIndex::open(dir.path()).unwrap());
+    for step in &SYNC[..2] {
+        run(&index, step).unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    faults::watch(Some(tx));
+    let view = index.read().unwrap();
+    let compactor = std::thread::spawn({
+        let index = index.clone();
+        move || index.compact()
+    });
+    // A bound for a failing build, not a wait for a working one.
+    let point = rx.recv_timeout(std::time::Duration::from_secs(120));
+    faults::watch(None);
+    assert_eq!(
+        point,
+        Ok(faults::Point::SnapshotWritten),
+        "the compaction wrote nothing while a view was held"
+    );
+    assert!(dir.path().join("snapshot.meta").is_file());
+    // The view still reads the generation it pinned.
+    let hits = view.keyword_search("bravo", 5, &Scope::all()).unwrap();
+    assert_eq!(hits[0].key.source, "/d/b.md");
+    drop(view);
+    compactor.join().unwrap().unwrap();
+    let mut expected = BTreeMap::new();
+    for step in &SYNC[..2] {
+        apply(&mut expected, step);
+    }
+    let expected: BTreeMap<String, String> = expected
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(held(&index), expected);
 }
 
 /// Each step of a compaction that writes an int8 copy (the f32 vectors,

@@ -45,3 +45,26 @@ pub(crate) const WRITE: u64 = 1;
 pub(crate) const FSYNC: u64 = 2;
 pub(crate) const RENAME: u64 = 3;
 pub(crate) const LINK: u64 = 4;
+
+/// Points a compaction reports reaching, so a test can act while it is
+/// there instead of guessing with a sleep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    /// The next snapshot is written and in place; the state serving
+    /// queries is still the previous one.
+    SnapshotWritten,
+}
+
+static WATCHER: std::sync::Mutex<Option<std::sync::mpsc::Sender<Point>>> =
+    std::sync::Mutex::new(None);
+
+/// Sends each point reached from now on to `tx`; `None` stops.
+pub fn watch(tx: Option<std::sync::mpsc::Sender<Point>>) {
+    *WATCHER.lock().unwrap_or_else(|p| p.into_inner()) = tx;
+}
+
+pub(crate) fn reached(point: Point) {
+    if let Some(tx) = WATCHER.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        let _ = tx.send(point);
+    }
+}
