@@ -3,7 +3,7 @@
 use minirag_core::ports::IndexError;
 
 use crate::disk::{DiskRepeats, Paths, Snapshot, FORMAT_VERSION};
-use crate::state::SourceEntry;
+use crate::records::SourceEntry;
 use crate::vectors::{quantize_row, QUANTIZE_ROWS};
 
 use crate::damage::damage_reports;

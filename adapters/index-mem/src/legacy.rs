@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::records::SourceEntry;
 use crate::records::{DiskChunk, DiskSource, Op};
-use crate::state::SourceEntry;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskSourceV1 {

@@ -364,3 +364,12 @@ impl From<&DiskChunk> for Chunk {
         }
     }
 }
+
+/// A source as the state and the snapshot hold it: its record and its
+/// chunks' slots.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceEntry {
+    pub record: DiskSource,
+    /// Chunk slots in chunk-index order.
+    pub slots: Vec<u32>,
+}

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bm25::Field;
 use crate::legacy::SourceEntryV1;
+use crate::records::SourceEntry;
 use crate::records::{DiskAttributes, DiskChunk, DiskLocation};
-use crate::state::SourceEntry;
 
 use super::chunk_table::{bad_table, write_chunk_table, ChunkTable};
 use super::codec::decode_limited;

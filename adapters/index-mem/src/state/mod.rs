@@ -5,20 +5,14 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use minirag_core::ports::IndexError;
-use serde::{Deserialize, Serialize};
 
 use crate::bm25::Field;
 use crate::disk::text_key;
-use crate::records::{DiskChunk, DiskSource, Op};
+use crate::records::{DiskChunk, Op};
 use crate::vectors::Matrix;
 use minirag_rank::{Analyzer, Repeats};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SourceEntry {
-    pub record: DiskSource,
-    /// Chunk slots in chunk-index order.
-    pub slots: Vec<u32>,
-}
+pub use crate::records::SourceEntry;
 
 /// Chunks from which a source counts as big: removing one that is also a
 /// quarter of the index purges every postings list once instead of
