@@ -8,7 +8,8 @@
 //! - writer alone: no queries;
 //! - one process: the writer on a thread beside the queries;
 //! - two processes: the writer in a child process of its own, the queries
-//!   catching up with its log.
+//!   catching up with its log;
+//! - compactions: the index folded into a new snapshot three times.
 //!
 //! Each phase replaces the same sources with new chunks (written once
 //! before the first), and the log is folded into a snapshot between
@@ -179,4 +180,19 @@ fn main() {
         (q.join().unwrap(), secs)
     });
     report("beside a writer process", ms, Some((written, secs)));
+
+    // Three compactions of the whole index, one after the other; the
+    // writer column counts the chunks folded per second.
+    let stop = AtomicBool::new(false);
+    let (ms, secs) = std::thread::scope(|s| {
+        let q = s.spawn(|| queries(&index, threads, &stop));
+        let started = Instant::now();
+        for _ in 0..3 {
+            index.compact().unwrap();
+        }
+        let secs = started.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        (q.join().unwrap(), secs)
+    });
+    report("beside compactions", ms, Some((3 * (base + written), secs)));
 }
