@@ -11,6 +11,7 @@
 //!
 //! cargo run -p minirag-index-mem --example index_bench -- [--sizes 10000,100000] [--hnsw 20000] [--filters]
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use minirag_core::ports::{Embeddings, Index};
@@ -68,12 +69,21 @@ fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
     (ms[ms.len() / 2], ms[ms.len() * 95 / 100])
 }
 
-/// Builds an index of `n` chunks in a temporary folder: (folder, build
-/// seconds, bytes on disk).
-fn build(n: usize, vocab: &[String]) -> (tempfile::TempDir, f64, u64) {
-    let dir = tempfile::tempdir().unwrap();
+/// Builds an index of `n` chunks in a temporary folder, or in `--keep
+/// DIR/<n>` to measure again (`--measure DIR/<n> <n> 0 0`): (the temporary
+/// folder, the folder, build seconds, bytes on disk).
+fn build(n: usize, vocab: &[String]) -> (Option<tempfile::TempDir>, PathBuf, f64, u64) {
+    let (temporary, path) = match arg("--keep") {
+        Some(keep) => (None, PathBuf::from(keep).join(n.to_string())),
+        None => {
+            let t = tempfile::tempdir().unwrap();
+            let path = t.path().to_path_buf();
+            (Some(t), path)
+        }
+    };
+    let dir = &path;
     let mut rng = Rng(0x9E3779B97F4A7C15 ^ n as u64);
-    let index = MemIndex::open(dir.path()).unwrap();
+    let index = MemIndex::open(dir).unwrap();
     let mut vector_rng = Rng(vector_seed(n));
     let started = Instant::now();
     for s in 0..n.div_ceil(PER_SOURCE) {
@@ -96,9 +106,9 @@ fn build(n: usize, vocab: &[String]) -> (tempfile::TempDir, f64, u64) {
     }
     index.compact().unwrap();
     let build_s = started.elapsed().as_secs_f64();
-    let bytes = dir_bytes(dir.path());
+    let bytes = dir_bytes(dir);
     drop(index);
-    (dir, build_s, bytes)
+    (temporary, path, build_s, bytes)
 }
 
 /// Opens the `n`-chunk index in `dir` and measures it, in a process of its
@@ -355,8 +365,8 @@ fn main() {
     println!("| chunks | build | on disk | int8 copy | open | open → first hybrid | open → int8 ready | RSS anon + file | vector top-50 p50/p95 ms | BM25 p50/p95 ms | documents p50/p95 ms | hybrid p50/p95 ms | recall@10 vs exact |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &sizes {
-        let (dir, build_s, bytes) = build(n, &vocab);
-        measure_apart(dir.path(), n, build_s, bytes);
+        let (_temporary, dir, build_s, bytes) = build(n, &vocab);
+        measure_apart(&dir, n, build_s, bytes);
     }
     if let (Some(h), Some(&last)) = (
         arg("--hnsw").and_then(|h| h.parse::<usize>().ok()),

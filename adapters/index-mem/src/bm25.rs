@@ -8,6 +8,7 @@ use minirag_rank::{idf, tf_part};
 use crate::postings::Postings;
 use crate::terms::Terms;
 
+mod raw;
 mod wire;
 
 /// One field's postings: term → (doc, term frequency), sorted by doc, kept

@@ -62,7 +62,70 @@ impl Many {
     }
 }
 
+impl Many {
+    /// (postings, retired, last document, bytes), for the snapshot.
+    pub(crate) fn parts(&self) -> (u32, u32, u32, &[u8]) {
+        (self.len, self.dead, self.last, &self.bytes)
+    }
+}
+
+/// A varint of at most five bytes that fits a u32, read with bounds checks.
+fn take_checked(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    let mut v = 0u64;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return u32::try_from(v).ok();
+        }
+    }
+    None
+}
+
 impl Postings {
+    /// A list of two or more postings from the snapshot's bytes, walked
+    /// once: `len` varint pairs, documents rising and below `docs`, the
+    /// last one `last`, `dead` at most `len`. Anything else is an error.
+    pub(crate) fn from_parts(
+        len: u32,
+        dead: u32,
+        last: u32,
+        bytes: &[u8],
+        docs: usize,
+    ) -> Result<Self, String> {
+        let bad = |why: &str| Err(format!("a postings list {why}"));
+        let (mut at, mut seen, mut doc) = (0, 0u32, 0u32);
+        while at < bytes.len() {
+            let (Some(gap), Some(_tf)) =
+                (take_checked(bytes, &mut at), take_checked(bytes, &mut at))
+            else {
+                return bad("whose varints are cut or too long");
+            };
+            doc = match seen {
+                0 => gap,
+                _ if gap == 0 => return bad("whose documents do not rise"),
+                _ => match doc.checked_add(gap) {
+                    Some(d) => d,
+                    None => return bad("whose documents overflow"),
+                },
+            };
+            if doc as usize >= docs {
+                return bad("of a document past the lengths");
+            }
+            seen += 1;
+        }
+        if seen != len || len < 2 || doc != last || dead > len {
+            return bad("whose counts do not match its bytes");
+        }
+        Ok(Postings::Many(Box::new(Many {
+            len,
+            dead,
+            last,
+            bytes: SmallVec::from_slice(bytes),
+        })))
+    }
+
     /// Builds a list from pairs sorted by document (duplicates: last wins).
     pub(crate) fn from_sorted(pairs: impl IntoIterator<Item = (u32, u32)>) -> Self {
         let mut p = Self::default();

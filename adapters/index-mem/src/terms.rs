@@ -31,6 +31,39 @@ impl Terms {
         self.table.find(hash, |&id| self.term(id) == term).copied()
     }
 
+    /// The arena and the terms' ends in it, for the snapshot.
+    pub(crate) fn parts(&self) -> (&[u8], &[u64]) {
+        (&self.arena, &self.ends)
+    }
+
+    /// The dictionary of an arena and its terms' ends (from [`Terms::parts`]);
+    /// `None` when the ends fall back or pass the arena.
+    pub(crate) fn from_parts(arena: Vec<u8>, ends: Vec<u64>) -> Option<Self> {
+        let mut last = 0;
+        for &end in &ends {
+            if end < last {
+                return None;
+            }
+            last = end;
+        }
+        if last > arena.len() as u64 {
+            return None;
+        }
+        let mut terms = Self {
+            arena,
+            ends,
+            ..Self::default()
+        };
+        let (arena, ends, hasher) = (&terms.arena, &terms.ends, &terms.hasher);
+        for id in 0..ends.len() as u32 {
+            let hash = hasher.hash_one(term_in(arena, ends, id));
+            terms.table.insert_unique(hash, id, |&other| {
+                hasher.hash_one(term_in(arena, ends, other))
+            });
+        }
+        Some(terms)
+    }
+
     /// The id of `term`, added when new.
     pub(crate) fn intern(&mut self, term: &str) -> u32 {
         if let Some(id) = self.get(term) {

@@ -36,7 +36,9 @@ pub const FORMAT_VERSION: u32 = 1;
 /// [`QuantizedFile`]), empty for a small snapshot. Format 8: format 7 with
 /// the chunks (and their locations) out of the head, in a sixth section
 /// read in place ([`ChunkTable`]), and a seventh, each source's breadcrumb
-/// repeats, so opening decodes no chunk.
+/// repeats, so opening decodes no chunk. Format 9: format 8 with the
+/// postings laid as they are in memory (`bm25/raw.rs`), copied at open
+/// instead of decoded posting by posting.
 /// Formats 1 and 2 are read through [`crate::legacy`].
 pub(crate) const SNAP_MAGIC_V1: &[u8; 8] = b"MRSNAP01";
 pub(crate) const SNAP_MAGIC_V2: &[u8; 8] = b"MRSNAP02";
@@ -45,7 +47,8 @@ pub(crate) const SNAP_MAGIC_V4: &[u8; 8] = b"MRSNAP04";
 pub(crate) const SNAP_MAGIC_V5: &[u8; 8] = b"MRSNAP05";
 pub(crate) const SNAP_MAGIC_V6: &[u8; 8] = b"MRSNAP06";
 pub(crate) const SNAP_MAGIC_V7: &[u8; 8] = b"MRSNAP07";
-pub(crate) const SNAP_MAGIC: &[u8; 8] = b"MRSNAP08";
+pub(crate) const SNAP_MAGIC_V8: &[u8; 8] = b"MRSNAP08";
+pub(crate) const SNAP_MAGIC: &[u8; 8] = b"MRSNAP09";
 pub(crate) const SNAP_HEADER: usize = 28;
 
 /// The snapshot without its postings: what format 2 stores first.
@@ -225,8 +228,9 @@ pub(crate) fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let magic: &[u8; 8] = header[..8].try_into().unwrap();
-    let known: [&[u8; 8]; 8] = [
+    let known: [&[u8; 8]; 9] = [
         SNAP_MAGIC,
+        SNAP_MAGIC_V8,
         SNAP_MAGIC_V7,
         SNAP_MAGIC_V6,
         SNAP_MAGIC_V5,
@@ -239,7 +243,14 @@ pub(crate) fn read_snapshot_parts(
         return Err(corrupt("bad header"));
     }
     let generation = u64::from_le_bytes(header[8..16].try_into().unwrap());
-    let sections_at = if [SNAP_MAGIC, SNAP_MAGIC_V7, SNAP_MAGIC_V6, SNAP_MAGIC_V5].contains(&magic)
+    let sections_at = if [
+        SNAP_MAGIC,
+        SNAP_MAGIC_V8,
+        SNAP_MAGIC_V7,
+        SNAP_MAGIC_V6,
+        SNAP_MAGIC_V5,
+    ]
+    .contains(&magic)
     {
         let mut crc = [0u8; 4];
         file.read_exact_at(&mut crc, 16)
@@ -301,11 +312,33 @@ pub(crate) fn read_snapshot_parts(
             Err(_) if salvage => None,
             Err(e) => return Err(e),
         };
+        // Format 8 on: the file is mapped, its chunk table read in place;
+        // format 9 on: its postings copied from the map as they are laid.
+        let map = if [SNAP_MAGIC, SNAP_MAGIC_V8].contains(&magic) {
+            // SAFETY: snapshot files are written once, renamed into place
+            // and never modified; a replaced file stays valid while mapped.
+            let map =
+                unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(&path, "cannot map", e))?;
+            Some(std::sync::Arc::new(map))
+        } else {
+            None
+        };
+        let raw = magic == SNAP_MAGIC;
         let first_reader = reader(first)?;
         let second_reader = second.map(reader).transpose()?;
         let (head, postings) = std::thread::scope(|s| {
-            let postings = s.spawn(move || match (second_reader, second) {
-                (Some(r), Some((_, len))) => decode_limited::<(Field, Field)>(r, len).map(Some),
+            let (map, corrupt, undecodable) = (&map, &corrupt, &undecodable);
+            let postings = s.spawn(move || match (second_reader, second, map) {
+                (_, Some((start, len)), Some(map)) if raw => {
+                    let bytes = &map[start as usize..(start + len) as usize];
+                    let bad = |why: String| corrupt(&format!("its postings have {why}"));
+                    let (text, used) = Field::read_raw(bytes).map_err(bad)?;
+                    let (title, _) = Field::read_raw(&bytes[used..]).map_err(bad)?;
+                    Ok(Some((text, title)))
+                }
+                (Some(r), Some((_, len)), _) => decode_limited::<(Field, Field)>(r, len)
+                    .map(Some)
+                    .map_err(undecodable),
                 _ => Ok(None),
             });
             let head = if magic == SNAP_MAGIC_V2 {
@@ -326,8 +359,7 @@ pub(crate) fn read_snapshot_parts(
         let postings = match postings.map_err(|_| corrupt("the decoder crashed")) {
             Ok(Ok(p)) => p,
             Ok(Err(_)) | Err(_) if salvage => None,
-            Ok(Err(e)) => return Err(undecodable(e)),
-            Err(e) => return Err(e),
+            Ok(Err(e)) | Err(e) => return Err(e),
         };
         lost.postings = postings.is_none();
         let (text, title) = postings.unwrap_or_default();
@@ -339,7 +371,7 @@ pub(crate) fn read_snapshot_parts(
         // before it, whether or not their payloads' checksums hold, so one
         // damaged section is salvaged alone.
         let count = match magic {
-            m if m == SNAP_MAGIC => 7,
+            m if m == SNAP_MAGIC || m == SNAP_MAGIC_V8 => 7,
             m if m == SNAP_MAGIC_V7 => 5,
             m if m == SNAP_MAGIC_V6 => 4,
             m if m == SNAP_MAGIC_V5 || m == SNAP_MAGIC_V4 => 3,
@@ -368,13 +400,9 @@ pub(crate) fn read_snapshot_parts(
             // for, and the sources' breadcrumb repeats, derived from it.
             if count == 7 {
                 let (at, len) = checked(at[5].ok_or_else(|| corrupt("truncated"))?)?;
-                // SAFETY: snapshot files are written once, renamed into
-                // place and never modified; a replaced file stays valid
-                // while mapped.
-                let map =
-                    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| io(&path, "cannot map", e))?;
+                let map = map.clone().ok_or_else(|| corrupt("not mapped"))?;
                 table = Some(
-                    ChunkTable::new(std::sync::Arc::new(map), at as usize, len as usize)
+                    ChunkTable::new(map, at as usize, len as usize)
                         .map_err(|why| bad_table(&path, &why))?,
                 );
                 let mut repeats_lost = false;
@@ -514,7 +542,13 @@ pub fn write_snapshot<'v, 'c>(
             .and_then(|()| f.write_all(&crc.to_le_bytes()))
             .map_err(|e| io(tmp, "cannot write", e))?;
         stream_record(f, tmp, &head, true)?;
-        stream_record(f, tmp, &postings, true)?;
+        stream_section(f, tmp, true, &mut |w| {
+            postings
+                .0
+                .write_raw(w)
+                .and_then(|()| postings.1.write_raw(w))
+                .map_err(|e| io(tmp, "cannot write", e))
+        })?;
         stream_record(f, tmp, &located, true)?;
         stream_record(f, tmp, &described, true)?;
         let quantized: Vec<&QuantizedFile> = snap.quantized.iter().collect();
