@@ -1,10 +1,10 @@
 //! On-disk layout of one index folder (DB_PATH):
 //!
-//! - `snapshot.meta`: magic `MRSNAP08`, generation (u64), the CRC-32 of
+//! - `snapshot.meta`: magic `MRSNAP09`, generation (u64), the CRC-32 of
 //!   those 16 bytes (u32), then seven sections `[len u64][crc32 u32][payload]`:
 //!   the head (sources, which rows have vectors, the vector file's name,
-//!   length and CRC-32) and the postings, bincode, decoded at open on two
-//!   threads; the chunks' locations (empty, kept for the layout); the
+//!   length and CRC-32; bincode) and the postings (as laid in memory),
+//!   read at open on two threads; the chunks' locations (empty, kept for the layout); the
 //!   sources' languages and declared fields; the int8 copy's file, if any;
 //!   the chunk table, read in place ([`ChunkTable`]); each source's
 //!   breadcrumb repeats.
