@@ -9,7 +9,7 @@
 //! filter that keeps 1 % and 50 % of the documents (by modification
 //! time), beside the same queries unfiltered, rounds interleaved.
 //!
-//! cargo run -p minirag-index-mem --example index_bench -- [--sizes 10000,100000] [--hnsw 20000] [--filters]
+//! cargo run -p minirag-index-mem --example index_bench -- [--sizes 10000,100000] [--queries 200] [--hnsw 20000] [--filters] [--keep DIR]
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,6 +21,8 @@ use minirag_index_mem::MemIndex;
 
 const DIM: usize = 384;
 const PER_SOURCE: usize = 100;
+/// Queries measured per size, unless `--queries N`.
+/// Queries measured per size, unless `--queries N`.
 const QUERIES: usize = 200;
 
 fn unit_vector(rng: &mut Rng) -> Vec<f32> {
@@ -122,6 +124,9 @@ fn measure_apart(dir: &std::path::Path, n: usize, build_s: f64, bytes: u64) {
     if arg_present("--filters") {
         child.arg("--filters");
     }
+    if let Some(q) = arg("--queries") {
+        child.args(["--queries", &q]);
+    }
     let status = child.status().unwrap();
     assert!(status.success(), "the measuring process failed");
 }
@@ -179,7 +184,8 @@ fn measure(dir: &std::path::Path, n: usize, vocab: &[String], build_s: f64, byte
     let recall = recall / RECALL_QUERIES as f64;
     let (mut vec_ms, mut kw_ms, mut doc_ms, mut hy_ms) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for q in 0..QUERIES {
+    let wanted = arg("--queries").and_then(|q| q.parse().ok()).unwrap_or(QUERIES);
+    for q in 0..wanted {
         let qv = unit_vector(&mut rng);
         let words: Vec<&str> = (0..3)
             .map(|_| vocab[(rng.zipf(vocab.len()) + q % 3) % vocab.len()].as_str())
