@@ -184,7 +184,9 @@ fn measure(dir: &std::path::Path, n: usize, vocab: &[String], build_s: f64, byte
     let recall = recall / RECALL_QUERIES as f64;
     let (mut vec_ms, mut kw_ms, mut doc_ms, mut hy_ms) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let wanted = arg("--queries").and_then(|q| q.parse().ok()).unwrap_or(QUERIES);
+    let wanted = arg("--queries")
+        .and_then(|q| q.parse().ok())
+        .unwrap_or(QUERIES);
     for q in 0..wanted {
         let qv = unit_vector(&mut rng);
         let words: Vec<&str> = (0..3)

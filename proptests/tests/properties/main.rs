@@ -3,3 +3,4 @@
 
 mod chunking;
 mod fusion;
+mod snapshot_damage;
