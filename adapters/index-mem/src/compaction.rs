@@ -9,7 +9,8 @@ use crate::vectors::{quantize_row, QUANTIZE_ROWS};
 use crate::damage::damage_reports;
 use crate::disk;
 use crate::disk::faults;
-use crate::recovery::{catch_up, from_snapshot, load};
+use crate::recovery::{catch_up, load};
+use crate::snapshot_state::from_snapshot;
 use crate::Inner;
 
 /// Writes a dense snapshot of the current state (generation + 1), starts a

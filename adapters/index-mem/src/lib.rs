@@ -29,6 +29,7 @@ mod postings;
 #[doc(hidden)]
 pub mod records;
 mod recovery;
+mod snapshot_state;
 #[doc(hidden)]
 pub mod state;
 #[doc(hidden)]

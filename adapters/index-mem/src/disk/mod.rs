@@ -34,6 +34,7 @@ mod lock;
 mod paths;
 mod quantized;
 mod snapshot;
+mod snapshot_read;
 mod wal;
 
 pub use chunk_table::{text_key, ChunkTable};
@@ -43,6 +44,7 @@ pub use lock::WriterLock;
 pub use paths::Paths;
 pub use quantized::{Quantize, QuantizedFile};
 pub use snapshot::*;
+pub use snapshot_read::*;
 pub use wal::*;
 
 #[cfg(test)]
