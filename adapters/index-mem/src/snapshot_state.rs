@@ -181,13 +181,6 @@ pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, 
                     .collect(),
             ),
         };
-        if dim > 0 && map.is_some() {
-            for slot in (0..snap.present.len() as u32).filter(|&s| snap.present[s as usize]) {
-                if let Some(key) = state.chunks.key(slot) {
-                    state.by_text.insert(key, slot);
-                }
-            }
-        }
         check.join().unwrap_or((false, None))
     });
     let (mapped, rows) = (map.is_some(), snap.present.len());

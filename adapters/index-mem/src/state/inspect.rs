@@ -161,7 +161,8 @@ impl State {
         if self.model_id.as_deref() != Some(model_id) {
             return None;
         }
-        let slot = *self.by_text.get(&text_key(text))?;
+        let by_text = self.by_text.get_or_init(|| self.text_slots());
+        let slot = *by_text.get(&text_key(text))?;
         let (_, chunk) = self.chunks.get(slot)?;
         (&*chunk.text == text && self.vectors.has(slot))
             .then(|| self.vectors.row(slot).into_owned())

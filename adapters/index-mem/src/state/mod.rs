@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
 
 use minirag_core::ports::IndexError;
 
@@ -29,8 +30,11 @@ pub struct State {
     pub vectors: Matrix,
     pub text: Field,
     pub title: Field,
-    /// [`text_key`] of a chunk text → a slot holding it with a vector.
-    pub by_text: HashMap<u64, u32>,
+    /// [`text_key`] of a chunk text → a slot holding it with a vector: what
+    /// a sync looks up to reuse a vector. Built from the state on its first
+    /// look-up ([`State::text_slots`]), not at open: a process that only
+    /// queries never needs it; once built, writes keep it current.
+    pub by_text: OnceLock<HashMap<u64, u32>>,
     /// Live chunks without a vector, kept current by every change so a
     /// query can say how many wait for embedding without a scan.
     pub vectorless: u64,
@@ -65,7 +69,7 @@ impl State {
             vectors: Matrix::new(0),
             text: Field::default(),
             title: Field::default(),
-            by_text: HashMap::new(),
+            by_text: OnceLock::new(),
             repeats: HashMap::new(),
             repeats_len: 0,
             vectorless: 0,
@@ -196,7 +200,7 @@ impl State {
                 self.rebuild_matrix(dim);
             }
             if switching {
-                self.by_text.clear();
+                self.by_text = OnceLock::new();
             }
             self.model_id = model.cloned();
         }
@@ -227,15 +231,12 @@ impl State {
                 if !had {
                     self.vectorless -= 1;
                 }
-                if let Some(key) = self.chunks.key(slot) {
-                    self.by_text.insert(key, slot);
+                if let (Some(key), Some(map)) = (self.chunks.key(slot), self.by_text.get_mut()) {
+                    map.insert(key, slot);
                 }
             } else if let Some((_, chunk)) = self.chunks.take(slot) {
                 self.text.retire(slot, &self.analyzer.terms(&chunk.text));
-                let h = text_key(&chunk.text);
-                if self.by_text.get(&h) == Some(&slot) {
-                    self.by_text.remove(&h);
-                }
+                self.forget_text(text_key(&chunk.text), slot);
                 if !had {
                     self.vectorless -= 1;
                 }
@@ -358,7 +359,9 @@ impl State {
         };
         let terms = self.analyzer.terms(&chunk.text);
         if row.is_some() {
-            self.by_text.insert(text_key(&chunk.text), slot);
+            if let Some(map) = self.by_text.get_mut() {
+                map.insert(text_key(&chunk.text), slot);
+            }
         } else {
             self.vectorless += 1;
         }
@@ -401,6 +404,29 @@ impl State {
         self.vectorless = self.chunks.count() as u64;
     }
 
+    /// Drops the text key `key` from [`State::by_text`] when it names `slot`.
+    fn forget_text(&mut self, key: u64, slot: u32) {
+        if let Some(map) = self.by_text.get_mut() {
+            if map.get(&key) == Some(&slot) {
+                map.remove(&key);
+            }
+        }
+    }
+
+    /// Every slot with a vector by its text's key, later slots first: what
+    /// [`State::by_text`] holds, built from the state.
+    pub(crate) fn text_slots(&self) -> HashMap<u64, u32> {
+        let mut map = HashMap::new();
+        for slot in 0..self.chunks.len() as u32 {
+            if self.vectors.has(slot) {
+                if let Some(key) = self.chunks.key(slot) {
+                    map.insert(key, slot);
+                }
+            }
+        }
+        map
+    }
+
     /// Removes a source's chunks and title terms; keeps its id for reuse.
     pub(crate) fn remove_source(&mut self, source: &str) -> Option<u32> {
         let sid = *self.ids.get(source)?;
@@ -423,9 +449,7 @@ impl State {
                     self.text.forget(slot);
                     self.text.purge_forgotten();
                 }
-                if self.by_text.get(&h) == Some(&slot) {
-                    self.by_text.remove(&h);
-                }
+                self.forget_text(h, slot);
                 if !self.vectors.has(slot) {
                     self.vectorless -= 1;
                 }
