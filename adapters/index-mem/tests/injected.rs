@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use minirag_core::ports::{Embeddings, Index};
+use minirag_core::ports::Index;
 use minirag_core::search::Scope;
 use minirag_index_mem::disk::faults;
 use minirag_index_mem::MemIndex;
@@ -183,21 +183,11 @@ fn a_compaction_writes_beside_a_held_view() {
 /// the int8 file, the meta) fails in turn: the index reopens with every
 /// chunk and vector, its int8 copy read in place or built.
 fn a_large_compaction_fails_in_turn() {
-    const ROWS: usize = 10_000;
-    let texts: Vec<String> = (0..ROWS).map(|i| format!("entry {i}")).collect();
     let mut failed = 0;
     for n in 1.. {
         let dir = tempfile::tempdir().unwrap();
         let index = MemIndex::open(dir.path()).unwrap();
-        let mut rows = Embeddings::new(DIM);
-        (0..ROWS).for_each(|i| rows.push(&spread(i)));
-        index
-            .replace_source(
-                record("/d/big.csv", "Big", ROWS),
-                chunks(&texts),
-                Some(rows),
-            )
-            .unwrap();
+        put_big_source(&index);
         faults::arm(n);
         let compacted = index.compact();
         let Some(kind) = faults::disarm() else {
@@ -213,7 +203,7 @@ fn a_large_compaction_fails_in_turn() {
         let view = index.read().unwrap();
         assert_eq!(
             view.stats().unwrap().chunk_count,
-            ROWS as u64,
+            BIG_ROWS as u64,
             "step {n} ({kind})"
         );
         let hits = view

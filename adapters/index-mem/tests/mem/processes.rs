@@ -18,6 +18,16 @@ fn pseudo_random(seed: u64) -> u64 {
     x.wrapping_mul(0xff51afd7ed558ccd) ^ (x >> 29)
 }
 
+/// Writes one source of one chunk from a child process, durably.
+fn write_once(dir: &std::path::Path, source: &str, text: &str) {
+    let status = Command::new(CHILD)
+        .arg(dir)
+        .args(["once", source, text])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 fn crash_rounds(rounds: u64) {
     let dir = tempfile::tempdir().unwrap();
     // Last acknowledged round per source, across every crash so far.
@@ -129,14 +139,7 @@ fn a_second_process_write_is_seen_by_an_open_index() {
 fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let index = MemIndex::open(dir.path()).unwrap();
-    let write_from_child = |source: &str, text: &str| {
-        let status = Command::new(CHILD)
-            .arg(dir.path())
-            .args(["once", source, text])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
+    let write_from_child = |source: &str, text: &str| write_once(dir.path(), source, text);
     write_from_child("/d/first.md", "written before the view");
     let view = index.read().unwrap();
     write_from_child("/d/second.md", "written while the view is held");
@@ -187,14 +190,7 @@ fn a_write_from_a_thread_holding_a_view_is_refused_not_hung() {
 fn records_caught_up_together_score_as_a_fresh_open() {
     let dir = tempfile::tempdir().unwrap();
     let index = MemIndex::open(dir.path()).unwrap();
-    let write_from_child = |source: &str, text: &str| {
-        let status = Command::new(CHILD)
-            .arg(dir.path())
-            .args(["once", source, text])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
+    let write_from_child = |source: &str, text: &str| write_once(dir.path(), source, text);
     write_from_child("/d/a.md", "alpha one bravo bravo");
     write_from_child("/d/b.md", "bravo two delta");
     assert!(index.read().unwrap().source("/d/b.md").unwrap().is_some());

@@ -6,25 +6,13 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::*;
-use minirag_core::ports::{Candidate, Embeddings, Index};
+use minirag_core::ports::{Candidate, Index};
 use minirag_core::search::Scope;
 use minirag_index_mem::MemIndex;
 
-/// Past the row count from which the vector scan runs in int8.
-const ROWS: usize = 10_000;
-
 fn big_index(dir: &Path) -> MemIndex {
     let index = MemIndex::open(dir).unwrap();
-    let texts: Vec<String> = (0..ROWS).map(|i| format!("entry {i}")).collect();
-    let mut rows = Embeddings::new(DIM);
-    (0..ROWS).for_each(|i| rows.push(&spread(i)));
-    index
-        .replace_source(
-            record("/d/big.csv", "Big", ROWS),
-            chunks(&texts),
-            Some(rows),
-        )
-        .unwrap();
+    put_big_source(&index);
     index.compact().unwrap();
     index
 }

@@ -18,3 +18,22 @@ pub(crate) fn spread(i: usize) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.iter().map(|x| x / n).collect()
 }
+
+/// Rows from which the vector scan runs in int8 (and a snapshot keeps an
+/// int8 copy), and some.
+pub(crate) const BIG_ROWS: usize = 10_000;
+
+/// Stores one source of [`BIG_ROWS`] chunks, each with a [`spread`] vector.
+pub(crate) fn put_big_source(index: &minirag_index_mem::MemIndex) {
+    use minirag_core::ports::{Embeddings, Index};
+    let texts: Vec<String> = (0..BIG_ROWS).map(|i| format!("entry {i}")).collect();
+    let mut rows = Embeddings::new(DIM);
+    (0..BIG_ROWS).for_each(|i| rows.push(&spread(i)));
+    index
+        .replace_source(
+            record("/d/big.csv", "Big", BIG_ROWS),
+            chunks(&texts),
+            Some(rows),
+        )
+        .unwrap();
+}
