@@ -111,6 +111,7 @@ pub(crate) fn write_next(paths: &Paths, inner: &Inner) -> Result<Inner, IndexErr
         quantized: None,
         table: None,
         repeats: Some(repeats),
+        outdated: false,
     };
     let generation = inner.generation + 1;
     // Keep one generation back (snapshot, its vectors and the log from it

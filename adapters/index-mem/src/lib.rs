@@ -91,6 +91,9 @@ struct Inner {
     damage: Vec<String>,
     /// The log was written by an older build (WAL format 1).
     wal_legacy: bool,
+    /// The snapshot is in an older format: the next `settle` rewrites it,
+    /// however short the log, so an upgraded index opens as fast as a new one.
+    snapshot_outdated: bool,
 }
 
 impl Inner {
@@ -111,6 +114,7 @@ impl Inner {
             damaged: false,
             damage: Vec::new(),
             wal_legacy: false,
+            snapshot_outdated: false,
         }
     }
 }
@@ -351,20 +355,26 @@ impl Index for MemIndex {
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
-        let (log, snapshot_bytes) = {
+        let (log, snapshot_bytes, outdated) = {
             let inner = self.inner.read();
             (
                 inner.wal_end.saturating_sub(WAL_HEADER),
                 inner.snapshot_bytes,
+                inner.snapshot_outdated,
             )
         };
-        if log <= SETTLE_AFTER_BYTES.max(snapshot_bytes / SETTLE_SHARE) {
+        if outdated {
+            announce(
+                "rewriting the index in the current format, so the next open reads it at once",
+            );
+        } else if log <= SETTLE_AFTER_BYTES.max(snapshot_bytes / SETTLE_SHARE) {
             return Ok(());
+        } else {
+            announce(&format!(
+                "folding the index log ({} MB) into a snapshot, so the next open reads it at once",
+                log >> 20
+            ));
         }
-        announce(&format!(
-            "folding the index log ({} MB) into a snapshot, so the next open reads it at once",
-            log >> 20
-        ));
         self.compact_beside_queries()
     }
 

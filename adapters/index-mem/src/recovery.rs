@@ -22,11 +22,12 @@ pub(crate) fn load(paths: &Paths) -> Result<Inner, IndexError> {
             Some((generation, snap)) => {
                 let meta = std::fs::metadata(paths.meta()).map_or(0, |m| m.len());
                 let bytes = meta + snap.vector_bytes;
-                Ok((generation, from_snapshot(paths, snap)?, bytes))
+                let outdated = snap.outdated;
+                Ok((generation, from_snapshot(paths, snap)?, bytes, outdated))
             }
-            None => Ok((0, empty_state(paths), 0)),
+            None => Ok((0, empty_state(paths), 0, false)),
         });
-    let (generation, state, snapshot_bytes) = match loaded {
+    let (generation, state, snapshot_bytes, outdated) = match loaded {
         Ok(l) => l,
         Err(Damaged {
             file,
@@ -56,6 +57,7 @@ pub(crate) fn load(paths: &Paths) -> Result<Inner, IndexError> {
         }
     };
     let mut inner = Inner::fresh(state, generation, snapshot_bytes, snapshot_identity);
+    inner.snapshot_outdated = outdated;
     let noted = disk::noted_wal_end(paths, generation);
     catch_up(paths, &mut inner)?;
     if let Some(noted) = noted {
@@ -205,6 +207,8 @@ pub(crate) fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>)
         damaged: false,
         damage: damage_reports(&paths.dir),
         wal_legacy: current.legacy,
+        // Written out as a fresh snapshot at open, in the current format.
+        snapshot_outdated: false,
     })
 }
 

@@ -83,6 +83,9 @@ pub struct Snapshot<S = SourceEntry> {
     /// The chunks, read in place (format 8).
     #[serde(skip)]
     pub table: Option<ChunkTable>,
+    /// Read from an older format (rewritten at the next `settle`).
+    #[serde(skip)]
+    pub outdated: bool,
     /// Each source's breadcrumb repeats (format 8), by source position:
     /// (source, each term and its extra count, extra length).
     #[serde(skip)]
@@ -126,6 +129,7 @@ pub(crate) fn lift(old: Snapshot<SourceEntryV1>) -> Snapshot {
         quantized: None,
         table: None,
         repeats: None,
+        outdated: true,
     }
 }
 

@@ -321,6 +321,7 @@ pub(crate) fn read_snapshot_parts(
             quantized,
             table,
             repeats,
+            outdated: magic != SNAP_MAGIC,
         }
     };
     if snap.version != FORMAT_VERSION {
