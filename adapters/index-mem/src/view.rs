@@ -125,12 +125,12 @@ impl IndexView for MemView<'_> {
         let Some(entry) = inner.state.entry(source) else {
             return Ok(Vec::new());
         };
-        // Each chunk decoded once: the parent is in its body.
+        // Only the parent's chunks are decoded whole.
         Ok(entry
             .slots
             .iter()
+            .filter(|&&s| inner.state.chunks.parent(s) == Some(parent))
             .filter_map(|&s| inner.state.chunk_at(s))
-            .filter(|c| c.parent == parent)
             .collect())
     }
 

@@ -128,20 +128,32 @@ impl ChunkTable {
         u64_at(self.payload(), self.keys + 8 * i)
     }
 
-    /// Chunk `i`, decoded; `None` when its blob does not decode (damage
-    /// past the CRC: the chunk reads as gone, never as a panic).
-    pub fn chunk(&self, i: usize) -> Option<DiskChunk> {
+    /// Chunk `i`'s blob.
+    fn blob(&self, i: usize) -> &[u8] {
         let p = self.payload();
         let start = match i {
             0 => 0,
             _ => u64_at(p, self.ends + 8 * (i - 1)) as usize,
         };
-        let end = u64_at(p, self.ends + 8 * i) as usize;
+        &p[start..u64_at(p, self.ends + 8 * i) as usize]
+    }
+
+    /// Chunk `i`, decoded; `None` when its blob does not decode (damage
+    /// past the CRC: the chunk reads as gone, never as a panic).
+    pub fn chunk(&self, i: usize) -> Option<DiskChunk> {
         let limited = config().with_limit::<{ 1 << 28 }>();
         let ((mut chunk, location), _): ((DiskChunk, DiskLocation), usize) =
-            bincode::serde::decode_from_slice(&p[start..end], limited).ok()?;
+            bincode::serde::decode_from_slice(self.blob(i), limited).ok()?;
         chunk.location = location;
         Some(chunk)
+    }
+
+    /// Chunk `i`'s parent section: the blob's second field (a chunk encodes
+    /// its index, then its parent), decoded alone.
+    pub fn parent(&self, i: usize) -> Option<u32> {
+        let ((_index, parent), _): ((u32, u32), usize) =
+            bincode::serde::decode_from_slice(self.blob(i), config()).ok()?;
+        Some(parent)
     }
 }
 

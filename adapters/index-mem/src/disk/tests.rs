@@ -182,6 +182,8 @@ fn a_chunk_table_reads_back_every_chunk_and_column_in_place() {
         assert_eq!(table.chunk(i as usize).as_ref(), Some(&want));
         assert_eq!(table.sid(i as usize), i % 7);
         assert_eq!(table.index(i as usize), i);
+        // Read alone from the blob's start (past 250: a wider varint).
+        assert_eq!(table.parent(i as usize), Some(want.parent));
         assert_eq!(table.key(i as usize), text_key(&want.text));
     }
     let (empty, len) = table_file(dir.path(), 0);

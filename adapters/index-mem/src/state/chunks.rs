@@ -77,6 +77,16 @@ impl Chunks {
         }
     }
 
+    /// The parent section of the chunk at `slot`, read without decoding
+    /// the rest of it.
+    pub fn parent(&self, slot: u32) -> Option<u32> {
+        let s = slot as usize;
+        match s.checked_sub(self.base()) {
+            None => (!self.gone[s]).then(|| self.table.as_ref()?.parent(s))?,
+            Some(f) => self.fresh.get(f)?.as_ref().map(|(_, c)| c.parent),
+        }
+    }
+
     /// The stable key of the text of the chunk at `slot` ([`text_key`]).
     pub fn key(&self, slot: u32) -> Option<u64> {
         let s = slot as usize;
@@ -155,11 +165,6 @@ impl Chunks {
                 chunks.shrink_to_fit();
             }
         }
-    }
-
-    /// Live chunks, by slot.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, u32, Cow<'_, DiskChunk>)> + '_ {
-        (0..self.len() as u32).filter_map(|slot| self.get(slot).map(|(sid, c)| (slot, sid, c)))
     }
 
     /// Live slots.
