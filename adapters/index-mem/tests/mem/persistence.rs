@@ -44,8 +44,19 @@ fn compaction_keeps_every_answer() {
         .unwrap()
         .vector_search(&vector("doc 7 pear"), 50, &Scope::all())
         .unwrap();
+    let parent = |index: &MemIndex| index.read().unwrap().parent_chunks("/d/7.md", 0).unwrap();
+    let before_parent = parent(&index);
+    assert_eq!(before_parent.len(), 2);
     index.compact().unwrap();
     assert!(dir.path().join("snapshot.meta").is_file());
+    // Read back from the snapshot's chunk table, each parent found alone.
+    assert_eq!(parent(&index), before_parent);
+    assert!(index
+        .read()
+        .unwrap()
+        .parent_chunks("/d/7.md", 1)
+        .unwrap()
+        .is_empty());
     assert_eq!(
         index
             .read()
@@ -609,6 +620,16 @@ fn verify_names_damage_until_what_it_lost_is_rebuilt() {
     );
 }
 
+/// An index of [`five_writes`], folded into a snapshot with no earlier
+/// generation kept beside it to rebuild from.
+fn five_writes_without_history(dir: &std::path::Path) {
+    five_writes(dir);
+    MemIndex::open(dir).unwrap().compact().unwrap();
+    for gone in ["wal.prev.log", "snapshot.prev.meta"] {
+        let _ = std::fs::remove_file(dir.join(gone));
+    }
+}
+
 /// With no earlier generation to rebuild from, a damaged snapshot opens
 /// with what is sound: damaged postings are rebuilt from the chunks' text,
 /// a damaged vector file is left out (the chunks stay, without vectors);
@@ -617,11 +638,7 @@ fn verify_names_damage_until_what_it_lost_is_rebuilt() {
 fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
     for part in ["postings", "vectors"] {
         let dir = tempfile::tempdir().unwrap();
-        five_writes(dir.path());
-        MemIndex::open(dir.path()).unwrap().compact().unwrap();
-        for gone in ["wal.prev.log", "snapshot.prev.meta"] {
-            let _ = std::fs::remove_file(dir.path().join(gone));
-        }
+        five_writes_without_history(dir.path());
         if part == "postings" {
             let meta = dir.path().join("snapshot.meta");
             // The second section: the postings.
@@ -675,11 +692,7 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
     // The locations' section, then the attributes'.
     for section in [2, 3] {
         let dir = tempfile::tempdir().unwrap();
-        five_writes(dir.path());
-        MemIndex::open(dir.path()).unwrap().compact().unwrap();
-        for gone in ["wal.prev.log", "snapshot.prev.meta"] {
-            let _ = std::fs::remove_file(dir.path().join(gone));
-        }
+        five_writes_without_history(dir.path());
         let meta = dir.path().join("snapshot.meta");
         let (start, _) = sections(&meta)[section];
         flip(&meta, start);
@@ -724,11 +737,7 @@ fn sections(meta: &std::path::Path) -> Vec<(u64, u64)> {
 fn without_history_a_damaged_derived_section_is_named_and_nothing_else_is_lost() {
     for (section, named) in [(4, "int8"), (6, "repeats")] {
         let dir = tempfile::tempdir().unwrap();
-        five_writes(dir.path());
-        MemIndex::open(dir.path()).unwrap().compact().unwrap();
-        for gone in ["wal.prev.log", "snapshot.prev.meta"] {
-            let _ = std::fs::remove_file(dir.path().join(gone));
-        }
+        five_writes_without_history(dir.path());
         let meta = dir.path().join("snapshot.meta");
         let (start, _) = sections(&meta)[section];
         flip(&meta, start);

@@ -139,10 +139,9 @@ fn a_second_process_write_is_seen_by_an_open_index() {
 fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let index = MemIndex::open(dir.path()).unwrap();
-    let write_from_child = |source: &str, text: &str| write_once(dir.path(), source, text);
-    write_from_child("/d/first.md", "written before the view");
+    write_once(dir.path(), "/d/first.md", "written before the view");
     let view = index.read().unwrap();
-    write_from_child("/d/second.md", "written while the view is held");
+    write_once(dir.path(), "/d/second.md", "written while the view is held");
     // Another method on the same thread, and another view.
     let first = index.read().unwrap().source("/d/first.md").unwrap();
     assert!(first.is_some(), "the state the view holds is read");
@@ -190,13 +189,12 @@ fn a_write_from_a_thread_holding_a_view_is_refused_not_hung() {
 fn records_caught_up_together_score_as_a_fresh_open() {
     let dir = tempfile::tempdir().unwrap();
     let index = MemIndex::open(dir.path()).unwrap();
-    let write_from_child = |source: &str, text: &str| write_once(dir.path(), source, text);
-    write_from_child("/d/a.md", "alpha one bravo bravo");
-    write_from_child("/d/b.md", "bravo two delta");
+    write_once(dir.path(), "/d/a.md", "alpha one bravo bravo");
+    write_once(dir.path(), "/d/b.md", "bravo two delta");
     assert!(index.read().unwrap().source("/d/b.md").unwrap().is_some());
     // Two replaces of the same source, caught up in one go.
-    write_from_child("/d/a.md", "alpha three delta");
-    write_from_child("/d/a.md", "charlie four alpha alpha");
+    write_once(dir.path(), "/d/a.md", "alpha three delta");
+    write_once(dir.path(), "/d/a.md", "charlie four alpha alpha");
     let queries = ["alpha", "bravo", "charlie delta", "three", "one two four"];
     let answers = |index: &MemIndex| {
         let view = index.read().unwrap();
