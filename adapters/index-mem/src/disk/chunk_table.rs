@@ -182,18 +182,14 @@ pub(crate) fn write_chunk_table<'c>(
         keys.push(text_key(&chunk.text));
         ends.push(at);
     }
-    let mut column = Vec::with_capacity(sids.len() * PER_CHUNK + 8);
-    sids.iter()
-        .for_each(|v| column.extend_from_slice(&v.to_le_bytes()));
-    indexes
-        .iter()
-        .for_each(|v| column.extend_from_slice(&v.to_le_bytes()));
-    keys.iter()
-        .for_each(|v| column.extend_from_slice(&v.to_le_bytes()));
-    ends.iter()
-        .for_each(|v| column.extend_from_slice(&v.to_le_bytes()));
-    column.extend_from_slice(&(sids.len() as u64).to_le_bytes());
-    w.write_all(&column)
+    // `w` is buffered: each value goes straight in, no column is copied.
+    for v in sids.iter().chain(&indexes) {
+        w.write_all(&v.to_le_bytes())?;
+    }
+    for v in keys.iter().chain(&ends) {
+        w.write_all(&v.to_le_bytes())?;
+    }
+    w.write_all(&(sids.len() as u64).to_le_bytes())
 }
 
 /// A table that failed [`ChunkTable::new`], as the index's error.
