@@ -5,6 +5,9 @@ use std::collections::HashMap;
 
 use minirag_rank::{idf, tf_part};
 
+use std::sync::Arc;
+
+use crate::pages::Pages;
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -12,13 +15,15 @@ mod raw;
 mod wire;
 
 /// One field's postings: term → (doc, term frequency), sorted by doc, kept
-/// compact ([`Terms`], [`Postings`]). Stored in the snapshot in the form of
-/// a `HashMap<String, Vec<(u32, u32)>>` (see `wire`), as before.
+/// compact ([`Terms`], [`Postings`]). A copy shares the dictionary and the
+/// lists, so the next generation of the index costs what its write
+/// changes (see [`Pages`]).
 #[derive(Debug, Clone, Default)]
 pub struct Field {
-    terms: Terms,
+    /// Copied whole only when a write to a shared copy adds a term.
+    terms: Arc<Terms>,
     /// By term id.
-    postings: Vec<Postings>,
+    postings: Pages<Postings>,
     lengths: Vec<u32>,
     live: u64,
     total_len: u64,
@@ -43,7 +48,10 @@ impl Field {
         self.live += 1;
         self.total_len += terms.len() as u64;
         for (term, tf) in frequencies(terms) {
-            let id = self.terms.intern(term) as usize;
+            let id = match self.terms.get(term) {
+                Some(id) => id,
+                None => Arc::make_mut(&mut self.terms).intern(term),
+            } as usize;
             if id == self.postings.len() {
                 self.postings.push(Postings::default());
             }
@@ -96,9 +104,8 @@ impl Field {
     /// lists, for when a large part of the field was removed at once.
     pub fn purge_forgotten(&mut self) {
         let lengths = &self.lengths;
-        for list in &mut self.postings {
-            list.purge(|d| alive(lengths, d));
-        }
+        self.postings
+            .for_each_mut(|list| list.purge(|d| alive(lengths, d)));
     }
 
     /// A term's postings, `None` when no live document holds it.
@@ -195,7 +202,7 @@ impl Field {
     /// does not add up to the field's total. For `verify`.
     pub fn dangling(&self, exists: impl Fn(u32) -> bool) -> (u64, bool) {
         let mut bad = 0;
-        for list in &self.postings {
+        for list in self.postings.iter() {
             for (doc, _) in self.live_postings(list) {
                 if !exists(doc) {
                     bad += 1;

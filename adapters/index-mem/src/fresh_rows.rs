@@ -18,12 +18,21 @@ use std::sync::Arc;
 /// their int8 copy.
 pub(crate) const SPILL_ROWS: usize = 16_384;
 
-#[derive(Default)]
+/// Rows a heap block: a clone of the rows shares the blocks, and writing
+/// through it copies only the block written (384 KB at 384 dimensions).
+const BLOCK_ROWS: usize = 256;
+
+/// A clone shares the heap's blocks and the spill file: a row appended
+/// after the clone lies past its rows, and a row written in place was one
+/// it holds as absent (rows of vector-less chunks), so it never reads a
+/// change it did not make.
+#[derive(Default, Clone)]
 pub(crate) struct FreshRows {
     dim: usize,
     rows: usize,
-    heap: Vec<f32>,
-    file: Option<File>,
+    /// Blocks of [`BLOCK_ROWS`] rows (the last one may hold fewer).
+    heap: Vec<Arc<Vec<f32>>>,
+    file: Option<Arc<File>>,
     /// Where the spill file goes; `None` (or a failed spill) keeps every
     /// row on the heap.
     dir: Option<Arc<Path>>,
@@ -65,12 +74,21 @@ impl FreshRows {
         }
         let e = self.rows;
         self.rows += 1;
-        match (&self.file, row) {
+        if self.file.is_some() {
             // A spilled row never written reads back as zeros.
-            (Some(_), None) => {}
-            (Some(_), Some(r)) => self.set(e, r),
-            (None, Some(r)) => self.heap.extend_from_slice(r),
-            (None, None) => self.heap.extend(std::iter::repeat_n(0.0, self.dim)),
+            if let Some(r) = row {
+                self.set(e, r);
+            }
+            return;
+        }
+        if e.is_multiple_of(BLOCK_ROWS) {
+            self.heap
+                .push(Arc::new(Vec::with_capacity(BLOCK_ROWS * self.dim)));
+        }
+        let block = Arc::make_mut(self.heap.last_mut().expect("a block with room"));
+        match row {
+            Some(r) => block.extend_from_slice(r),
+            None => block.extend(std::iter::repeat_n(0.0, self.dim)),
         }
     }
 
@@ -83,14 +101,18 @@ impl FreshRows {
                 Err(err) => self.unspill(&err),
             }
         }
-        self.heap[e * dim..(e + 1) * dim].copy_from_slice(row);
+        let at = (e % BLOCK_ROWS) * dim;
+        Arc::make_mut(&mut self.heap[e / BLOCK_ROWS])[at..at + dim].copy_from_slice(row);
     }
 
     /// Row `e`: borrowed from the heap, or read back from the spill file.
     pub(crate) fn get(&self, e: usize) -> Cow<'_, [f32]> {
         let dim = self.dim;
         match &self.file {
-            None => Cow::Borrowed(&self.heap[e * dim..(e + 1) * dim]),
+            None => {
+                let at = (e % BLOCK_ROWS) * dim;
+                Cow::Borrowed(&self.heap[e / BLOCK_ROWS][at..at + dim])
+            }
             Some(file) => Cow::Owned(read_row(file, dim, e).unwrap_or_else(|_| vec![0.0; dim])),
         }
     }
@@ -102,15 +124,15 @@ impl FreshRows {
             return;
         };
         let written = tempfile::tempfile_in(dir).and_then(|file| {
-            let step = 1024 * self.dim;
-            for (k, block) in self.heap.chunks(step).enumerate() {
+            let step = BLOCK_ROWS * self.dim;
+            for (k, block) in self.heap.iter().enumerate() {
                 write_at(&file, &le_bytes(block), (k * step * 4) as u64)?;
             }
             Ok(file)
         });
         match written {
             Ok(file) => {
-                self.file = Some(file);
+                self.file = Some(Arc::new(file));
                 self.heap = Vec::new();
             }
             Err(_) => self.spill_failed = true,
@@ -130,11 +152,15 @@ impl FreshRows {
         );
         self.spill_failed = true;
         let dim = self.dim;
-        let mut heap = Vec::with_capacity(self.rows * dim);
-        for e in 0..self.rows {
+        let (rows, mut heap) = (self.rows, Vec::new());
+        for e in 0..rows {
+            if e.is_multiple_of(BLOCK_ROWS) {
+                heap.push(Arc::new(Vec::with_capacity(BLOCK_ROWS * dim)));
+            }
+            let block = Arc::make_mut(heap.last_mut().expect("a block"));
             match read_row(&file, dim, e) {
-                Ok(row) => heap.extend_from_slice(&row),
-                Err(_) => heap.extend(std::iter::repeat_n(0.0, dim)),
+                Ok(row) => block.extend_from_slice(&row),
+                Err(_) => block.extend(std::iter::repeat_n(0.0, dim)),
             }
         }
         self.heap = heap;

@@ -6,12 +6,15 @@
 //! - [`state`]: the in-memory index, changed only by applying log records.
 //! - [`disk`]: file formats, the WAL, snapshots and the writer lock.
 //!
-//! Writers take this process's writer gate and the OS lock on `LOCK`, catch
-//! up with other processes' log records, append their own record and fsync
-//! it, and only then take the write lock to apply it. Readers catch up
-//! before every call by reading the log from where they stopped, or
-//! reloading when a newer snapshot appeared; not while a writer of this
-//! process holds the gate, nor on a thread that holds a view.
+//! The index a query reads is one immutable generation behind an `Arc`: a
+//! view clones the `Arc` and holds no lock while it lives. Writers take
+//! this process's writer gate and the OS lock on `LOCK`, catch up with
+//! other processes' log records, append their own record and fsync it,
+//! then apply it to a copy of the current generation (which shares all
+//! that the write does not change) and publish the copy with one pointer
+//! swap. Readers catch up before every call by reading the log from where
+//! they stopped, or reloading when a newer snapshot appeared; not while a
+//! writer of this process holds the gate.
 
 /// Re-exported: the analyzer is shared with every Index adapter.
 #[doc(hidden)]
@@ -25,6 +28,7 @@ pub mod disk;
 mod fresh_rows;
 mod job_records;
 mod legacy;
+mod pages;
 mod postings;
 #[doc(hidden)]
 pub mod records;
@@ -40,9 +44,9 @@ pub mod vectors;
 mod view;
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::RwLock;
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
@@ -69,6 +73,8 @@ pub const SETTLE_AFTER_BYTES: u64 = 1 << 20;
 /// log is folded when the sync ends.
 pub const SETTLE_SHARE: u64 = 8;
 
+/// One generation of the index, with where it stands against the files.
+#[derive(Clone)]
 struct Inner {
     state: State,
     generation: u64,
@@ -122,10 +128,13 @@ impl Inner {
 /// The embedded index: in memory, persisted under one folder, shared by the processes that open it.
 pub struct MemIndex {
     paths: Paths,
-    inner: RwLock<Inner>,
+    /// The current generation. The lock guards the pointer only: a reader
+    /// holds it to clone the `Arc`, a writer to swap in the next one (or,
+    /// when no view holds the generation, to change it in place).
+    current: RwLock<Arc<Inner>>,
     /// Held by this process's writer from before its log append until the
-    /// record is applied, so readers never wait on the append's fsync: the
-    /// write lock is taken only to apply the record in memory. Meanwhile a
+    /// next generation is published, and by whoever catches up or
+    /// compacts: one builder of the next generation at a time. Meanwhile a
     /// reader does not catch up with the log, which holds a record not yet
     /// applied (the writer catches up with other processes itself).
     writing: Mutex<()>,
@@ -154,7 +163,7 @@ impl MemIndex {
         let recovered = inner.recovered || inner.damaged;
         let index = Self {
             paths,
-            inner: RwLock::new(inner),
+            current: RwLock::new(Arc::new(inner)),
             writing: Mutex::new(()),
             compact_after: COMPACT_AFTER_BYTES,
         };
@@ -171,16 +180,47 @@ impl MemIndex {
         self
     }
 
-    /// The state after catching up with other processes, read-locked. A
-    /// thread that holds a view already reads recursively: it neither
-    /// catches up (the write lock would wait on its own view) nor queues
-    /// behind a waiting writer (who waits on that view).
-    fn guard(&self) -> Result<RwLockReadGuard<'_, Inner>, IndexError> {
-        if view::held_here() {
-            return Ok(self.inner.read_recursive());
-        }
+    /// The generation after catching up with other processes.
+    fn guard(&self) -> Result<Arc<Inner>, IndexError> {
         self.refresh()?;
-        Ok(self.inner.read())
+        Ok(self.current())
+    }
+
+    /// The current generation, as it is.
+    fn current(&self) -> Arc<Inner> {
+        Arc::clone(&self.current.read())
+    }
+
+    /// Swaps in the next generation; the one it replaces lives on until its
+    /// last view drops.
+    fn publish(&self, next: Inner) {
+        let previous = std::mem::replace(&mut *self.current.write(), Arc::new(next));
+        // Freed after the lock, when this was its last holder.
+        drop(previous);
+    }
+
+    /// Builds the next generation with `change`, for a caller that holds
+    /// the writer gate. A generation no view holds is changed in place (a
+    /// reader that arrives meanwhile waits for that one change); otherwise
+    /// `change` works on a copy, which shares all that it leaves alone,
+    /// and the copy is published.
+    fn update<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
+        {
+            let mut current = self.current.write();
+            if let Some(inner) = Arc::get_mut(&mut current) {
+                return change(inner);
+            }
+        }
+        self.next_generation(change)
+    }
+
+    /// [`MemIndex::update`] always on a copy, for a change that reads
+    /// files (catching up with the log): no reader waits for it.
+    fn next_generation<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
+        let mut next = Inner::clone(&self.current());
+        let out = change(&mut next);
+        self.publish(next);
+        out
     }
 
     /// This process's writer gate, for a writer: it waits for another
@@ -191,11 +231,8 @@ impl MemIndex {
 
     /// Catches up with other processes: a newer snapshot, or new log
     /// records. Skipped while a writer of this process is mid-write (see
-    /// [`MemIndex::writing`]) or this thread holds a view.
+    /// [`MemIndex::writing`]).
     pub fn refresh(&self) -> Result<(), IndexError> {
-        if view::held_here() {
-            return Ok(());
-        }
         let _gate = match self.writing.try_lock() {
             Ok(gate) => gate,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
@@ -213,36 +250,27 @@ impl MemIndex {
         let wal_len = std::fs::metadata(self.paths.wal())
             .map(|m| m.len())
             .unwrap_or(0);
+        let inner = self.current();
+        if snapshot == inner.snapshot_identity
+            && (inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
         {
-            let inner = self.inner.read();
-            if snapshot == inner.snapshot_identity
-                && (inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
-            {
-                return Ok(());
-            }
-        }
-        if snapshot != self.inner.read().snapshot_identity {
-            // Another process compacted: the new generation is read beside
-            // queries (the caller holds the gate), then swapped in.
-            let next = load(&self.paths)?;
-            let previous = std::mem::replace(&mut *self.inner.write(), next);
-            drop(previous);
             return Ok(());
         }
-        let mut inner = self.inner.write();
-        catch_up(&self.paths, &mut inner)
+        if snapshot != inner.snapshot_identity {
+            // Another process compacted: the new generation is read beside
+            // queries (the caller holds the gate), then swapped in.
+            drop(inner);
+            self.publish(load(&self.paths)?);
+            return Ok(());
+        }
+        drop(inner);
+        // All the new records go into one next generation.
+        self.next_generation(|inner| catch_up(&self.paths, inner))
     }
 
     /// Checks, logs (appended and fsynced with no lock readers wait on),
     /// then applies `op` under the write lock.
     fn mutate(&self, op: Op) -> Result<usize, IndexError> {
-        if view::held_here() {
-            // The write lock would wait for this thread's own view.
-            return Err(IndexError::storage(
-                "a write to the index from a thread that holds a read view of it; \
-                 drop the view first (this is a bug in the caller)",
-            ));
-        }
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
@@ -250,34 +278,38 @@ impl MemIndex {
         // gate and the OS lock are held): reading them, then appending
         // without the lock, is safe.
         let (generation, end, fresh_log) = {
-            let inner = self.inner.read();
+            let inner = self.current();
             inner.state.check(&op)?;
             let fresh_log = inner.wal_legacy || inner.wal_end == 0;
             (inner.generation, inner.wal_end, fresh_log)
         };
         let (generation, end) = if fresh_log {
-            let mut inner = self.inner.write();
-            if inner.wal_legacy {
-                // An older build's log: fold it into a snapshot first, so
-                // the new log holds one layout.
-                compact(&self.paths, &mut inner)?;
-            }
-            if inner.wal_end == 0 {
-                disk::reset_wal(&self.paths, inner.generation)?;
-                inner.wal_end = WAL_HEADER;
-            }
-            (inner.generation, inner.wal_end)
+            self.update(|inner| {
+                if inner.wal_legacy {
+                    // An older build's log: fold it into a snapshot first,
+                    // so the new log holds one layout.
+                    compact(&self.paths, inner)?;
+                }
+                if inner.wal_end == 0 {
+                    disk::reset_wal(&self.paths, inner.generation)?;
+                    inner.wal_end = WAL_HEADER;
+                }
+                Ok::<_, IndexError>((inner.generation, inner.wal_end))
+            })?
         } else {
             (generation, end)
         };
         let op = op.into_logged();
         let end = disk::append_wal(&self.paths, end, &op)?;
         disk::note_wal_end(&self.paths, generation, end);
-        let mut inner = self.inner.write();
-        inner.wal_end = end;
-        let n = inner.state.apply(op);
-        let fold = inner.wal_end > self.compact_after.max(inner.snapshot_bytes);
-        drop(inner);
+        let (n, fold) = self.update(|inner| {
+            inner.wal_end = end;
+            let n = inner.state.apply(op);
+            (
+                n,
+                inner.wal_end > self.compact_after.max(inner.snapshot_bytes),
+            )
+        });
         if fold {
             self.compact_beside_queries()?;
         }
@@ -285,25 +317,22 @@ impl MemIndex {
     }
 
     /// Writes the next snapshot generation from a read of the state, so
-    /// queries go on meanwhile, then swaps it in under the write lock. The
+    /// queries go on meanwhile, then publishes it. The
     /// caller holds the writer gate and the OS lock: nothing else changes
     /// the state, and this process does not catch up, until it is done.
     fn compact_beside_queries(&self) -> Result<(), IndexError> {
-        let next = write_next(&self.paths, &self.inner.read());
-        let next = match next {
-            Ok(next) => next,
+        match write_next(&self.paths, &self.current()) {
+            Ok(next) => {
+                self.publish(next);
+                Ok(())
+            }
             Err(e) => {
                 // A write that failed half way may have switched the
                 // snapshot but not the log: the files say which.
-                let reloaded = load(&self.paths)?;
-                *self.inner.write() = reloaded;
-                return Err(e);
+                self.publish(load(&self.paths)?);
+                Err(e)
             }
-        };
-        let previous = std::mem::replace(&mut *self.inner.write(), next);
-        // Dropped after the lock: a large state takes a while to free.
-        drop(previous);
-        Ok(())
+        }
     }
 
     /// Waits for background work started at open (the int8 copy of a large
@@ -346,7 +375,9 @@ impl MemIndex {
 
 impl Index for MemIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
-        Ok(Box::new(MemView::new(self.guard()?)))
+        Ok(Box::new(MemView {
+            inner: self.guard()?,
+        }))
     }
 
     /// Folds a long log into a snapshot (see [`SETTLE_AFTER_BYTES`]), so the
@@ -356,7 +387,7 @@ impl Index for MemIndex {
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
         let (log, snapshot_bytes, outdated) = {
-            let inner = self.inner.read();
+            let inner = self.current();
             (
                 inner.wal_end.saturating_sub(WAL_HEADER),
                 inner.snapshot_bytes,

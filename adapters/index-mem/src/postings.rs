@@ -4,6 +4,8 @@
 //! a 32-byte heap block. Longer lists are (document gap, term frequency)
 //! pairs as LEB128 varints, about 2 bytes a posting instead of 8.
 
+use std::sync::Arc;
+
 use smallvec::SmallVec;
 
 /// Documents in increasing order, each with its term frequency. Postings of
@@ -14,18 +16,22 @@ pub(crate) enum Postings {
     #[default]
     Empty,
     /// A single document (never retired: retiring it empties the list).
-    One {
-        doc: u32,
-        tf: u32,
+    One { doc: u32, tf: u32 },
+    /// Shared between the index's generations: written through
+    /// [`Arc::make_mut`], so a list is copied only when a newer generation
+    /// changes it.
+    Many {
+        list: Arc<Many>,
+        /// Postings of retired documents still in `list`: counted here, so
+        /// retiring one never copies a list another generation shares.
+        dead: u32,
     },
-    Many(Box<Many>),
 }
 
 /// Two or more postings.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Many {
     len: u32,
-    dead: u32,
     last: u32,
     bytes: SmallVec<[u8; 16]>,
 }
@@ -63,9 +69,9 @@ impl Many {
 }
 
 impl Many {
-    /// (postings, retired, last document, bytes), for the snapshot.
-    pub(crate) fn parts(&self) -> (u32, u32, u32, &[u8]) {
-        (self.len, self.dead, self.last, &self.bytes)
+    /// (postings, last document, bytes), for the snapshot.
+    pub(crate) fn parts(&self) -> (u32, u32, &[u8]) {
+        (self.len, self.last, &self.bytes)
     }
 }
 
@@ -118,12 +124,14 @@ impl Postings {
         if seen != len || len < 2 || doc != last || dead > len {
             return bad("whose counts do not match its bytes");
         }
-        Ok(Postings::Many(Box::new(Many {
-            len,
+        Ok(Postings::Many {
+            list: Arc::new(Many {
+                len,
+                last,
+                bytes: SmallVec::from_slice(bytes),
+            }),
             dead,
-            last,
-            bytes: SmallVec::from_slice(bytes),
-        })))
+        })
     }
 
     /// Builds a list from pairs sorted by document (duplicates: last wins).
@@ -132,8 +140,8 @@ impl Postings {
         for (doc, tf) in pairs {
             p.add(doc, tf);
         }
-        if let Postings::Many(m) = &mut p {
-            m.bytes.shrink_to_fit();
+        if let Postings::Many { list, .. } = &mut p {
+            Arc::make_mut(list).bytes.shrink_to_fit();
         }
         p
     }
@@ -144,7 +152,7 @@ impl Postings {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
-            Postings::Many(m) => m.len,
+            Postings::Many { list, .. } => list.len,
         }
     }
 
@@ -153,7 +161,7 @@ impl Postings {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
-            Postings::Many(m) => m.len - m.dead,
+            Postings::Many { list, dead } => list.len - dead,
         }
     }
 
@@ -166,9 +174,12 @@ impl Postings {
                 let mut m = Many::default();
                 m.push(*d, *t);
                 m.push(doc, tf);
-                *self = Postings::Many(Box::new(m));
+                *self = Postings::Many {
+                    list: Arc::new(m),
+                    dead: 0,
+                };
             }
-            Postings::Many(m) if doc > m.last => m.push(doc, tf),
+            Postings::Many { list, .. } if doc > list.last => Arc::make_mut(list).push(doc, tf),
             _ => {
                 let mut pairs: Vec<(u32, u32)> = self.iter().collect();
                 match pairs.binary_search_by_key(&doc, |p| p.0) {
@@ -183,13 +194,13 @@ impl Postings {
     /// Replaces the postings by `pairs` (sorted), still counting as retired
     /// those that were: the retired documents are among the pairs.
     fn rebuild(&mut self, pairs: Vec<(u32, u32)>) {
-        let dead = match self {
-            Postings::Many(m) => m.dead,
+        let retired = match self {
+            Postings::Many { dead, .. } => *dead,
             _ => 0,
         };
         *self = Self::from_sorted(pairs);
-        if let Postings::Many(m) = self {
-            m.dead = dead;
+        if let Postings::Many { dead, .. } = self {
+            *dead = retired;
         }
     }
 
@@ -200,9 +211,9 @@ impl Postings {
         match self {
             Postings::Empty => {}
             Postings::One { .. } => *self = Postings::Empty,
-            Postings::Many(m) => {
-                m.dead += 1;
-                if m.dead * 2 > m.len {
+            Postings::Many { list, dead } => {
+                *dead += 1;
+                if *dead * 2 > list.len {
                     self.purge(alive);
                 }
             }
@@ -219,11 +230,11 @@ impl Postings {
                 }
                 return;
             }
-            Postings::Many(_) => {}
+            Postings::Many { .. } => {}
         }
         if self.iter().all(|(d, _)| keep(d)) {
-            if let Postings::Many(m) = self {
-                m.dead = 0;
+            if let Postings::Many { dead, .. } = self {
+                *dead = 0;
             }
             return;
         }
@@ -244,8 +255,8 @@ impl Postings {
         match self {
             Postings::Empty => Iter::One(None),
             Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
-            Postings::Many(m) => Iter::Many {
-                bytes: &m.bytes,
+            Postings::Many { list, .. } => Iter::Many {
+                bytes: &list.bytes,
                 at: 0,
                 doc: 0,
                 first: true,
@@ -319,7 +330,7 @@ mod tests {
             "a rare term needs no heap block"
         );
         p.add(123_460, 2);
-        let Postings::Many(m) = &p else {
+        let Postings::Many { list: m, .. } = &p else {
             panic!("two postings")
         };
         assert!(!m.bytes.spilled(), "a short list stays inline");
@@ -327,7 +338,7 @@ mod tests {
         for d in 0..100_000 {
             long.add(d * 3, 1);
         }
-        let Postings::Many(m) = &long else {
+        let Postings::Many { list: m, .. } = &long else {
             panic!("a long list")
         };
         assert!(m.bytes.len() <= 2 * 100_000, "{} bytes", m.bytes.len());

@@ -169,8 +169,9 @@ pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, 
             });
             (vectors_ok, quantized)
         });
+        let ids = Arc::make_mut(&mut state.ids);
         for (sid, entry) in snap.sources.iter().enumerate() {
-            state.ids.insert(entry.record.source.clone(), sid as u32);
+            ids.insert(entry.record.source.clone(), sid as u32);
         }
         state.chunks = match snap.table.take() {
             Some(table) => Chunks::mapped(table),
@@ -228,19 +229,24 @@ pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, 
     state.vectorless = (0..state.chunks.len() as u32)
         .filter(|&slot| !state.vectors.has(slot))
         .count() as u64;
-    state.sources = snap.sources.into_iter().map(Some).collect();
+    state.sources = snap
+        .sources
+        .into_iter()
+        .map(|e| Some(Arc::new(e)))
+        .collect();
     state.text = snap.text;
     state.title = snap.title;
     match snap.repeats {
         // Kept by the snapshot (format 8): no chunk is read for them.
         Some(repeats) => {
+            let table = Arc::make_mut(&mut state.repeats);
             for (sid, terms, len) in repeats {
                 let repeats = Repeats {
                     terms: terms.into_iter().collect(),
                     len,
                 };
                 state.repeats_len += len;
-                state.repeats.insert(sid, repeats);
+                table.insert(sid, Arc::new(repeats));
             }
         }
         // Derived from the chunks: one analysis per run of chunks sharing

@@ -1,9 +1,7 @@
 //! `MemView`: the read view over one generation of the state.
 
-use std::cell::Cell;
 use std::ops::RangeInclusive;
-
-use parking_lot::RwLockReadGuard;
+use std::sync::Arc;
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{
@@ -15,40 +13,14 @@ use crate::disk::WAL_HEADER;
 
 use crate::Inner;
 
-thread_local! {
-    /// Views this thread holds, of any index: while it holds one, its other
-    /// index calls read recursively and never wait for the write lock,
-    /// which would wait for that view.
-    static HELD: Cell<usize> = const { Cell::new(0) };
+/// A read of one generation, pinned by its `Arc`: no lock is held while it
+/// lives, so writers never wait for it, and it never sees half a write.
+/// The thread holding it may call the index again, writes included.
+pub(crate) struct MemView {
+    pub(crate) inner: Arc<Inner>,
 }
 
-/// Whether this thread holds a view.
-pub(crate) fn held_here() -> bool {
-    HELD.with(|h| h.get() > 0)
-}
-
-/// A read of one generation: the read lock is held until the view drops,
-/// so this process's writers wait for it to apply (never to log) a write,
-/// and it never sees half a write.
-pub(crate) struct MemView<'a> {
-    pub(crate) inner: RwLockReadGuard<'a, Inner>,
-}
-
-impl<'a> MemView<'a> {
-    /// A view over the state `inner` guards, counted as held by this thread.
-    pub(crate) fn new(inner: RwLockReadGuard<'a, Inner>) -> Self {
-        HELD.with(|h| h.set(h.get() + 1));
-        Self { inner }
-    }
-}
-
-impl Drop for MemView<'_> {
-    fn drop(&mut self) {
-        HELD.with(|h| h.set(h.get() - 1));
-    }
-}
-
-impl IndexView for MemView<'_> {
+impl IndexView for MemView {
     fn vector_search(
         &self,
         query: &[f32],

@@ -12,6 +12,9 @@
 use std::io::Write;
 
 use super::Field;
+use std::sync::Arc;
+
+use crate::pages::Pages;
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -41,8 +44,9 @@ impl Field {
                     out.extend_from_slice(&doc.to_le_bytes());
                     out.extend_from_slice(&tf.to_le_bytes());
                 }
-                Some(Postings::Many(m)) => {
-                    let (len, dead, last, bytes) = m.parts();
+                Some(Postings::Many { list, dead }) => {
+                    let (len, last, bytes) = list.parts();
+                    let dead = *dead;
                     out.push(2);
                     for v in [len, dead, last, bytes.len() as u32] {
                         out.extend_from_slice(&v.to_le_bytes());
@@ -77,7 +81,7 @@ impl Field {
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
             .collect();
         let terms = Terms::from_parts(arena, ends).ok_or("term ends out of order")?;
-        let mut postings = Vec::with_capacity(n_terms);
+        let mut postings = Pages::default();
         for _ in 0..n_terms {
             let list = match r.take(1)?[0] {
                 0 => Postings::Empty,
@@ -98,7 +102,7 @@ impl Field {
             postings.push(list);
         }
         let field = Field {
-            terms,
+            terms: Arc::new(terms),
             postings,
             lengths,
             live,

@@ -10,6 +10,8 @@ use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::Field;
+use std::sync::Arc;
+
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -123,8 +125,8 @@ impl<'de> Deserialize<'de> for Field {
             total_len,
         } = FieldIn::deserialize(d)?;
         Ok(Field {
-            terms,
-            postings,
+            terms: Arc::new(terms),
+            postings: postings.into_iter().collect(),
             lengths,
             live,
             total_len,

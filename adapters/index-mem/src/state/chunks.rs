@@ -4,17 +4,20 @@
 //! table's fixed-width columns.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::disk::{text_key, ChunkTable};
+use crate::pages::Pages;
 use crate::records::DiskChunk;
 
-#[derive(Debug, Default)]
+/// A clone shares the table and the chunks written since (see [`Pages`]).
+#[derive(Debug, Default, Clone)]
 pub struct Chunks {
     table: Option<ChunkTable>,
     /// The table's slots removed since the snapshot.
     gone: Vec<bool>,
     /// Slots from the table's end on: (source id, chunk), `None` once removed.
-    fresh: Vec<Option<(u32, DiskChunk)>>,
+    fresh: Pages<Option<Arc<(u32, DiskChunk)>>>,
 }
 
 impl Chunks {
@@ -23,7 +26,7 @@ impl Chunks {
         Self {
             table: None,
             gone: Vec::new(),
-            fresh: chunks,
+            fresh: chunks.into_iter().map(|c| c.map(Arc::new)).collect(),
         }
     }
 
@@ -32,7 +35,7 @@ impl Chunks {
         Self {
             gone: vec![false; table.len()],
             table: Some(table),
-            fresh: Vec::new(),
+            fresh: Pages::default(),
         }
     }
 
@@ -64,7 +67,7 @@ impl Chunks {
         let s = slot as usize;
         match s.checked_sub(self.base()) {
             None => (!self.gone[s]).then(|| self.table.as_ref().map(|t| t.sid(s)))?,
-            Some(f) => self.fresh.get(f)?.as_ref().map(|(sid, _)| *sid),
+            Some(f) => self.fresh.get(f)?.as_ref().map(|c| c.0),
         }
     }
 
@@ -73,7 +76,7 @@ impl Chunks {
         let s = slot as usize;
         match s.checked_sub(self.base()) {
             None => (!self.gone[s]).then(|| self.table.as_ref().map(|t| t.index(s)))?,
-            Some(f) => self.fresh.get(f)?.as_ref().map(|(_, c)| c.index),
+            Some(f) => self.fresh.get(f)?.as_ref().map(|c| c.1.index),
         }
     }
 
@@ -83,7 +86,7 @@ impl Chunks {
         let s = slot as usize;
         match s.checked_sub(self.base()) {
             None => (!self.gone[s]).then(|| self.table.as_ref()?.parent(s))?,
-            Some(f) => self.fresh.get(f)?.as_ref().map(|(_, c)| c.parent),
+            Some(f) => self.fresh.get(f)?.as_ref().map(|c| c.1.parent),
         }
     }
 
@@ -92,7 +95,7 @@ impl Chunks {
         let s = slot as usize;
         match s.checked_sub(self.base()) {
             None => (!self.gone[s]).then(|| self.table.as_ref().map(|t| t.key(s)))?,
-            Some(f) => self.fresh.get(f)?.as_ref().map(|(_, c)| text_key(&c.text)),
+            Some(f) => self.fresh.get(f)?.as_ref().map(|c| text_key(&c.1.text)),
         }
     }
 
@@ -110,7 +113,7 @@ impl Chunks {
                 .fresh
                 .get(f)?
                 .as_ref()
-                .map(|(sid, c)| (*sid, Cow::Borrowed(c))),
+                .map(|c| (c.0, Cow::Borrowed(&c.1))),
         }
     }
 
@@ -124,7 +127,11 @@ impl Chunks {
                 let table = self.table.as_ref()?;
                 Some((table.sid(s), table.chunk(s)?))
             }
-            Some(f) => self.fresh.get_mut(f)?.take(),
+            Some(f) => {
+                let chunk = self.fresh.get_mut(f)?.take()?;
+                // Copied out when an older generation still shares it.
+                Some(Arc::try_unwrap(chunk).unwrap_or_else(|c| (*c).clone()))
+            }
         }
     }
 
@@ -143,7 +150,7 @@ impl Chunks {
 
     /// Appends a chunk at slot [`Chunks::len`].
     pub fn push(&mut self, sid: u32, chunk: DiskChunk) {
-        self.fresh.push(Some((sid, chunk)));
+        self.fresh.push(Some(Arc::new((sid, chunk))));
     }
 
     /// Appends a source's chunks as new slots. They are taken from the back
@@ -151,16 +158,10 @@ impl Chunks {
     /// million-chunk file never has two lists of chunks.
     pub fn place(&mut self, sid: u32, mut chunks: Vec<DiskChunk>) {
         const GIVE_BACK_EVERY: usize = 1 << 16;
-        let base = self.fresh.len();
         let n = chunks.len();
-        // One big source: room for exactly its chunks, not the next power
-        // of two (growth stays amortized: at least doubling).
-        if self.fresh.capacity() - base < n {
-            self.fresh.reserve_exact(n.max(base));
-        }
-        self.fresh.resize_with(base + n, || None);
+        chunks.reverse();
         while let Some(chunk) = chunks.pop() {
-            self.fresh[base + chunks.len()] = Some((sid, chunk));
+            self.push(sid, chunk);
             if chunks.len().is_multiple_of(GIVE_BACK_EVERY) && n > GIVE_BACK_EVERY {
                 chunks.shrink_to_fit();
             }

@@ -9,7 +9,7 @@ use super::*;
 
 impl State {
     pub fn entry(&self, source: &str) -> Option<&SourceEntry> {
-        self.sources[*self.ids.get(source)? as usize].as_ref()
+        self.sources[*self.ids.get(source)? as usize].as_deref()
     }
 
     pub fn record(&self, source: &str) -> Option<SourceRecord> {
@@ -132,7 +132,7 @@ impl State {
                 continue;
             };
             if let Some(Some(e)) = self.sources.get_mut(sid as usize) {
-                e.record.scheme_version = 0;
+                Arc::make_mut(e).record.scheme_version = 0;
                 n += 1;
             }
         }
@@ -161,8 +161,11 @@ impl State {
         if self.model_id.as_deref() != Some(model_id) {
             return None;
         }
-        let by_text = self.by_text.get_or_init(|| self.text_slots());
-        let slot = *by_text.get(&text_key(text))?;
+        let slot = {
+            let mut table = self.text_table();
+            let by_text = table.get_or_insert_with(|| self.text_slots());
+            *by_text.get(&text_key(text))?
+        };
         let (_, chunk) = self.chunks.get(slot)?;
         (&*chunk.text == text && self.vectors.has(slot))
             .then(|| self.vectors.row(slot).into_owned())

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use minirag_core::ports::IndexError;
 
@@ -20,11 +20,17 @@ pub use crate::records::SourceEntry;
 /// analysing each of its chunks again.
 const BIG_SOURCE: usize = 1 << 16;
 
+/// One generation of the index. A clone shares everything large (the
+/// mapped snapshot, the postings' pages and lists, each source's entry), so
+/// a writer clones the generation views still read, applies its write to
+/// the clone, and publishes it; a view never sees a write half done.
+#[derive(Clone)]
 pub struct State {
-    pub analyzer: Analyzer,
+    pub analyzer: Arc<Analyzer>,
     pub model_id: Option<String>,
-    pub ids: HashMap<String, u32>,
-    pub sources: Vec<Option<SourceEntry>>,
+    pub ids: Arc<HashMap<String, u32>>,
+    /// By source id; an entry is copied when a write changes it.
+    pub sources: Vec<Option<Arc<SourceEntry>>>,
     /// slot → (source id, chunk)
     pub chunks: Chunks,
     pub vectors: Matrix,
@@ -33,15 +39,18 @@ pub struct State {
     /// [`text_key`] of a chunk text → a slot holding it with a vector: what
     /// a sync looks up to reuse a vector. Built from the state on its first
     /// look-up ([`State::text_slots`]), not at open: a process that only
-    /// queries never needs it; once built, writes keep it current.
-    pub by_text: OnceLock<HashMap<u64, u32>>,
+    /// queries never needs it; once built, writes keep it current. One
+    /// table for a generation and those written after it (a look-up checks
+    /// the slot against the generation it reads); a compaction, which
+    /// renumbers the slots, starts a new one.
+    pub by_text: Arc<Mutex<Option<HashMap<u64, u32>>>>,
     /// Live chunks without a vector, kept current by every change so a
     /// query can say how many wait for embedding without a scan.
     pub vectorless: u64,
     /// Per source, the breadcrumb terms its chunks repeat (kept in memory,
     /// derived from the chunks): whole-document BM25 counts a section's
     /// headings once, as the document has them.
-    pub repeats: HashMap<u32, Repeats>,
+    pub repeats: Arc<HashMap<u32, Arc<Repeats>>>,
     /// Sum of every source's repeated length.
     pub repeats_len: u64,
 }
@@ -61,16 +70,16 @@ impl Default for State {
 impl State {
     pub fn new() -> Self {
         Self {
-            analyzer: Analyzer::default(),
+            analyzer: Arc::default(),
             model_id: None,
-            ids: HashMap::new(),
+            ids: Arc::default(),
             sources: Vec::new(),
             chunks: Chunks::default(),
             vectors: Matrix::new(0),
             text: Field::default(),
             title: Field::default(),
-            by_text: OnceLock::new(),
-            repeats: HashMap::new(),
+            by_text: Arc::default(),
+            repeats: Arc::default(),
             repeats_len: 0,
             vectorless: 0,
         }
@@ -200,7 +209,7 @@ impl State {
                 self.rebuild_matrix(dim);
             }
             if switching {
-                self.by_text = OnceLock::new();
+                self.by_text = Arc::default();
             }
             self.model_id = model.cloned();
         }
@@ -231,7 +240,8 @@ impl State {
                 if !had {
                     self.vectorless -= 1;
                 }
-                if let (Some(key), Some(map)) = (self.chunks.key(slot), self.by_text.get_mut()) {
+                if let (Some(key), Some(map)) = (self.chunks.key(slot), self.text_table().as_mut())
+                {
                     map.insert(key, slot);
                 }
             } else if let Some((_, chunk)) = self.chunks.take(slot) {
@@ -245,7 +255,7 @@ impl State {
                 // push_chunk counts a vector-less chunk; this one has a row.
                 self.push_chunk(new, sid, chunk, Some(row));
                 if let Some(e) = self.sources[sid as usize].as_mut() {
-                    e.slots[i] = new;
+                    Arc::make_mut(e).slots[i] = new;
                 }
             }
             n += 1;
@@ -292,11 +302,13 @@ impl State {
                 }
                 self.title.add(sid, &self.analyzer.terms(&source.title));
                 self.note_repeats(sid, &slots);
-                self.ids.insert(source.source.clone(), sid);
-                self.sources[sid as usize] = Some(SourceEntry {
+                if self.ids.get(&source.source) != Some(&sid) {
+                    Arc::make_mut(&mut self.ids).insert(source.source.clone(), sid);
+                }
+                self.sources[sid as usize] = Some(Arc::new(SourceEntry {
                     record: source,
                     slots,
-                });
+                }));
                 n
             }
             Op::Delete { source } => match self.remove_source(&source) {
@@ -304,7 +316,7 @@ impl State {
                     let n = self.sources[sid as usize]
                         .take()
                         .map_or(0, |e| e.slots.len());
-                    self.ids.remove(&source);
+                    Arc::make_mut(&mut self.ids).remove(&source);
                     n
                 }
                 None => 0,
@@ -325,7 +337,7 @@ impl State {
                 let n = self.set_vectors(sid, first, dim as usize, &vectors);
                 if complete {
                     if let Some(e) = self.sources[sid as usize].as_mut() {
-                        e.record.embedded_with = Some(model);
+                        Arc::make_mut(e).record.embedded_with = Some(model);
                     }
                 }
                 n
@@ -334,13 +346,16 @@ impl State {
                 if self.ids.contains_key(&to) {
                     return 0;
                 }
-                let Some(sid) = self.ids.remove(&from) else {
+                let Some(&sid) = self.ids.get(&from) else {
                     return 0;
                 };
+                let ids = Arc::make_mut(&mut self.ids);
+                ids.remove(&from);
+                ids.insert(to.clone(), sid);
                 let entry = self.sources[sid as usize].as_mut().expect("indexed source");
-                entry.record.source = to.clone();
+                let entry = Arc::make_mut(entry);
+                entry.record.source = to;
                 entry.record.mtime = mtime;
-                self.ids.insert(to, sid);
                 entry.slots.len()
             }
         }
@@ -359,7 +374,7 @@ impl State {
         };
         let terms = self.analyzer.terms(&chunk.text);
         if row.is_some() {
-            if let Some(map) = self.by_text.get_mut() {
+            if let Some(map) = self.text_table().as_mut() {
                 map.insert(text_key(&chunk.text), slot);
             }
         } else {
@@ -404,9 +419,14 @@ impl State {
         self.vectorless = self.chunks.count() as u64;
     }
 
+    /// [`State::by_text`], locked: `None` until its first look-up.
+    pub(crate) fn text_table(&self) -> MutexGuard<'_, Option<HashMap<u64, u32>>> {
+        self.by_text.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Drops the text key `key` from [`State::by_text`] when it names `slot`.
     fn forget_text(&mut self, key: u64, slot: u32) {
-        if let Some(map) = self.by_text.get_mut() {
+        if let Some(map) = self.text_table().as_mut() {
             if map.get(&key) == Some(&slot) {
                 map.remove(&key);
             }
@@ -461,8 +481,10 @@ impl State {
         }
         self.title
             .remove(sid, &self.analyzer.terms(&entry.record.title));
-        if let Some(r) = self.repeats.remove(&sid) {
-            self.repeats_len -= r.len;
+        if self.repeats.contains_key(&sid) {
+            if let Some(r) = Arc::make_mut(&mut self.repeats).remove(&sid) {
+                self.repeats_len -= r.len;
+            }
         }
         Some(sid)
     }

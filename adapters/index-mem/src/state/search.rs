@@ -69,7 +69,7 @@ impl State {
         let r = breadcrumb_repeats(&self.analyzer, prefixes.iter().map(String::as_str));
         if r.len > 0 {
             self.repeats_len += r.len;
-            self.repeats.insert(sid, r);
+            Arc::make_mut(&mut self.repeats).insert(sid, Arc::new(r));
         }
     }
 

@@ -1,16 +1,18 @@
 //! The int8 copy of f32 rows the large scan reads, and its dot products
 //! (AVX-512 and AVX2 where the CPU has them, portable otherwise).
 
+use std::sync::Arc;
+
 use memmap2::Mmap;
 
 /// An int8 copy of f32 rows: row r ≈ scales[r] · codes[r·dim..].
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Quantized {
     codes: Vec<i8>,
     scales: Vec<f32>,
     /// A snapshot's int8 file, read in place; then `codes` and `scales`
     /// stay empty (only rows written since the snapshot are pushed or set).
-    mapped: Option<Mapped>,
+    mapped: Option<Arc<Mapped>>,
 }
 
 /// The codes and the 4-byte aligned scales of an int8 file's map.
@@ -48,7 +50,7 @@ impl Quantized {
             rows,
         };
         Some(Self {
-            mapped: Some(mapped),
+            mapped: Some(Arc::new(mapped)),
             ..Self::default()
         })
     }

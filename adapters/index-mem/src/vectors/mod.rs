@@ -27,10 +27,15 @@ const _: () = assert!(crate::fresh_rows::SPILL_ROWS >= QUANTIZE_ROWS);
 /// Candidates the int8 pass keeps per result wanted, before exact rescoring.
 const RESCORE_FACTOR: usize = 4;
 
+mod fresh_codes;
 mod int8;
+use fresh_codes::FreshCodes;
 pub(crate) use int8::quantize_row;
 use int8::*;
 
+/// A clone shares the mapped rows and the blocks of rows written since,
+/// so the next generation of the index copies only what its write changes.
+#[derive(Clone)]
 pub struct Matrix {
     dim: usize,
     base: Option<Arc<Mmap>>,
@@ -41,14 +46,15 @@ pub struct Matrix {
     /// snapshot starts (never for small ones, and not during open, which it
     /// would slow); searches use the exact scan until it is ready.
     quantized: Arc<OnceLock<Quantized>>,
-    quantize_started: std::sync::atomic::AtomicBool,
+    /// Shared by the clones of one matrix: one background build at most.
+    quantize_started: Arc<std::sync::atomic::AtomicBool>,
     /// The rows written since the snapshot (spilled to a scratch file
     /// when many, see [`FreshRows`]).
     extra: FreshRows,
     /// The rows written since the snapshot, quantized as they are written:
     /// after a sync that embeds in batches most vectors can live here until
     /// the next compaction.
-    extra_q: Quantized,
+    extra_q: FreshCodes,
     /// Row has a real vector (rows of vector-less chunks are zeros).
     present: Vec<bool>,
 }
@@ -110,7 +116,7 @@ impl Matrix {
             quantized: Arc::default(),
             quantize_started: Default::default(),
             extra: FreshRows::new(dim, None),
-            extra_q: Quantized::default(),
+            extra_q: FreshCodes::default(),
             present: Vec::new(),
         }
     }
@@ -144,7 +150,7 @@ impl Matrix {
             quantized,
             quantize_started: Default::default(),
             extra: FreshRows::new(dim, None),
-            extra_q: Quantized::default(),
+            extra_q: FreshCodes::default(),
             present,
         }
     }
@@ -473,7 +479,7 @@ impl Matrix {
 struct Estimate<'a> {
     query: &'a [f32],
     base: Option<&'a Quantized>,
-    extra: Option<&'a Quantized>,
+    extra: Option<&'a FreshCodes>,
     qcode: &'a [i8],
     qscale: f32,
 }
