@@ -157,6 +157,15 @@ fn main() {
     report("idle", idle, None);
     report("writer alone", Vec::new(), Some((written, alone)));
 
+    // One view held through the writes and no query load: every write
+    // builds its next generation as a copy, so this is what the copying
+    // costs, apart from sharing the CPU.
+    let held = index.read().unwrap();
+    let secs = write(&index, "w", written, 12);
+    drop(held);
+    report("beside a held view", Vec::new(), Some((written, secs)));
+    index.compact().unwrap();
+
     let stop = AtomicBool::new(false);
     let (ms, secs) = std::thread::scope(|s| {
         let q = s.spawn(|| queries(&index, threads, &stop));

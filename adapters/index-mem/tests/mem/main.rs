@@ -3,6 +3,7 @@
 
 mod common;
 mod conformance;
+mod generations;
 mod persistence;
 mod processes;
 mod quantized;

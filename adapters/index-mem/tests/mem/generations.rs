@@ -1,0 +1,102 @@
+//! Views pin one generation: whatever a writer does beside them, every
+//! read of a view agrees with one whole write.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use minirag_core::ports::{Index, IndexView};
+use minirag_core::search::Scope;
+use minirag_index_mem::MemIndex;
+
+use crate::common::*;
+
+/// The texts of write `round`: alternately three chunks of one word and
+/// five of another, so a view that saw half a write would mix them.
+fn texts(round: usize) -> Vec<String> {
+    let (word, n) = if round.is_multiple_of(2) {
+        ("alpha", 3)
+    } else {
+        ("bravo", 5)
+    };
+    (0..n).map(|i| format!("{word} {round} part {i}")).collect()
+}
+
+/// What one view reads of `/d/a.md` through every path: its chunks by
+/// range, its record, and the keyword side, which must all be one write's.
+fn check_one_write(view: &dyn IndexView) -> Option<usize> {
+    let chunks = view.chunks("/d/a.md", 0..=10).unwrap();
+    let first = chunks.first()?;
+    let round: usize = first.text.split(' ').nth(1)?.parse().unwrap();
+    let want = texts(round);
+    let got: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(got, want, "the chunks of one write, whole");
+    let record = view.source("/d/a.md").unwrap().expect("the record");
+    assert_eq!(
+        record.chunk_count as usize,
+        want.len(),
+        "the record of that write"
+    );
+    let word = want[0].split(' ').next().unwrap();
+    let other = if word == "alpha" { "bravo" } else { "alpha" };
+    let hits = view.keyword_search(word, 10, &Scope::all()).unwrap();
+    assert_eq!(hits.len(), want.len(), "the postings of that write");
+    assert!(view
+        .keyword_search(other, 10, &Scope::all())
+        .unwrap()
+        .is_empty());
+    let vectors = view.vector_search(&vector(&want[0]), 10, &Scope::all());
+    assert_eq!(
+        vectors.unwrap().len(),
+        want.len(),
+        "the vectors of that write"
+    );
+    Some(round)
+}
+
+#[test]
+fn views_beside_a_writer_each_read_one_whole_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let write = |round: usize| {
+        let t = texts(round);
+        index
+            .replace_source(
+                record("/d/a.md", "A", t.len()),
+                chunks(&t),
+                Some(vectors(&t)),
+            )
+            .unwrap();
+    };
+    write(0);
+    let done = AtomicBool::new(false);
+    let rounds = 300;
+    let seen = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut seen = std::collections::BTreeSet::new();
+                    // One view held across many writes, read again at the end.
+                    let pinned = index.read().unwrap();
+                    let pinned_round = check_one_write(&*pinned);
+                    while !done.load(Ordering::Acquire) {
+                        let view = index.read().unwrap();
+                        seen.extend(check_one_write(&*view));
+                    }
+                    assert_eq!(check_one_write(&*pinned), pinned_round, "pinned");
+                    seen
+                })
+            })
+            .collect();
+        for round in 1..=rounds {
+            write(round);
+        }
+        done.store(true, Ordering::Release);
+        readers
+            .into_iter()
+            .flat_map(|r| r.join().unwrap())
+            .collect::<std::collections::BTreeSet<_>>()
+    });
+    // The last write is what a view reads now; the readers saw writes in
+    // between (each a whole one, checked above).
+    assert_eq!(check_one_write(&*index.read().unwrap()), Some(rounds));
+    assert!(!seen.is_empty());
+}
