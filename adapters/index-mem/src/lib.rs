@@ -29,6 +29,7 @@ mod fresh_rows;
 mod job_records;
 mod legacy;
 mod pages;
+mod port;
 mod postings;
 #[doc(hidden)]
 pub mod records;
@@ -48,15 +49,13 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use parking_lot::RwLock;
 
-use minirag_core::chunk::Chunk;
-use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
+use minirag_core::ports::IndexError;
 
 use crate::disk::{Paths, WriterLock, WAL_HEADER};
-use crate::records::{DiskChunk, DiskSource, Op};
+use crate::records::Op;
 use crate::state::State;
 use compaction::*;
 use recovery::*;
-use view::*;
 
 /// Fold the log into a new snapshot once it grows past this many bytes (or
 /// past the snapshot's own size, whichever is larger).
@@ -144,6 +143,14 @@ pub struct MemIndex {
 impl MemIndex {
     /// Opens (creating if needed) the index folder.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, IndexError> {
+        Self::open_checking(dir, disk::CHECKED_AT_OPEN)
+    }
+
+    /// [`MemIndex::open`], reading the checksums of vector files up to
+    /// `checked_at_open` bytes (tests: a small index with a large one's
+    /// checks).
+    #[doc(hidden)]
+    pub fn open_checking(dir: impl AsRef<Path>, checked_at_open: u64) -> Result<Self, IndexError> {
         let dir = dir.as_ref().to_path_buf();
         if dir.exists() && !dir.is_dir() {
             return Err(IndexError::Storage {
@@ -158,7 +165,10 @@ impl MemIndex {
             context: format!("cannot create the index folder DB_PATH {}", dir.display()),
             source: minirag_core::cause::Cause::new(e),
         })?;
-        let paths = Paths { dir };
+        let paths = Paths {
+            checked_at_open,
+            ..Paths::new(dir)
+        };
         let inner = load(&paths)?;
         let recovered = inner.recovered || inner.damaged;
         let index = Self {
@@ -349,9 +359,9 @@ impl MemIndex {
         Ok(self.guard()?.state.vectors.quantized_in_place())
     }
 
-    /// Reads the index whole and cross-checks it: every checksum was read at
-    /// open (snapshot, vector file, each log record), so this adds the
-    /// references between its parts, and the damage it reported while what
+    /// Reads the index whole and cross-checks it: the checksums of vector
+    /// files too large to read at open ([`disk::CHECKED_AT_OPEN`]; every
+    /// other checksum was read at open), the references between its parts, and the damage it reported while what
     /// that damage lost is not rebuilt yet (sources still stale). Each
     /// problem named; empty when sound.
     pub fn verify(&self) -> Result<Vec<String>, IndexError> {
@@ -361,6 +371,7 @@ impl MemIndex {
             problems.extend(inner.damage.iter().cloned());
         }
         problems.extend(inner.state.verify());
+        problems.extend(inner.state.vectors.verify_files());
         Ok(problems)
     }
 
@@ -370,123 +381,5 @@ impl MemIndex {
         let _lock = WriterLock::take(&self.paths)?;
         self.catch_up()?;
         self.compact_beside_queries()
-    }
-}
-
-impl Index for MemIndex {
-    fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
-        Ok(Box::new(MemView {
-            inner: self.guard()?,
-        }))
-    }
-
-    /// Folds a long log into a snapshot (see [`SETTLE_AFTER_BYTES`]), so the
-    /// next cold open reads a snapshot instead of replaying the sync.
-    fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
-        let _gate = self.gate();
-        let _lock = WriterLock::take(&self.paths)?;
-        self.catch_up()?;
-        let (log, snapshot_bytes, outdated) = {
-            let inner = self.current();
-            (
-                inner.wal_end.saturating_sub(WAL_HEADER),
-                inner.snapshot_bytes,
-                inner.snapshot_outdated,
-            )
-        };
-        if outdated {
-            announce(
-                "rewriting the index in the current format, so the next open reads it at once",
-            );
-        } else if log <= SETTLE_AFTER_BYTES.max(snapshot_bytes / SETTLE_SHARE) {
-            return Ok(());
-        } else {
-            announce(&format!(
-                "folding the index log ({} MB) into a snapshot, so the next open reads it at once",
-                log >> 20
-            ));
-        }
-        self.compact_beside_queries()
-    }
-
-    fn lock_sync(&self) -> Result<SyncLease, IndexError> {
-        sync_lock::take(&self.paths.dir)
-    }
-
-    fn put_job(&self, job: &minirag_core::jobs::Job) -> Result<(), IndexError> {
-        job_records::put(&self.paths.dir, job)
-    }
-
-    fn job(&self, id: &str) -> Result<Option<minirag_core::jobs::Job>, IndexError> {
-        job_records::get(&self.paths.dir, id)
-    }
-
-    fn replace_source(
-        &self,
-        record: SourceRecord,
-        chunks: Vec<Chunk>,
-        vectors: Option<Embeddings>,
-    ) -> Result<(), IndexError> {
-        let dim = vectors.as_ref().map_or(0, |v| v.dim) as u32;
-        let op = Op::Replace {
-            source: DiskSource::from(&record),
-            chunks: chunks.into_iter().map(DiskChunk::from).collect(),
-            dim,
-            vectors: vectors.map(|v| v.data),
-        };
-        self.mutate(op).map(|_| ())
-    }
-
-    fn set_vectors(
-        &self,
-        source: &str,
-        model_id: &str,
-        first: u32,
-        texts: &[&str],
-        vectors: Embeddings,
-        complete: bool,
-    ) -> Result<usize, IndexError> {
-        self.mutate(Op::SetVectors {
-            source: source.into(),
-            model: model_id.into(),
-            dim: vectors.dim as u32,
-            first,
-            hashes: texts.iter().map(|t| state::text_hash(t)).collect(),
-            vectors: vectors.data,
-            complete,
-        })
-    }
-
-    fn delete_source(&self, source: &str) -> Result<usize, IndexError> {
-        if self.guard()?.state.entry(source).is_none() {
-            return Ok(0);
-        }
-        self.mutate(Op::Delete {
-            source: source.into(),
-        })
-    }
-
-    fn move_source(&self, from: &str, to: &str, mtime: f64) -> Result<usize, IndexError> {
-        {
-            let inner = self.guard()?;
-            if inner.state.entry(from).is_none() || inner.state.entry(to).is_some() {
-                return Ok(0);
-            }
-        }
-        self.mutate(Op::Move {
-            from: from.into(),
-            to: to.into(),
-            mtime,
-        })
-    }
-
-    fn cached_vectors(&self, model_id: &str, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
-        match self.guard() {
-            Ok(inner) => texts
-                .iter()
-                .map(|t| inner.state.cached_vector(model_id, t))
-                .collect(),
-            Err(_) => vec![None; texts.len()],
-        }
     }
 }

@@ -12,7 +12,7 @@ use minirag_rank::Repeats;
 
 use crate::disk::{self, Paths, QuantizedFile, Snapshot};
 use crate::state::{Chunks, State};
-use crate::vectors::Matrix;
+use crate::vectors::{FileCheck, Matrix};
 
 /// An index with nothing in it yet, whose vectors spill into its folder.
 pub(crate) fn empty_state(paths: &Paths) -> State {
@@ -152,11 +152,13 @@ pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, 
         let check = s.spawn(|| {
             let vectors_ok = map.as_ref().is_none_or(|(path, m)| {
                 m.len() as u64 == snap.vector_bytes
-                    && disk::file_crc(path, snap.vector_bytes)
-                        .is_ok_and(|crc| crc == snap.vector_crc)
+                    && (snap.vector_bytes > paths.checked_at_open
+                        || disk::file_crc(path, snap.vector_bytes)
+                            .is_ok_and(|crc| crc == snap.vector_crc))
             });
             let quantized = quantized.filter(|(path, q, _)| {
-                let sound = disk::file_crc(path, q.bytes).is_ok_and(|crc| crc == q.crc);
+                let sound = q.bytes > paths.checked_at_open
+                    || disk::file_crc(path, q.bytes).is_ok_and(|crc| crc == q.crc);
                 if !sound {
                     eprintln!(
                         "warn: {} is corrupt (checksum mismatch); the int8 copy of the \
@@ -201,15 +203,23 @@ pub(crate) fn from_snapshot(paths: &Paths, mut snap: Snapshot) -> Result<State, 
             if let Ok(file) = File::open(&path) {
                 matrix.rescore_through(file);
             }
+            if snap.vector_bytes > paths.checked_at_open {
+                matrix.defer_check(FileCheck::new(path, snap.vector_bytes, snap.vector_crc));
+            }
             matrix
         }
         None => Matrix::new(dim),
     };
     if let Some((path, q, map)) = quantized {
-        if !state
+        let check = FileCheck::new(path.clone(), q.bytes, q.crc);
+        if state
             .vectors
             .adopt_quantized(map, q.rows as usize, q.scales_at() as usize)
         {
+            if q.bytes > paths.checked_at_open {
+                state.vectors.defer_check(check);
+            }
+        } else {
             eprintln!(
                 "warn: {} does not match its snapshot's vectors; the int8 copy is \
                  built from the f32 rows instead",

@@ -196,7 +196,15 @@ fn index(db: &Path, deep: bool) -> Vec<Check> {
             )]
         }
     };
-    let mut checks = inspect(&index, "opens and its checksums verify", deep);
+    let opened = if deep {
+        "opens and its checksums verify".to_string()
+    } else {
+        format!(
+            "opens and its checksums verify (those of vector files over {} MB: with --deep)",
+            minirag_index_mem::disk::CHECKED_AT_OPEN >> 20
+        )
+    };
+    let mut checks = inspect(&index, &opened, deep);
     if deep {
         checks.push(match index.verify() {
             Ok(problems) if problems.is_empty() => check(

@@ -41,7 +41,7 @@ pub use chunk_table::{text_key, ChunkTable};
 pub use errors::{io, storage, storage_by};
 pub use framing::file_crc;
 pub use lock::WriterLock;
-pub use paths::Paths;
+pub use paths::{Paths, CHECKED_AT_OPEN};
 pub use quantized::{Quantize, QuantizedFile};
 pub use snapshot::*;
 pub use snapshot_read::*;

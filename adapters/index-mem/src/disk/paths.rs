@@ -2,11 +2,27 @@
 
 use std::path::PathBuf;
 
+/// Vector files up to this size have their checksums read at open; larger
+/// ones (a 100k-chunk index's f32 rows are 154 MB) by
+/// `MemIndex::verify` (`doctor --deep`), so opening a large index reads
+/// neither whole. Their lengths are checked at open either way.
+pub const CHECKED_AT_OPEN: u64 = 64 << 20;
+
 pub struct Paths {
     pub dir: PathBuf,
+    /// The largest vector file whose checksum open reads
+    /// ([`CHECKED_AT_OPEN`]; tests lower it).
+    pub checked_at_open: u64,
 }
 
 impl Paths {
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            checked_at_open: CHECKED_AT_OPEN,
+        }
+    }
+
     pub fn meta(&self) -> PathBuf {
         self.dir.join("snapshot.meta")
     }

@@ -45,9 +45,7 @@ fn format_1_snapshots_still_open() {
 #[test]
 fn format_2_round_trips_and_checks_each_part() {
     let dir = tempfile::tempdir().unwrap();
-    let paths = Paths {
-        dir: dir.path().to_path_buf(),
-    };
+    let paths = Paths::new(dir.path().to_path_buf());
     write_snapshot(
         &paths,
         3,
@@ -121,15 +119,11 @@ fn format_2_snapshots_open_with_their_sources_lifted() {
     index.settle(&mut |s| said.push(s.to_string())).unwrap();
     assert!(said[0].contains("current format"), "{said:?}");
     assert_eq!(&fs::read(&path).unwrap()[..8], SNAP_MAGIC);
-    let identity = snapshot_identity(&Paths {
-        dir: dir.path().to_path_buf(),
-    });
+    let identity = snapshot_identity(&Paths::new(dir.path().to_path_buf()));
     index.settle(&mut |s| said.push(s.to_string())).unwrap();
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(
-        snapshot_identity(&Paths {
-            dir: dir.path().to_path_buf()
-        }),
+        snapshot_identity(&Paths::new(dir.path().to_path_buf())),
         identity
     );
     let view = index.read().unwrap();

@@ -27,8 +27,12 @@ const _: () = assert!(crate::fresh_rows::SPILL_ROWS >= QUANTIZE_ROWS);
 /// Candidates the int8 pass keeps per result wanted, before exact rescoring.
 const RESCORE_FACTOR: usize = 4;
 
+mod dot;
+mod file_check;
 mod fresh_codes;
 mod int8;
+pub use dot::dot;
+pub use file_check::FileCheck;
 use fresh_codes::FreshCodes;
 pub(crate) use int8::quantize_row;
 use int8::*;
@@ -57,26 +61,8 @@ pub struct Matrix {
     extra_q: FreshCodes,
     /// Row has a real vector (rows of vector-less chunks are zeros).
     present: Vec<bool>,
-}
-
-/// Dot product with eight independent accumulators, which the compiler turns
-/// into SIMD (a plain iterator sum is a serial dependency chain).
-#[inline(always)]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let ca = a.chunks_exact(8);
-    let cb = b.chunks_exact(8);
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for (x, y) in ra.iter().zip(rb) {
-        sum += x * y;
-    }
-    sum
+    /// Snapshot files too large to check at open, for `verify`.
+    deferred: Vec<FileCheck>,
 }
 
 #[derive(PartialEq)]
@@ -118,6 +104,7 @@ impl Matrix {
             extra: FreshRows::new(dim, None),
             extra_q: FreshCodes::default(),
             present: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 
@@ -152,6 +139,7 @@ impl Matrix {
             extra: FreshRows::new(dim, None),
             extra_q: FreshCodes::default(),
             present,
+            deferred: Vec::new(),
         }
     }
 
