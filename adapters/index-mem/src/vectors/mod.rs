@@ -31,11 +31,13 @@ mod dot;
 mod file_check;
 mod fresh_codes;
 mod int8;
+mod scan_threads;
 pub use dot::dot;
 pub use file_check::FileCheck;
 use fresh_codes::FreshCodes;
 pub(crate) use int8::quantize_row;
 use int8::*;
+use scan_threads::ScanThreads;
 
 /// A clone shares the mapped rows and the blocks of rows written since,
 /// so the next generation of the index copies only what its write changes.
@@ -287,9 +289,8 @@ impl Matrix {
         };
         // The int8 pass keeps more candidates than wanted; the exact scan keeps k.
         let keep = if approximate { k * RESCORE_FACTOR } else { k };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8) as u32;
+        let share = ScanThreads::take();
+        let threads = share.threads;
         let allowed = &allowed;
         let mut out: Vec<(u32, f32)> = if rows < PARALLEL_ROWS || threads == 1 {
             self.shortlist(&estimate, keep, allowed, 0..rows)
