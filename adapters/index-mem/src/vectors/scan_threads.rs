@@ -38,8 +38,9 @@ mod tests {
         let alone = ScanThreads::take();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         assert!(alone.threads >= 1 && alone.threads as usize <= cores);
+        // With as many scans beside it as cores (other tests' scans only
+        // add to them), the last one takes a single thread.
         let beside: Vec<ScanThreads> = (0..cores).map(|_| ScanThreads::take()).collect();
-        assert!(beside.iter().all(|s| s.threads <= alone.threads));
         assert_eq!(
             beside.last().unwrap().threads,
             1,
