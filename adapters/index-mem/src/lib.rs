@@ -279,7 +279,7 @@ impl MemIndex {
     }
 
     /// Checks, logs (appended and fsynced with no lock readers wait on),
-    /// then applies `op` under the write lock.
+    /// then applies `op` to the next generation ([`MemIndex::update`]).
     fn mutate(&self, op: Op) -> Result<usize, IndexError> {
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.paths)?;
