@@ -6,6 +6,8 @@
 //! - idle: the queries alone, for as long as the writer alone took (at
 //!   least 5 s);
 //! - writer alone: no queries;
+//! - a held view: the writer with one view held and no queries (every
+//!   write builds its generation as a copy: what the copying costs);
 //! - one process: the writer on a thread beside the queries;
 //! - two processes: the writer in a child process of its own, the queries
 //!   catching up with its log;
@@ -14,7 +16,9 @@
 //! Each phase replaces the same sources with new chunks (written once
 //! before the first), and the log is folded into a snapshot between
 //! phases, so every phase does the same work. Prints query p50, p99 and
-//! max, and the writer's chunks per second.
+//! max, and the writer's chunks per second of wall time and of its own
+//! CPU time: with 8 busy query threads on 2 cores the writer gets its share
+//! of the CPU, and the second figure says what it does with it.
 //!
 //! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8]
 
@@ -37,11 +41,34 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`;
-/// the seconds it took.
-fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> f64 {
+/// The CPU seconds this thread has run (Linux: user and system clock ticks
+/// of `/proc/thread-self/stat`, 10 ms apart; 0 elsewhere).
+fn thread_cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let fields: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| {
+            rest.split_whitespace()
+                .filter_map(|f| f.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    // After the name: state is field 3, utime 14 and stime 15 (1-based).
+    fields.get(10..12).map_or(0.0, |t| (t[0] + t[1]) / 100.0)
+}
+
+/// What a write took: wall seconds, and the writing thread's CPU seconds.
+#[derive(Clone, Copy)]
+struct Took {
+    secs: f64,
+    cpu: f64,
+}
+
+/// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`.
+fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> Took {
     let vocab = vocabulary();
     let mut rng = Rng(seed);
+    let cpu = thread_cpu_s();
     let started = Instant::now();
     for s in 0..chunks.div_ceil(PER_SOURCE) {
         let count = PER_SOURCE.min(chunks - s * PER_SOURCE);
@@ -55,7 +82,10 @@ fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> f64 {
         record.source = format!("{prefix}{s}");
         index.replace_source(record, batch, Some(vectors)).unwrap();
     }
-    started.elapsed().as_secs_f64()
+    Took {
+        secs: started.elapsed().as_secs_f64(),
+        cpu: thread_cpu_s() - cpu,
+    }
 }
 
 /// Hybrid queries on `threads` threads until `stop`; each query's ms.
@@ -96,16 +126,26 @@ fn queries(index: &MemIndex, threads: usize, stop: &AtomicBool) -> Vec<f64> {
     })
 }
 
-fn report(phase: &str, mut ms: Vec<f64>, writer: Option<(usize, f64)>) {
+/// One phase's row: query latencies, and the writer's chunks per second
+/// of wall time and per second of its own CPU time (what it would write
+/// with a core of its own).
+fn report(phase: &str, mut ms: Vec<f64>, writer: Option<(usize, Took)>) {
     ms.sort_by(f64::total_cmp);
     let at = |q: f64| ms.get(((ms.len() as f64 * q) as usize).min(ms.len().saturating_sub(1)));
     let (p50, p99, max) = match (at(0.5), at(0.99), ms.last()) {
         (Some(a), Some(b), Some(c)) => (format!("{a:.1}"), format!("{b:.1}"), format!("{c:.1}")),
         _ => ("-".into(), "-".into(), "-".into()),
     };
-    let writer = writer.map_or("-".into(), |(n, s)| format!("{:.0}", n as f64 / s));
+    let (writer, per_cpu) = writer.map_or(("-".into(), "-".into()), |(n, t)| {
+        let per_cpu = if t.cpu > 0.0 {
+            format!("{:.0}", n as f64 / t.cpu)
+        } else {
+            "-".into()
+        };
+        (format!("{:.0}", n as f64 / t.secs), per_cpu)
+    });
     println!(
-        "| {phase} | {} | {p50} | {p99} | {max} | {writer} |",
+        "| {phase} | {} | {p50} | {p99} | {max} | {writer} | {per_cpu} |",
         ms.len()
     );
 }
@@ -113,7 +153,8 @@ fn report(phase: &str, mut ms: Vec<f64>, writer: Option<(usize, f64)>) {
 /// The child of the two-process phase: writes and prints its seconds.
 fn child(dir: &str, chunks: usize, seed: u64) {
     let index = MemIndex::open(dir).unwrap();
-    println!("{}", write(&index, "w", chunks, seed));
+    let took = write(&index, "w", chunks, seed);
+    println!("{} {}", took.secs, took.cpu);
 }
 
 fn main() {
@@ -141,8 +182,10 @@ fn main() {
         "{base} chunks, a writer replacing {written}, {threads} query threads, {} cores",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("| phase | queries | p50 ms | p99 ms | max ms | writer chunks/s |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| phase | queries | p50 ms | p99 ms | max ms | writer chunks/s | writer chunks per CPU s |"
+    );
+    println!("|---|---|---|---|---|---|---|");
 
     let alone = write(&index, "w", written, 9);
     index.compact().unwrap();
@@ -150,7 +193,7 @@ fn main() {
     let stop = AtomicBool::new(false);
     let idle = std::thread::scope(|s| {
         let q = s.spawn(|| queries(&index, threads, &stop));
-        std::thread::sleep(Duration::from_secs_f64(alone.max(5.0)));
+        std::thread::sleep(Duration::from_secs_f64(alone.secs.max(5.0)));
         stop.store(true, Ordering::Relaxed);
         q.join().unwrap()
     });
@@ -161,23 +204,23 @@ fn main() {
     // builds its next generation as a copy, so this is what the copying
     // costs, apart from sharing the CPU.
     let held = index.read().unwrap();
-    let secs = write(&index, "w", written, 12);
+    let took = write(&index, "w", written, 12);
     drop(held);
-    report("beside a held view", Vec::new(), Some((written, secs)));
+    report("beside a held view", Vec::new(), Some((written, took)));
     index.compact().unwrap();
 
     let stop = AtomicBool::new(false);
-    let (ms, secs) = std::thread::scope(|s| {
+    let (ms, took) = std::thread::scope(|s| {
         let q = s.spawn(|| queries(&index, threads, &stop));
-        let secs = write(&index, "w", written, 10);
+        let took = write(&index, "w", written, 10);
         stop.store(true, Ordering::Relaxed);
-        (q.join().unwrap(), secs)
+        (q.join().unwrap(), took)
     });
-    report("beside a writer thread", ms, Some((written, secs)));
+    report("beside a writer thread", ms, Some((written, took)));
     index.compact().unwrap();
 
     let stop = AtomicBool::new(false);
-    let (ms, secs) = std::thread::scope(|s| {
+    let (ms, took) = std::thread::scope(|s| {
         let q = s.spawn(|| queries(&index, threads, &stop));
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--child", &dir.path().display().to_string()])
@@ -185,23 +228,26 @@ fn main() {
             .output()
             .unwrap();
         stop.store(true, Ordering::Relaxed);
-        let secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-        (q.join().unwrap(), secs)
+        let said = String::from_utf8_lossy(&out.stdout);
+        let mut said = said.split_whitespace().map(|v| v.parse::<f64>().unwrap());
+        let (secs, cpu) = (said.next().unwrap(), said.next().unwrap());
+        (q.join().unwrap(), Took { secs, cpu })
     });
-    report("beside a writer process", ms, Some((written, secs)));
+    report("beside a writer process", ms, Some((written, took)));
 
     // Three compactions of the whole index, one after the other; the
     // writer column counts the chunks folded per second.
     let stop = AtomicBool::new(false);
-    let (ms, secs) = std::thread::scope(|s| {
+    let (ms, took) = std::thread::scope(|s| {
         let q = s.spawn(|| queries(&index, threads, &stop));
-        let started = Instant::now();
+        let (cpu, started) = (thread_cpu_s(), Instant::now());
         for _ in 0..3 {
             index.compact().unwrap();
         }
         let secs = started.elapsed().as_secs_f64();
+        let cpu = thread_cpu_s() - cpu;
         stop.store(true, Ordering::Relaxed);
-        (q.join().unwrap(), secs)
+        (q.join().unwrap(), Took { secs, cpu })
     });
-    report("beside compactions", ms, Some((3 * (base + written), secs)));
+    report("beside compactions", ms, Some((3 * (base + written), took)));
 }
