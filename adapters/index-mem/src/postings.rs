@@ -29,11 +29,28 @@ pub(crate) enum Postings {
 }
 
 /// Two or more postings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Many {
     len: u32,
     last: u32,
     bytes: SmallVec<[u8; 16]>,
+}
+
+/// The copy a write makes of a list another generation shares: one memcpy
+/// (a derived clone extends byte by byte), with room for the postings the
+/// write is about to append.
+impl Clone for Many {
+    fn clone(&self) -> Self {
+        // A short list stays inline, as it was.
+        let n = self.bytes.len();
+        let mut bytes = SmallVec::with_capacity(if n <= 12 { 16 } else { n + 16 });
+        bytes.extend_from_slice(&self.bytes);
+        Self {
+            len: self.len,
+            last: self.last,
+            bytes,
+        }
+    }
 }
 
 fn put(bytes: &mut SmallVec<[u8; 16]>, mut v: u32) {

@@ -104,11 +104,14 @@ pub(crate) fn stream_section(
     faults::check(WRITE)
         .and_then(|()| f.write_all(&[0u8; 12][..head_len]))
         .map_err(|e| io(path, "cannot write", e))?;
-    let mut w = CrcWriter::new(std::io::BufWriter::with_capacity(1 << 20, &mut *f));
+    // The checksum under the buffer: the encoder's writes are a few bytes
+    // each, and the CRC runs fast only over long slices.
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, CrcWriter::new(&mut *f));
     write(&mut w)?;
-    w.flush().map_err(|e| io(path, "cannot write", e))?;
-    let (len, crc) = (w.len, w.crc.clone().finalize());
-    drop(w);
+    let w = w
+        .into_inner()
+        .map_err(|e| io(path, "cannot write", e.into_error()))?;
+    let (crc, len) = w.sums();
     let mut head = Vec::with_capacity(head_len);
     if wide_len {
         head.extend_from_slice(&len.to_le_bytes());
