@@ -6,8 +6,9 @@
 //! - idle: the queries alone, for as long as the writer alone took (at
 //!   least 5 s);
 //! - writer alone: no queries;
-//! - a held view: the writer with one view held and no queries (every
-//!   write builds its generation as a copy: what the copying costs);
+//! - a held view: the writer with a view of each generation held until
+//!   the next write, and no queries (every write builds its generation as
+//!   a copy: what the copying costs);
 //! - one process: the writer on a thread beside the queries;
 //! - two processes: the writer in a child process of its own, the queries
 //!   catching up with its log;
@@ -64,8 +65,15 @@ struct Took {
     cpu: f64,
 }
 
-/// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`.
-fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> Took {
+/// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`,
+/// calling `after_each` after every source.
+fn write_then(
+    index: &MemIndex,
+    prefix: &str,
+    chunks: usize,
+    seed: u64,
+    after_each: &mut dyn FnMut(),
+) -> Took {
     let vocab = vocabulary();
     let mut rng = Rng(seed);
     let cpu = thread_cpu_s();
@@ -81,11 +89,17 @@ fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> Took {
         let mut record = source_record(s, count, &vocab);
         record.source = format!("{prefix}{s}");
         index.replace_source(record, batch, Some(vectors)).unwrap();
+        after_each();
     }
     Took {
         secs: started.elapsed().as_secs_f64(),
         cpu: thread_cpu_s() - cpu,
     }
+}
+
+/// [`write_then`] with nothing between the sources.
+fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> Took {
+    write_then(index, prefix, chunks, seed, &mut || {})
 }
 
 /// Hybrid queries on `threads` threads until `stop`; each query's ms.
@@ -200,11 +214,13 @@ fn main() {
     report("idle", idle, None);
     report("writer alone", Vec::new(), Some((written, alone)));
 
-    // One view held through the writes and no query load: every write
-    // builds its next generation as a copy, so this is what the copying
-    // costs, apart from sharing the CPU.
-    let held = index.read().unwrap();
-    let took = write(&index, "w", written, 12);
+    // A view of each generation held until the next write and no query
+    // load: every write builds its generation as a copy, so this is what
+    // the copying costs, apart from sharing the CPU.
+    let mut held = Some(index.read().unwrap());
+    let took = write_then(&index, "w", written, 12, &mut || {
+        held = Some(index.read().unwrap());
+    });
     drop(held);
     report("beside a held view", Vec::new(), Some((written, took)));
     index.compact().unwrap();
