@@ -54,11 +54,11 @@ const ROWS_PER_TASK: usize = 32;
 pub const MAX_INPUTS: usize =
     (i32::MAX as f64 / (WEIGHT_LEVELS as f64 * activations::TWELVE_LEVELS as f64)) as usize;
 
-/// `W` quantized per output, with its panels packed for the kernel in use
-/// on first need.
+/// `W` quantized per output, its panels packed for the kernel in use. The
+/// row-major weights are not kept (e5-small's would be 21 MB more): a
+/// kernel that takes the other packing (tests and benches pin kernels)
+/// reads the weights back from the packing there is.
 pub struct QuantWeights {
-    /// The quantized weights, `[outputs, inputs]`.
-    q: Vec<i8>,
     /// One scale per output, padded with zeros to whole panels.
     scales: Vec<f32>,
     /// Each output's sum of quantized weights, padded like `scales`: a
@@ -194,7 +194,6 @@ impl QuantWeights {
             }
         }
         let weights = Self {
-            q,
             scales,
             sums,
             bits,
@@ -204,33 +203,62 @@ impl QuantWeights {
             quads: OnceLock::new(),
         };
         // Packed now for the kernel this CPU runs, so the first pass does
-        // not pay for it.
-        weights.pack_for(Kernel::best());
+        // not pay for it; `q` goes once packed.
+        weights.pack_for_from(Kernel::best(), |j, i| q[j * inputs + i]);
         Some(weights)
     }
 
     /// Packs the weights for `kernel`'s tiles (once), and says which.
     fn pack_for(&self, kernel: Kernel) -> bool {
+        self.pack_for_from(kernel, |j, i| self.weight(j, i))
+    }
+
+    /// [`QuantWeights::pack_for`] reading weight (output `j`, input `i`)
+    /// from `w`.
+    fn pack_for_from(&self, kernel: Kernel, w: impl Fn(usize, usize) -> i8) -> bool {
         let quads = self.bits == ActivationBits::Eight && kernel.takes_quads();
         if quads {
-            self.quads.get_or_init(|| self.pack(4, |v| v));
+            self.quads.get_or_init(|| self.pack(4, |v| v, &w));
         } else {
-            self.pairs.get_or_init(|| self.pack(2, i16::from));
+            self.pairs.get_or_init(|| self.pack(2, i16::from, &w));
         }
         quads
     }
 
-    /// Panels of `group` inputs at a time: panel `p`, group `t`, output
-    /// `c`, input `i` of the group at `(t · PANEL + c) · group + i`.
-    fn pack<T: Copy + Default>(&self, group: usize, cast: impl Fn(i8) -> T) -> Vec<T> {
+    /// Where weight (output `j`, input `i`) lies in a packing of `group`
+    /// inputs at a time: panel `p`, group `t`, output `c`, input `i` of the
+    /// group at `(t · PANEL + c) · group + i` within the panel.
+    fn packed_at(&self, group: usize, j: usize, i: usize) -> usize {
+        let width = self.inputs.next_multiple_of(group);
+        (j / PANEL) * width * PANEL + ((i / group) * PANEL + j % PANEL) * group + i % group
+    }
+
+    /// Weight (output `j`, input `i`), read back from a packing there is.
+    fn weight(&self, j: usize, i: usize) -> i8 {
+        match (self.pairs.get(), self.quads.get()) {
+            // Every pair holds an i8 widened to i16.
+            (Some(pairs), _) => pairs[self.packed_at(2, j, i)] as i8,
+            (None, Some(quads)) => quads[self.packed_at(4, j, i)],
+            // Never: `quantize` packs before it returns.
+            (None, None) => 0,
+        }
+    }
+
+    /// The panels of `group` inputs at a time ([`QuantWeights::packed_at`]).
+    fn pack<T: Copy + Default>(
+        &self,
+        group: usize,
+        cast: impl Fn(i8) -> T,
+        w: &impl Fn(usize, usize) -> i8,
+    ) -> Vec<T> {
         let width = self.inputs.next_multiple_of(group);
         let panels = self.outputs.div_ceil(PANEL);
         let mut packed = vec![T::default(); panels * width * PANEL];
-        for (j, row) in self.q.chunks_exact(self.inputs).enumerate() {
+        for j in 0..self.outputs {
             let panel = &mut packed[(j / PANEL) * width * PANEL..][..width * PANEL];
             let c = j % PANEL;
-            for (i, &v) in row.iter().enumerate() {
-                panel[((i / group) * PANEL + c) * group + i % group] = cast(v);
+            for i in 0..self.inputs {
+                panel[((i / group) * PANEL + c) * group + i % group] = cast(w(j, i));
             }
         }
         packed

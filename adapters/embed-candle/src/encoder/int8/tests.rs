@@ -68,8 +68,9 @@ fn the_portable_quad_tile_sums_what_the_pair_tile_sums() {
         .map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0)
         .collect();
     let q = QuantWeights::quantize(&w, kq, ActivationBits::Eight).unwrap();
-    let quads = q.pack(4, |v| v);
-    let pairs = q.pack(2, i16::from);
+    let weight = |j, i| q.weight(j, i);
+    let quads = q.pack(4, |v| v, &weight);
+    let pairs = q.pack(2, i16::from, &weight);
     let wide: Vec<i16> = xs.iter().map(|&v| v as i16).collect();
     let (mut a, mut b) = ([[0i32; PANEL]; TILE_ROWS], [[0i32; PANEL]; TILE_ROWS]);
     tiles::quad_tile(Kernel::Portable, rows, &xs, kq, &quads, &mut a);
@@ -156,5 +157,32 @@ fn zero_and_non_finite_rows_give_zeros_not_nan() {
         let mut got = vec![f32::NAN; 2 * 24];
         q.apply(&x, &mut got);
         assert!(got.iter().all(|v| *v == 0.0), "{bits:?} {got:?}");
+    }
+}
+
+#[test]
+fn weights_read_back_from_either_packing_are_the_quantized_ones() {
+    // Eight-bit weights pack as quads on a VNNI CPU and as pairs elsewhere;
+    // a kernel that takes the other packing reads them back from the first.
+    let (k, n) = (41, 50);
+    let (_, w) = operands(1, k, n);
+    let q = QuantWeights::quantize(&w, k, ActivationBits::Eight).unwrap();
+    let first: Vec<i8> = (0..n)
+        .flat_map(|j| (0..k).map(move |i| (j, i)))
+        .map(|(j, i)| q.weight(j, i))
+        .collect();
+    assert!(first.iter().any(|&v| v != 0));
+    for kernel in Kernel::available() {
+        q.pack_for(kernel);
+    }
+    let weight = |j, i| q.weight(j, i);
+    let quads = q.pack(4, |v| v, &weight);
+    let pairs = q.pack(2, i16::from, &weight);
+    for j in 0..n {
+        for i in 0..k {
+            let want = first[j * k + i];
+            assert_eq!(quads[q.packed_at(4, j, i)], want);
+            assert_eq!(pairs[q.packed_at(2, j, i)], i16::from(want));
+        }
     }
 }
