@@ -81,15 +81,7 @@ impl FreshRows {
             }
             return;
         }
-        if e.is_multiple_of(BLOCK_ROWS) {
-            self.heap
-                .push(Arc::new(Vec::with_capacity(BLOCK_ROWS * self.dim)));
-        }
-        let block = Arc::make_mut(self.heap.last_mut().expect("a block with room"));
-        match row {
-            Some(r) => block.extend_from_slice(r),
-            None => block.extend(std::iter::repeat_n(0.0, self.dim)),
-        }
+        push_to_blocks(&mut self.heap, e, self.dim, row);
     }
 
     /// Overwrites row `e` (which exists).
@@ -152,18 +144,24 @@ impl FreshRows {
         );
         self.spill_failed = true;
         let dim = self.dim;
-        let (rows, mut heap) = (self.rows, Vec::new());
-        for e in 0..rows {
-            if e.is_multiple_of(BLOCK_ROWS) {
-                heap.push(Arc::new(Vec::with_capacity(BLOCK_ROWS * dim)));
-            }
-            let block = Arc::make_mut(heap.last_mut().expect("a block"));
-            match read_row(&file, dim, e) {
-                Ok(row) => block.extend_from_slice(&row),
-                Err(_) => block.extend(std::iter::repeat_n(0.0, dim)),
-            }
+        let mut heap = Vec::new();
+        for e in 0..self.rows {
+            push_to_blocks(&mut heap, e, dim, read_row(&file, dim, e).ok().as_deref());
         }
         self.heap = heap;
+    }
+}
+
+/// Appends row `e` (zeros when `row` is `None`) to `blocks`, which hold
+/// rows `0..e`: a new block every [`BLOCK_ROWS`] rows.
+fn push_to_blocks(blocks: &mut Vec<Arc<Vec<f32>>>, e: usize, dim: usize, row: Option<&[f32]>) {
+    if e.is_multiple_of(BLOCK_ROWS) {
+        blocks.push(Arc::new(Vec::with_capacity(BLOCK_ROWS * dim)));
+    }
+    let block = Arc::make_mut(blocks.last_mut().expect("a block with room"));
+    match row {
+        Some(r) => block.extend_from_slice(r),
+        None => block.extend(std::iter::repeat_n(0.0, dim)),
     }
 }
 
