@@ -12,7 +12,7 @@
 //! other processes' log records, append their own record and fsync it,
 //! then apply it to a copy of the current generation (which shares all
 //! that the write does not change) and publish the copy with one pointer
-//! swap. Readers catch up before every call by reading the log from where
+//! swap; a generation no view holds is changed in place. Readers catch up before every call by reading the log from where
 //! they stopped, or reloading when a newer snapshot appeared; not while a
 //! writer of this process holds the gate.
 
