@@ -691,13 +691,7 @@ fn without_history_a_damaged_snapshot_opens_with_what_is_sound() {
 fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
     // The locations' section, then the attributes'.
     for section in [2, 3] {
-        let dir = tempfile::tempdir().unwrap();
-        five_writes_without_history(dir.path());
-        let meta = dir.path().join("snapshot.meta");
-        let (start, _) = sections(&meta)[section];
-        flip(&meta, start);
-        let index = MemIndex::open(dir.path()).unwrap();
-        let stats = index.read().unwrap().stats().unwrap();
+        let (_dir, index, stats) = open_with_section_flipped(section);
         assert_eq!(stats.source_count, 4, "{stats:?}");
         assert_eq!(stats.damage.len(), 1, "{stats:?}");
         assert!(
@@ -714,6 +708,21 @@ fn without_history_damaged_locations_open_and_the_next_sync_rebuilds_them() {
             .unwrap();
         assert_eq!(hits[0].key.source, "/d/b.md");
     }
+}
+
+/// Five writes with no history, the first byte of the snapshot's section
+/// `section` flipped, then opened: the folder, the index and its stats.
+fn open_with_section_flipped(
+    section: usize,
+) -> (tempfile::TempDir, MemIndex, minirag_core::ports::IndexStats) {
+    let dir = tempfile::tempdir().unwrap();
+    five_writes_without_history(dir.path());
+    let meta = dir.path().join("snapshot.meta");
+    let (start, _) = sections(&meta)[section];
+    flip(&meta, start);
+    let index = MemIndex::open(dir.path()).unwrap();
+    let stats = index.read().unwrap().stats().unwrap();
+    (dir, index, stats)
 }
 
 /// Where each section of a `snapshot.meta` starts (its payload) and how
@@ -736,13 +745,7 @@ fn sections(meta: &std::path::Path) -> Vec<(u64, u64)> {
 #[test]
 fn without_history_a_damaged_derived_section_is_named_and_nothing_else_is_lost() {
     for (section, named) in [(4, "int8"), (6, "repeats")] {
-        let dir = tempfile::tempdir().unwrap();
-        five_writes_without_history(dir.path());
-        let meta = dir.path().join("snapshot.meta");
-        let (start, _) = sections(&meta)[section];
-        flip(&meta, start);
-        let index = MemIndex::open(dir.path()).unwrap();
-        let stats = index.read().unwrap().stats().unwrap();
+        let (_dir, index, stats) = open_with_section_flipped(section);
         assert_eq!(stats.source_count, 4, "{named}: {stats:?}");
         assert_eq!(stats.stale_chunk_count, 0, "{named}: {stats:?}");
         assert_eq!(stats.damage.len(), 1, "{named}: {stats:?}");
