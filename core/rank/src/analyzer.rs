@@ -12,6 +12,8 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use crate::word_memo;
+
 /// Text → terms, the one analysis for documents and queries alike.
 pub struct Analyzer {
     english: Stemmer,
@@ -65,12 +67,10 @@ impl Analyzer {
             if token.is_empty() {
                 continue;
             }
-            let has_joiner = token.chars().any(is_joiner);
-            let parts: Vec<&str> = token
+            let parts = token
                 .split(|c: char| !is_word_char(c))
-                .filter(|p| !p.is_empty())
-                .collect();
-            if has_joiner && parts.len() > 1 {
+                .filter(|p| !p.is_empty());
+            if token.chars().any(is_joiner) && parts.clone().nth(1).is_some() {
                 out.push(fold(token));
             }
             for part in parts {
@@ -102,7 +102,7 @@ impl Analyzer {
 
     fn part_terms(&self, part: &str, out: &mut Vec<String>) {
         if !part.chars().any(is_cjk) {
-            out.push(self.stem(&fold(part)));
+            out.push(word_memo::term_of(part, |w| self.stem(&fold(w))));
             return;
         }
         // Split into CJK runs (bigrams) and other runs (words).
@@ -137,7 +137,15 @@ impl Analyzer {
 }
 
 fn fold(s: &str) -> String {
-    s.to_lowercase().replace('ё', "е")
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
+    let lower = s.to_lowercase();
+    if lower.contains('ё') {
+        lower.replace('ё', "е")
+    } else {
+        lower
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod analyzer;
 mod best_chunk;
 mod repeats;
 mod top_k;
+mod word_memo;
 
 pub use analyzer::Analyzer;
 pub use best_chunk::BestChunk;
