@@ -12,8 +12,9 @@
 //! other processes' log records, append their own record and fsync it,
 //! then apply it to a copy of the current generation (which shares all
 //! that the write does not change) and publish the copy with one pointer
-//! swap; a generation no view holds is changed in place. Readers catch up before every call by reading the log from where
-//! they stopped, or reloading when a newer snapshot appeared; not while a
+//! swap; a generation no view holds is changed in place. Readers catch up
+//! with the log before every call (`generations`): a lone reader itself,
+//! and with other reads in flight a helper thread beside them; not while a
 //! writer of this process holds the gate.
 
 /// Re-exported: the analyzer is shared with every Index adapter.
@@ -26,6 +27,7 @@ mod damage;
 #[doc(hidden)]
 pub mod disk;
 mod fresh_rows;
+mod generations;
 mod job_records;
 mod legacy;
 mod pages;
@@ -45,13 +47,12 @@ pub mod vectors;
 mod view;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-
-use parking_lot::RwLock;
+use std::sync::{Arc, MutexGuard};
 
 use minirag_core::ports::IndexError;
 
 use crate::disk::{Paths, WriterLock, WAL_HEADER};
+use crate::generations::Shared;
 use crate::records::Op;
 use crate::state::State;
 use compaction::*;
@@ -126,17 +127,7 @@ impl Inner {
 
 /// The embedded index: in memory, persisted under one folder, shared by the processes that open it.
 pub struct MemIndex {
-    paths: Paths,
-    /// The current generation. The lock guards the pointer only: a reader
-    /// holds it to clone the `Arc`, a writer to swap in the next one (or,
-    /// when no view holds the generation, to change it in place).
-    current: RwLock<Arc<Inner>>,
-    /// Held by this process's writer from before its log append until the
-    /// next generation is published, and by whoever catches up or
-    /// compacts: one builder of the next generation at a time. Meanwhile a
-    /// reader does not catch up with the log, which holds a record not yet
-    /// applied (the writer catches up with other processes itself).
-    writing: Mutex<()>,
+    shared: Arc<Shared>,
     compact_after: u64,
 }
 
@@ -172,9 +163,7 @@ impl MemIndex {
         let inner = load(&paths)?;
         let recovered = inner.recovered || inner.damaged;
         let index = Self {
-            paths,
-            current: RwLock::new(Arc::new(inner)),
-            writing: Mutex::new(()),
+            shared: Arc::new(Shared::new(paths, inner)),
             compact_after: COMPACT_AFTER_BYTES,
         };
         if recovered {
@@ -198,92 +187,33 @@ impl MemIndex {
 
     /// The current generation, as it is.
     fn current(&self) -> Arc<Inner> {
-        Arc::clone(&self.current.read())
+        self.shared.current()
     }
 
-    /// Swaps in the next generation; the one it replaces lives on until its
-    /// last view drops.
-    fn publish(&self, next: Inner) {
-        let previous = std::mem::replace(&mut *self.current.write(), Arc::new(next));
-        // Freed after the lock, when this was its last holder.
-        drop(previous);
-    }
-
-    /// Builds the next generation with `change`, for a caller that holds
-    /// the writer gate. A generation no view holds is changed in place (a
-    /// reader that arrives meanwhile waits for that one change); otherwise
-    /// `change` works on a copy, which shares all that it leaves alone,
-    /// and the copy is published.
-    fn update<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
-        {
-            let mut current = self.current.write();
-            if let Some(inner) = Arc::get_mut(&mut current) {
-                return change(inner);
-            }
-        }
-        self.next_generation(change)
-    }
-
-    /// [`MemIndex::update`] always on a copy, for a change that reads
-    /// files (catching up with the log): no reader waits for it.
-    fn next_generation<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
-        let mut next = Inner::clone(&self.current());
-        let out = change(&mut next);
-        self.publish(next);
-        out
-    }
-
-    /// This process's writer gate, for a writer: it waits for another
-    /// writer of this process.
+    /// This process's writer gate (see [`Shared::gate`]).
     fn gate(&self) -> MutexGuard<'_, ()> {
-        self.writing.lock().unwrap_or_else(|p| p.into_inner())
+        self.shared.gate()
     }
 
-    /// Catches up with other processes: a newer snapshot, or new log
-    /// records. Skipped while a writer of this process is mid-write (see
-    /// [`MemIndex::writing`]).
+    /// Catches up with other processes (see [`Shared::refresh`]).
     pub fn refresh(&self) -> Result<(), IndexError> {
-        let _gate = match self.writing.try_lock() {
-            Ok(gate) => gate,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return Ok(()),
-        };
-        self.catch_up()
+        self.shared.refresh()
     }
 
-    /// [`MemIndex::refresh`] for a caller that holds the writer gate.
-    fn catch_up(&self) -> Result<(), IndexError> {
-        // Two stats per call, no reads: a compaction renames a new
-        // snapshot.meta into place (a new file identity), and appends only
-        // ever grow the WAL.
-        let snapshot = disk::snapshot_identity(&self.paths);
-        let wal_len = std::fs::metadata(self.paths.wal())
-            .map(|m| m.len())
-            .unwrap_or(0);
-        let inner = self.current();
-        if snapshot == inner.snapshot_identity
-            && (inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
-        {
-            return Ok(());
-        }
-        if snapshot != inner.snapshot_identity {
-            // Another process compacted: the new generation is read beside
-            // queries (the caller holds the gate), then swapped in.
-            drop(inner);
-            self.publish(load(&self.paths)?);
-            return Ok(());
-        }
-        drop(inner);
-        // All the new records go into one next generation.
-        self.next_generation(|inner| catch_up(&self.paths, inner))
+    /// Waits for the thread that catches up beside reads in flight; the
+    /// generations it published, or `None` when none ran since the last
+    /// call (tests).
+    #[doc(hidden)]
+    pub fn join_catch_up_helper(&self) -> Option<usize> {
+        self.shared.join_helper()
     }
 
     /// Checks, logs (appended and fsynced with no lock readers wait on),
     /// then applies `op` to the next generation ([`MemIndex::update`]).
     fn mutate(&self, op: Op) -> Result<usize, IndexError> {
         let _gate = self.gate();
-        let _lock = WriterLock::take(&self.paths)?;
-        self.catch_up()?;
+        let _lock = WriterLock::take(&self.shared.paths)?;
+        self.shared.catch_up()?;
         // Only this writer changes the log's end and generation now (the
         // gate and the OS lock are held): reading them, then appending
         // without the lock, is safe.
@@ -294,14 +224,14 @@ impl MemIndex {
             (inner.generation, inner.wal_end, fresh_log)
         };
         let (generation, end) = if fresh_log {
-            self.update(|inner| {
+            self.shared.update(|inner| {
                 if inner.wal_legacy {
                     // An older build's log: fold it into a snapshot first,
                     // so the new log holds one layout.
-                    compact(&self.paths, inner)?;
+                    compact(&self.shared.paths, inner)?;
                 }
                 if inner.wal_end == 0 {
-                    disk::reset_wal(&self.paths, inner.generation)?;
+                    disk::reset_wal(&self.shared.paths, inner.generation)?;
                     inner.wal_end = WAL_HEADER;
                 }
                 Ok::<_, IndexError>((inner.generation, inner.wal_end))
@@ -310,9 +240,9 @@ impl MemIndex {
             (generation, end)
         };
         let op = op.into_logged();
-        let end = disk::append_wal(&self.paths, end, &op)?;
-        disk::note_wal_end(&self.paths, generation, end);
-        let (n, fold) = self.update(|inner| {
+        let end = disk::append_wal(&self.shared.paths, end, &op)?;
+        disk::note_wal_end(&self.shared.paths, generation, end);
+        let (n, fold) = self.shared.update(|inner| {
             inner.wal_end = end;
             let n = inner.state.apply(op);
             (
@@ -331,15 +261,15 @@ impl MemIndex {
     /// caller holds the writer gate and the OS lock: nothing else changes
     /// the state, and this process does not catch up, until it is done.
     fn compact_beside_queries(&self) -> Result<(), IndexError> {
-        match write_next(&self.paths, &self.current()) {
+        match write_next(&self.shared.paths, &self.current()) {
             Ok(next) => {
-                self.publish(next);
+                self.shared.publish(next);
                 Ok(())
             }
             Err(e) => {
                 // A write that failed half way may have switched the
                 // snapshot but not the log: the files say which.
-                self.publish(load(&self.paths)?);
+                self.shared.publish(load(&self.shared.paths)?);
                 Err(e)
             }
         }
@@ -378,8 +308,8 @@ impl MemIndex {
     /// Folds the log into a new snapshot now.
     pub fn compact(&self) -> Result<(), IndexError> {
         let _gate = self.gate();
-        let _lock = WriterLock::take(&self.paths)?;
-        self.catch_up()?;
+        let _lock = WriterLock::take(&self.shared.paths)?;
+        self.shared.catch_up()?;
         self.compact_beside_queries()
     }
 }

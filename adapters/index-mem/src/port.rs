@@ -5,6 +5,7 @@ use minirag_core::chunk::Chunk;
 use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord, SyncLease};
 
 use crate::disk::{WriterLock, WAL_HEADER};
+use crate::generations::Reading;
 use crate::records::{DiskChunk, DiskSource, Op};
 use crate::view::MemView;
 use crate::{job_records, state, sync_lock, MemIndex, SETTLE_AFTER_BYTES, SETTLE_SHARE};
@@ -13,6 +14,7 @@ impl Index for MemIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
         Ok(Box::new(MemView {
             inner: self.guard()?,
+            _reading: Reading::new(&self.shared),
         }))
     }
 
@@ -20,8 +22,8 @@ impl Index for MemIndex {
     /// next cold open reads a snapshot instead of replaying the sync.
     fn settle(&self, announce: &mut dyn FnMut(&str)) -> Result<(), IndexError> {
         let _gate = self.gate();
-        let _lock = WriterLock::take(&self.paths)?;
-        self.catch_up()?;
+        let _lock = WriterLock::take(&self.shared.paths)?;
+        self.shared.catch_up()?;
         let (log, snapshot_bytes, outdated) = {
             let inner = self.current();
             (
@@ -46,15 +48,15 @@ impl Index for MemIndex {
     }
 
     fn lock_sync(&self) -> Result<SyncLease, IndexError> {
-        sync_lock::take(&self.paths.dir)
+        sync_lock::take(&self.shared.paths.dir)
     }
 
     fn put_job(&self, job: &minirag_core::jobs::Job) -> Result<(), IndexError> {
-        job_records::put(&self.paths.dir, job)
+        job_records::put(&self.shared.paths.dir, job)
     }
 
     fn job(&self, id: &str) -> Result<Option<minirag_core::jobs::Job>, IndexError> {
-        job_records::get(&self.paths.dir, id)
+        job_records::get(&self.shared.paths.dir, id)
     }
 
     fn replace_source(

@@ -11,6 +11,7 @@ use minirag_core::search::Scope;
 
 use crate::disk::WAL_HEADER;
 
+use crate::generations::Reading;
 use crate::Inner;
 
 /// A read of one generation, pinned by its `Arc`: no lock is held while it
@@ -18,6 +19,8 @@ use crate::Inner;
 /// The thread holding it may call the index again, writes included.
 pub(crate) struct MemView {
     pub(crate) inner: Arc<Inner>,
+    /// Counts the view as a read in flight.
+    pub(crate) _reading: Reading,
 }
 
 impl IndexView for MemView {

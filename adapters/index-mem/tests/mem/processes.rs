@@ -164,6 +164,63 @@ fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
         .is_some());
 }
 
+/// With a read in flight on another thread, a call does not replay another
+/// process's records itself: a helper thread catches up beside the reads
+/// and publishes the generation, which the next view reads. A call with no
+/// other read in flight catches up itself (the test above).
+#[test]
+fn with_reads_in_flight_a_helper_catches_up_beside_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    write_once(dir.path(), "/d/first.md", "written before the reads");
+    assert!(index
+        .read()
+        .unwrap()
+        .source("/d/first.md")
+        .unwrap()
+        .is_some());
+    assert_eq!(
+        index.join_catch_up_helper(),
+        None,
+        "a lone read caught up itself"
+    );
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let index = &index;
+        let reader = s.spawn(move || {
+            let view = index.read().unwrap();
+            held_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+            view.source("/d/second.md").unwrap().is_some()
+        });
+        held_rx.recv().unwrap();
+        write_once(
+            dir.path(),
+            "/d/second.md",
+            "written while another thread reads",
+        );
+        // This call starts the helper and reads what is published.
+        let _ = index.read().unwrap().source("/d/second.md").unwrap();
+        let published = index.join_catch_up_helper();
+        assert!(matches!(published, Some(n) if n >= 1), "{published:?}");
+        assert!(
+            index
+                .read()
+                .unwrap()
+                .source("/d/second.md")
+                .unwrap()
+                .is_some(),
+            "the helper's generation holds the other process's write"
+        );
+        release_tx.send(()).unwrap();
+        assert!(
+            !reader.join().unwrap(),
+            "the view in flight keeps the generation it pinned"
+        );
+    });
+}
+
 /// A write from a thread that holds a view goes through (it used to be
 /// refused, since it would have waited for that view forever): writes never
 /// wait for views, and the view keeps the generation it pinned.

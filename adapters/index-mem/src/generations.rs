@@ -1,0 +1,230 @@
+//! The current generation and how it moves on: a writer of this process
+//! publishes the next one, and catching up with other processes' log
+//! records builds one. With reads of this process in flight, a helper
+//! thread catches up beside them, so no query waits for another process's
+//! writes to be replayed.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::thread::JoinHandle;
+
+use parking_lot::RwLock;
+
+use minirag_core::ports::IndexError;
+
+use crate::disk::{self, Paths, WAL_HEADER};
+use crate::recovery::{catch_up, load};
+use crate::Inner;
+
+/// What a `MemIndex` shares with its views and its catch-up helper.
+pub(crate) struct Shared {
+    pub(crate) paths: Paths,
+    /// The current generation. The lock guards the pointer only: a reader
+    /// holds it to clone the `Arc`, a writer to swap in the next one (or,
+    /// when no view holds the generation, to change it in place).
+    current: RwLock<Arc<Inner>>,
+    /// Held by this process's writer from before its log append until the
+    /// next generation is published, and by whoever catches up or
+    /// compacts: one builder of the next generation at a time. Meanwhile a
+    /// reader does not catch up with the log, which holds a record not yet
+    /// applied (the writer catches up with other processes itself).
+    writing: Mutex<()>,
+    /// Views alive now, on every thread.
+    views: AtomicUsize,
+    /// The helper catching up for the reads in flight, and how many
+    /// generations it has published.
+    helper: Mutex<Option<JoinHandle<usize>>>,
+    helping: AtomicBool,
+    /// The helper's catch-up failed: the next read catches up itself, and
+    /// returns the error.
+    helper_failed: AtomicBool,
+}
+
+thread_local! {
+    /// Views this thread holds (of any index): a read does not count its
+    /// own caller's views as reads in flight.
+    static HELD_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Counts a view as in flight while it lives.
+pub(crate) struct Reading(Arc<Shared>);
+
+impl Reading {
+    pub(crate) fn new(shared: &Arc<Shared>) -> Self {
+        shared.views.fetch_add(1, Ordering::Relaxed);
+        HELD_HERE.with(|h| h.set(h.get() + 1));
+        Self(Arc::clone(shared))
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        self.0.views.fetch_sub(1, Ordering::Relaxed);
+        // A view dropped on another thread than its own leaves that
+        // thread's count high; saturating keeps it from wrapping.
+        HELD_HERE.with(|h| h.set(h.get().saturating_sub(1)));
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(paths: Paths, inner: Inner) -> Self {
+        Self {
+            paths,
+            current: RwLock::new(Arc::new(inner)),
+            writing: Mutex::new(()),
+            views: AtomicUsize::new(0),
+            helper: Mutex::new(None),
+            helping: AtomicBool::new(false),
+            helper_failed: AtomicBool::new(false),
+        }
+    }
+
+    /// The current generation, as it is.
+    pub(crate) fn current(&self) -> Arc<Inner> {
+        Arc::clone(&self.current.read())
+    }
+
+    /// Swaps in the next generation; the one it replaces lives on until its
+    /// last view drops.
+    pub(crate) fn publish(&self, next: Inner) {
+        let previous = std::mem::replace(&mut *self.current.write(), Arc::new(next));
+        // Freed after the lock, when this was its last holder.
+        drop(previous);
+    }
+
+    /// Builds the next generation with `change`, for a caller that holds
+    /// the writer gate. A generation no view holds is changed in place (a
+    /// reader that arrives meanwhile waits for that one change); otherwise
+    /// `change` works on a copy, which shares all that it leaves alone,
+    /// and the copy is published.
+    pub(crate) fn update<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
+        {
+            let mut current = self.current.write();
+            if let Some(inner) = Arc::get_mut(&mut current) {
+                return change(inner);
+            }
+        }
+        self.next_generation(change)
+    }
+
+    /// [`Shared::update`] always on a copy, for a change that reads files
+    /// (catching up with the log): no reader waits for it.
+    fn next_generation<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
+        let mut next = Inner::clone(&self.current());
+        let out = change(&mut next);
+        self.publish(next);
+        out
+    }
+
+    /// This process's writer gate, for a writer: it waits for another
+    /// writer of this process (or for a catch-up).
+    pub(crate) fn gate(&self) -> MutexGuard<'_, ()> {
+        self.writing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Catches up with other processes before a read: a newer snapshot, or
+    /// new log records. Skipped while a writer of this process is
+    /// mid-write, or another thread is catching up. When no other read of
+    /// this process is in flight the caller catches up itself, so it reads
+    /// every write another process made before the call; otherwise a
+    /// helper thread does, beside the reads, and the caller reads the
+    /// newest generation published.
+    pub(crate) fn refresh(self: &Arc<Self>) -> Result<(), IndexError> {
+        let gate = match self.writing.try_lock() {
+            Ok(gate) => gate,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(()),
+        };
+        if !self.behind() {
+            return Ok(());
+        }
+        let others = self
+            .views
+            .load(Ordering::Relaxed)
+            .saturating_sub(HELD_HERE.with(Cell::get));
+        if others == 0 || self.helper_failed.swap(false, Ordering::AcqRel) {
+            return self.catch_up();
+        }
+        drop(gate);
+        self.help();
+        Ok(())
+    }
+
+    /// Starts the helper unless it runs: it catches up until the files say
+    /// nothing is new, publishing a generation each time.
+    fn help(self: &Arc<Self>) {
+        if self.helping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut slot = self.helper.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(done) = slot.take() {
+            // The last helper cleared `helping` as its last step.
+            let _ = done.join();
+        }
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("minirag-catch-up".into())
+            .spawn(move || {
+                let mut published = 0;
+                loop {
+                    let gate = me.gate();
+                    if !me.behind() {
+                        break;
+                    }
+                    let caught_up = me.catch_up();
+                    drop(gate);
+                    if caught_up.is_err() {
+                        me.helper_failed.store(true, Ordering::Release);
+                        break;
+                    }
+                    published += 1;
+                }
+                me.helping.store(false, Ordering::Release);
+                published
+            });
+        match spawned {
+            Ok(handle) => *slot = Some(handle),
+            Err(_) => {
+                // No thread to be had: the next read catches up itself.
+                self.helper_failed.store(true, Ordering::Release);
+                self.helping.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// Waits for the helper to finish; the generations it published, or
+    /// `None` when none ran since the last call (tests).
+    pub(crate) fn join_helper(&self) -> Option<usize> {
+        let handle = self.helper.lock().unwrap_or_else(|p| p.into_inner()).take();
+        handle.and_then(|h| h.join().ok())
+    }
+
+    /// Whether the files hold what the current generation lacks: two stats,
+    /// no reads (a compaction renames a new snapshot.meta into place, a new
+    /// file identity, and appends only ever grow the WAL).
+    fn behind(&self) -> bool {
+        let snapshot = disk::snapshot_identity(&self.paths);
+        let wal_len = std::fs::metadata(self.paths.wal())
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let inner = self.current();
+        snapshot != inner.snapshot_identity
+            || !(inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
+    }
+
+    /// [`Shared::refresh`] for a caller that holds the writer gate.
+    pub(crate) fn catch_up(&self) -> Result<(), IndexError> {
+        if !self.behind() {
+            return Ok(());
+        }
+        if disk::snapshot_identity(&self.paths) != self.current().snapshot_identity {
+            // Another process compacted: the new generation is read beside
+            // queries (the caller holds the gate), then swapped in.
+            self.publish(load(&self.paths)?);
+            return Ok(());
+        }
+        // All the new records go into one next generation.
+        self.next_generation(|inner| catch_up(&self.paths, inner))
+    }
+}
