@@ -28,27 +28,39 @@ pub(crate) enum Postings {
     },
 }
 
-/// Two or more postings.
+/// Two or more postings: the varint pairs of [`Postings`], one stream cut
+/// at posting boundaries into frozen levels and a tail. A copy of a list
+/// (a write to a list another generation shares) shares the levels and
+/// copies only the tail, so it costs at most [`FREEZE_AT`] bytes and a
+/// few pointers however long the list.
 #[derive(Debug, Default)]
 pub(crate) struct Many {
     len: u32,
     last: u32,
-    bytes: SmallVec<[u8; 16]>,
+    /// The older bytes, oldest first, each level at least twice the size
+    /// of the next: a few levels for any length.
+    frozen: Box<[Arc<[u8]>]>,
+    /// The newest bytes.
+    tail: SmallVec<[u8; 16]>,
 }
 
-/// The copy a write makes of a list another generation shares: one memcpy
-/// (a derived clone extends byte by byte), with room for the postings the
-/// write is about to append.
+/// A tail this long is frozen into a level of its own.
+const FREEZE_AT: usize = 256;
+
+/// The copy a write makes of a list another generation shares: the
+/// levels' pointers and one memcpy of the tail, with room for the postings
+/// the write is about to append.
 impl Clone for Many {
     fn clone(&self) -> Self {
-        // A short list stays inline, as it was.
-        let n = self.bytes.len();
-        let mut bytes = SmallVec::with_capacity(if n <= 12 { 16 } else { n + 16 });
-        bytes.extend_from_slice(&self.bytes);
+        // A short tail stays inline, as it was.
+        let n = self.tail.len();
+        let mut tail = SmallVec::with_capacity(if n <= 12 { 16 } else { n + 16 });
+        tail.extend_from_slice(&self.tail);
         Self {
             len: self.len,
             last: self.last,
-            bytes,
+            frozen: self.frozen.clone(),
+            tail,
         }
     }
 }
@@ -78,17 +90,63 @@ fn take(bytes: &[u8], at: &mut usize) -> u32 {
 impl Many {
     fn push(&mut self, doc: u32, tf: u32) {
         let gap = if self.len == 0 { doc } else { doc - self.last };
-        put(&mut self.bytes, gap);
-        put(&mut self.bytes, tf);
+        put(&mut self.tail, gap);
+        put(&mut self.tail, tf);
         self.len += 1;
         self.last = doc;
+        if self.tail.len() >= FREEZE_AT {
+            self.freeze();
+        }
     }
-}
 
-impl Many {
-    /// (postings, last document, bytes), for the snapshot.
-    pub(crate) fn parts(&self) -> (u32, u32, &[u8]) {
-        (self.len, self.last, &self.bytes)
+    /// Moves the tail into a level of its own, first merging it with the
+    /// newest levels while they are less than twice its size (so a byte is
+    /// copied once per doubling of the list, as a growing vector's is).
+    fn freeze(&mut self) {
+        let mut levels = std::mem::take(&mut self.frozen).into_vec();
+        let mut newest: Vec<u8> = self.tail.to_vec();
+        self.tail.clear();
+        while let Some(level) = levels.pop_if(|l| l.len() < 2 * newest.len()) {
+            let mut merged = Vec::with_capacity(level.len() + newest.len());
+            merged.extend_from_slice(&level);
+            merged.extend_from_slice(&newest);
+            newest = merged;
+        }
+        levels.push(newest.into());
+        self.frozen = levels.into_boxed_slice();
+    }
+
+    /// All the bytes in one level (or inline when short): a list built
+    /// whole takes exactly its size.
+    fn settle(&mut self) {
+        if self.frozen.is_empty() {
+            self.tail.shrink_to_fit();
+            return;
+        }
+        if self.frozen.len() == 1 && self.tail.is_empty() {
+            return;
+        }
+        let bytes: Vec<u8> = self.segments().flatten().copied().collect();
+        self.frozen = Box::new([bytes.into()]);
+        self.tail = SmallVec::new();
+    }
+
+    /// The bytes in order, level by level then the tail.
+    fn segments(&self) -> impl Iterator<Item = &[u8]> {
+        self.frozen
+            .iter()
+            .map(|l| &l[..])
+            .chain(std::iter::once(&self.tail[..]))
+    }
+
+    /// (postings, last document, the bytes in order), for the snapshot.
+    pub(crate) fn parts(&self) -> (u32, u32, impl Iterator<Item = &[u8]>) {
+        (self.len, self.last, self.segments())
+    }
+
+    /// Bytes held.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.segments().map(<[u8]>::len).sum()
     }
 }
 
@@ -141,11 +199,17 @@ impl Postings {
         if seen != len || len < 2 || doc != last || dead > len {
             return bad("whose counts do not match its bytes");
         }
+        let (frozen, tail): (Box<[Arc<[u8]>]>, _) = if bytes.len() <= 16 {
+            (Box::new([]), SmallVec::from_slice(bytes))
+        } else {
+            (Box::new([bytes.into()]), SmallVec::new())
+        };
         Ok(Postings::Many {
             list: Arc::new(Many {
                 len,
                 last,
-                bytes: SmallVec::from_slice(bytes),
+                frozen,
+                tail,
             }),
             dead,
         })
@@ -158,7 +222,7 @@ impl Postings {
             p.add(doc, tf);
         }
         if let Postings::Many { list, .. } = &mut p {
-            Arc::make_mut(list).bytes.shrink_to_fit();
+            Arc::make_mut(list).settle();
         }
         p
     }
@@ -273,7 +337,9 @@ impl Postings {
             Postings::Empty => Iter::One(None),
             Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
             Postings::Many { list, .. } => Iter::Many {
-                bytes: &list.bytes,
+                levels: list.frozen.iter(),
+                tail: Some(&list.tail),
+                bytes: &[],
                 at: 0,
                 doc: 0,
                 first: true,
@@ -286,6 +352,10 @@ impl Postings {
 pub(crate) enum Iter<'a> {
     One(Option<(u32, u32)>),
     Many {
+        /// The levels not yet read, then the tail.
+        levels: std::slice::Iter<'a, Arc<[u8]>>,
+        tail: Option<&'a [u8]>,
+        /// The segment being read.
         bytes: &'a [u8],
         at: usize,
         doc: u32,
@@ -300,13 +370,19 @@ impl Iterator for Iter<'_> {
         match self {
             Iter::One(p) => p.take(),
             Iter::Many {
+                levels,
+                tail,
                 bytes,
                 at,
                 doc,
                 first,
             } => {
-                if *at >= bytes.len() {
-                    return None;
+                while *at >= bytes.len() {
+                    *bytes = match levels.next() {
+                        Some(level) => level,
+                        None => tail.take()?,
+                    };
+                    *at = 0;
                 }
                 let gap = take(bytes, at);
                 *doc = if *first { gap } else { *doc + gap };
@@ -350,7 +426,10 @@ mod tests {
         let Postings::Many { list: m, .. } = &p else {
             panic!("two postings")
         };
-        assert!(!m.bytes.spilled(), "a short list stays inline");
+        assert!(
+            m.frozen.is_empty() && !m.tail.spilled(),
+            "a short list stays inline"
+        );
         let mut long = Postings::default();
         for d in 0..100_000 {
             long.add(d * 3, 1);
@@ -358,7 +437,43 @@ mod tests {
         let Postings::Many { list: m, .. } = &long else {
             panic!("a long list")
         };
-        assert!(m.bytes.len() <= 2 * 100_000, "{} bytes", m.bytes.len());
+        assert!(m.byte_len() <= 2 * 100_000, "{} bytes", m.byte_len());
+    }
+
+    #[test]
+    fn a_copy_shares_the_frozen_levels_and_copies_only_a_short_tail() {
+        let mut p = Postings::default();
+        let pairs: Vec<(u32, u32)> = (0..50_000).map(|d| (d * 7, d % 5 + 1)).collect();
+        for &(d, tf) in &pairs {
+            p.add(d, tf);
+        }
+        let Postings::Many { list, .. } = &p else {
+            panic!("a long list")
+        };
+        let levels = list.frozen.len();
+        assert!((2..=12).contains(&levels), "{levels} levels");
+        assert!(list.frozen.windows(2).all(|w| w[0].len() >= 2 * w[1].len()));
+        assert!(list.tail.len() < FREEZE_AT);
+        let copy = Many::clone(list);
+        assert!(copy
+            .frozen
+            .iter()
+            .zip(list.frozen.iter())
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        // The copy appends on its own; the original reads as it was.
+        let mut shared = p.clone();
+        shared.add(1_000_000, 3);
+        assert_eq!(p.iter().collect::<Vec<_>>(), pairs);
+        let mut longer = pairs.clone();
+        longer.push((1_000_000, 3));
+        assert_eq!(shared.iter().collect::<Vec<_>>(), longer);
+        // Built whole, a list is one level of exactly its bytes.
+        let whole = Postings::from_sorted(pairs.iter().copied());
+        let Postings::Many { list, .. } = &whole else {
+            panic!("a long list")
+        };
+        assert_eq!((list.frozen.len(), list.tail.len()), (1, 0));
+        assert_eq!(whole.iter().collect::<Vec<_>>(), pairs);
     }
 
     #[test]
