@@ -39,7 +39,9 @@ pub(crate) struct Many {
     last: u32,
     /// The older bytes, oldest first, each level at least twice the size
     /// of the next: a few levels for any length.
-    frozen: Box<[Arc<[u8]>]>,
+    /// (None for a short list: no allocation; one `Arc`, so a copy of the
+    /// list takes a count, not a new block.)
+    frozen: Option<Arc<[Arc<[u8]>]>>,
     /// The newest bytes.
     tail: SmallVec<[u8; 16]>,
 }
@@ -103,7 +105,7 @@ impl Many {
     /// newest levels while they are less than twice its size (so a byte is
     /// copied once per doubling of the list, as a growing vector's is).
     fn freeze(&mut self) {
-        let mut levels = std::mem::take(&mut self.frozen).into_vec();
+        let mut levels = self.levels().to_vec();
         let mut newest: Vec<u8> = self.tail.to_vec();
         self.tail.clear();
         while let Some(level) = levels.pop_if(|l| l.len() < 2 * newest.len()) {
@@ -113,27 +115,31 @@ impl Many {
             newest = merged;
         }
         levels.push(newest.into());
-        self.frozen = levels.into_boxed_slice();
+        self.frozen = Some(levels.into());
     }
 
     /// All the bytes in one level (or inline when short): a list built
     /// whole takes exactly its size.
     fn settle(&mut self) {
-        if self.frozen.is_empty() {
+        if self.levels().is_empty() {
             self.tail.shrink_to_fit();
             return;
         }
-        if self.frozen.len() == 1 && self.tail.is_empty() {
+        if self.levels().len() == 1 && self.tail.is_empty() {
             return;
         }
         let bytes: Vec<u8> = self.segments().flatten().copied().collect();
-        self.frozen = Box::new([bytes.into()]);
+        self.frozen = Some(Arc::new([bytes.into()]));
         self.tail = SmallVec::new();
+    }
+
+    fn levels(&self) -> &[Arc<[u8]>] {
+        self.frozen.as_deref().unwrap_or(&[])
     }
 
     /// The bytes in order, level by level then the tail.
     fn segments(&self) -> impl Iterator<Item = &[u8]> {
-        self.frozen
+        self.levels()
             .iter()
             .map(|l| &l[..])
             .chain(std::iter::once(&self.tail[..]))
@@ -199,10 +205,10 @@ impl Postings {
         if seen != len || len < 2 || doc != last || dead > len {
             return bad("whose counts do not match its bytes");
         }
-        let (frozen, tail): (Box<[Arc<[u8]>]>, _) = if bytes.len() <= 16 {
-            (Box::new([]), SmallVec::from_slice(bytes))
+        let (frozen, tail) = if bytes.len() <= 16 {
+            (None, SmallVec::from_slice(bytes))
         } else {
-            (Box::new([bytes.into()]), SmallVec::new())
+            (Some(Arc::new([bytes.into()]) as Arc<[_]>), SmallVec::new())
         };
         Ok(Postings::Many {
             list: Arc::new(Many {
@@ -337,7 +343,7 @@ impl Postings {
             Postings::Empty => Iter::One(None),
             Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
             Postings::Many { list, .. } => Iter::Many {
-                levels: list.frozen.iter(),
+                levels: list.levels().iter(),
                 tail: Some(&list.tail),
                 bytes: &[],
                 at: 0,
@@ -427,7 +433,7 @@ mod tests {
             panic!("two postings")
         };
         assert!(
-            m.frozen.is_empty() && !m.tail.spilled(),
+            m.frozen.is_none() && !m.tail.spilled(),
             "a short list stays inline"
         );
         let mut long = Postings::default();
@@ -450,16 +456,18 @@ mod tests {
         let Postings::Many { list, .. } = &p else {
             panic!("a long list")
         };
-        let levels = list.frozen.len();
+        let levels = list.levels().len();
         assert!((2..=12).contains(&levels), "{levels} levels");
-        assert!(list.frozen.windows(2).all(|w| w[0].len() >= 2 * w[1].len()));
+        assert!(list
+            .levels()
+            .windows(2)
+            .all(|w| w[0].len() >= 2 * w[1].len()));
         assert!(list.tail.len() < FREEZE_AT);
         let copy = Many::clone(list);
-        assert!(copy
-            .frozen
-            .iter()
-            .zip(list.frozen.iter())
-            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert!(Arc::ptr_eq(
+            copy.frozen.as_ref().unwrap(),
+            list.frozen.as_ref().unwrap()
+        ));
         // The copy appends on its own; the original reads as it was.
         let mut shared = p.clone();
         shared.add(1_000_000, 3);
@@ -472,7 +480,7 @@ mod tests {
         let Postings::Many { list, .. } = &whole else {
             panic!("a long list")
         };
-        assert_eq!((list.frozen.len(), list.tail.len()), (1, 0));
+        assert_eq!((list.levels().len(), list.tail.len()), (1, 0));
         assert_eq!(whole.iter().collect::<Vec<_>>(), pairs);
     }
 
