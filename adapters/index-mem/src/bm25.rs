@@ -6,7 +6,7 @@ use minirag_rank::{idf, tf_part};
 use std::sync::Arc;
 
 use crate::pages::Pages;
-use crate::postings::Postings;
+use crate::postings::{each_posting, Postings};
 use crate::terms::Terms;
 
 mod raw;
@@ -135,10 +135,12 @@ impl Field {
                 continue;
             };
             let idf = idf(n, list.live() as f32);
-            for (doc, tf) in self.live_postings(list) {
-                let dl = self.lengths[doc as usize] as f32;
-                add(doc, idf * tf_part(tf as f32, dl, avg));
-            }
+            each_posting!(list, |doc, tf| {
+                if alive(&self.lengths, doc) {
+                    let dl = self.lengths[doc as usize] as f32;
+                    add(doc, idf * tf_part(tf as f32, dl, avg));
+                }
+            });
         }
     }
 
@@ -177,15 +179,17 @@ impl Field {
             let Some(list) = self.list(term) else {
                 continue;
             };
-            for (doc, tf) in self.live_postings(list) {
-                if let Some(g) = group_of(doc) {
-                    let t = &mut tf_of[g as usize];
-                    if *t == 0 {
-                        touched.push(g);
+            each_posting!(list, |doc, tf| {
+                if alive(&self.lengths, doc) {
+                    if let Some(g) = group_of(doc) {
+                        let t = &mut tf_of[g as usize];
+                        if *t == 0 {
+                            touched.push(g);
+                        }
+                        *t += tf;
                     }
-                    *t += tf;
                 }
-            }
+            });
             let idf = idf(n, touched.len() as f32);
             for &g in &touched {
                 let tf = std::mem::take(&mut tf_of[g as usize]);
@@ -219,10 +223,11 @@ impl Field {
     /// Whether every posting and length names a document below `n`: what
     /// a decoded snapshot must hold before it is used.
     pub fn fits(&self, n: usize) -> bool {
+        // A list's documents rise, so its last one is its largest.
         self.lengths.len() <= n
             && self.postings.iter().all(|list| {
-                list.iter()
-                    .all(|(doc, _)| (doc as usize) < self.lengths.len())
+                list.last_doc()
+                    .is_none_or(|doc| (doc as usize) < self.lengths.len())
             })
     }
 

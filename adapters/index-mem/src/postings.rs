@@ -37,11 +37,13 @@ pub(crate) enum Postings {
 pub(crate) struct Many {
     len: u32,
     last: u32,
-    /// The older bytes, oldest first, each level at least twice the size
-    /// of the next: a few levels for any length.
-    /// (None for a short list: no allocation; one `Arc`, so a copy of the
-    /// list takes a count, not a new block.)
-    frozen: Option<Arc<[Arc<[u8]>]>>,
+    /// The oldest frozen bytes: a list read from a snapshot or built whole
+    /// is these alone (one block, as a plain vector would be).
+    base: Option<Arc<[u8]>>,
+    /// The newer frozen levels, oldest first; with `base`, each level at
+    /// least twice the size of the next: a few levels for any length. One
+    /// `Arc`, so a copy of the list takes a count, not a new block.
+    upper: Option<Arc<[Arc<[u8]>]>>,
     /// The newest bytes.
     tail: SmallVec<[u8; 16]>,
 }
@@ -61,7 +63,8 @@ impl Clone for Many {
         Self {
             len: self.len,
             last: self.last,
-            frozen: self.frozen.clone(),
+            base: self.base.clone(),
+            upper: self.upper.clone(),
             tail,
         }
     }
@@ -75,7 +78,9 @@ fn put(bytes: &mut SmallVec<[u8; 16]>, mut v: u32) {
     bytes.push(v as u8);
 }
 
-fn take(bytes: &[u8], at: &mut usize) -> u32 {
+/// The varint at `at` (which it moves past).
+#[inline(always)]
+pub(crate) fn take(bytes: &[u8], at: &mut usize) -> u32 {
     let mut v = 0u32;
     let mut shift = 0;
     loop {
@@ -105,7 +110,7 @@ impl Many {
     /// newest levels while they are less than twice its size (so a byte is
     /// copied once per doubling of the list, as a growing vector's is).
     fn freeze(&mut self) {
-        let mut levels = self.levels().to_vec();
+        let mut levels: Vec<Arc<[u8]>> = self.levels().cloned().collect();
         let mut newest: Vec<u8> = self.tail.to_vec();
         self.tail.clear();
         while let Some(level) = levels.pop_if(|l| l.len() < 2 * newest.len()) {
@@ -115,32 +120,38 @@ impl Many {
             newest = merged;
         }
         levels.push(newest.into());
-        self.frozen = Some(levels.into());
+        let mut levels = levels.into_iter();
+        self.base = levels.next();
+        let upper: Vec<Arc<[u8]>> = levels.collect();
+        self.upper = (!upper.is_empty()).then(|| upper.into());
     }
 
     /// All the bytes in one level (or inline when short): a list built
     /// whole takes exactly its size.
     fn settle(&mut self) {
-        if self.levels().is_empty() {
+        if self.base.is_none() {
             self.tail.shrink_to_fit();
             return;
         }
-        if self.levels().len() == 1 && self.tail.is_empty() {
+        if self.upper.is_none() && self.tail.is_empty() {
             return;
         }
         let bytes: Vec<u8> = self.segments().flatten().copied().collect();
-        self.frozen = Some(Arc::new([bytes.into()]));
+        self.base = Some(bytes.into());
+        self.upper = None;
         self.tail = SmallVec::new();
     }
 
-    fn levels(&self) -> &[Arc<[u8]>] {
-        self.frozen.as_deref().unwrap_or(&[])
+    /// The frozen levels, oldest first.
+    fn levels(&self) -> impl Iterator<Item = &Arc<[u8]>> {
+        self.base
+            .iter()
+            .chain(self.upper.iter().flat_map(|u| u.iter()))
     }
 
     /// The bytes in order, level by level then the tail.
-    fn segments(&self) -> impl Iterator<Item = &[u8]> {
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
         self.levels()
-            .iter()
             .map(|l| &l[..])
             .chain(std::iter::once(&self.tail[..]))
     }
@@ -205,16 +216,17 @@ impl Postings {
         if seen != len || len < 2 || doc != last || dead > len {
             return bad("whose counts do not match its bytes");
         }
-        let (frozen, tail) = if bytes.len() <= 16 {
+        let (base, tail) = if bytes.len() <= 16 {
             (None, SmallVec::from_slice(bytes))
         } else {
-            (Some(Arc::new([bytes.into()]) as Arc<[_]>), SmallVec::new())
+            (Some(bytes.into()), SmallVec::new())
         };
         Ok(Postings::Many {
             list: Arc::new(Many {
                 len,
                 last,
-                frozen,
+                base,
+                upper: None,
                 tail,
             }),
             dead,
@@ -240,6 +252,15 @@ impl Postings {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
             Postings::Many { list, .. } => list.len,
+        }
+    }
+
+    /// The last (largest) document held, retired or not.
+    pub(crate) fn last_doc(&self) -> Option<u32> {
+        match self {
+            Postings::Empty => None,
+            Postings::One { doc, .. } => Some(*doc),
+            Postings::Many { list, .. } => Some(list.last),
         }
     }
 
@@ -342,160 +363,108 @@ impl Postings {
         match self {
             Postings::Empty => Iter::One(None),
             Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
-            Postings::Many { list, .. } => Iter::Many {
-                levels: list.levels().iter(),
-                tail: Some(&list.tail),
-                bytes: &[],
-                at: 0,
-                doc: 0,
-                first: true,
-            },
+            Postings::Many { list, .. } => {
+                // Without a base there are no levels: the first frozen
+                // level is the base.
+                let levels = list.upper.as_deref().unwrap_or(&[]).iter();
+                let (bytes, tail) = match list.base.as_deref() {
+                    Some(base) => (base, Some(&list.tail[..])),
+                    None => (&list.tail[..], None),
+                };
+                Iter::Many(ManyIter {
+                    bytes,
+                    at: 0,
+                    doc: 0,
+                    levels,
+                    tail,
+                })
+            }
         }
     }
 }
 
+/// Runs `$body` with `$doc` and `$tf` bound to each posting of `$list` (a
+/// `&Postings`) in order, what [`Postings::iter`] yields: the scoring
+/// loops' hot path, expanded in place and a tight loop per segment, so no
+/// call stands between a posting and its score.
+macro_rules! each_posting {
+    ($list:expr, |$doc:ident, $tf:ident| $body:block) => {
+        match $list {
+            $crate::postings::Postings::Empty => {}
+            $crate::postings::Postings::One { doc, tf } => {
+                let ($doc, $tf) = (*doc, *tf);
+                $body
+            }
+            $crate::postings::Postings::Many { list, .. } => {
+                let mut last = 0u32;
+                for bytes in list.segments() {
+                    let mut at = 0;
+                    while at < bytes.len() {
+                        last += $crate::postings::take(bytes, &mut at);
+                        let ($doc, $tf) = (last, $crate::postings::take(bytes, &mut at));
+                        $body
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use each_posting;
+
 /// (document, term frequency) in document order.
 pub(crate) enum Iter<'a> {
     One(Option<(u32, u32)>),
-    Many {
-        /// The levels not yet read, then the tail.
-        levels: std::slice::Iter<'a, Arc<[u8]>>,
-        tail: Option<&'a [u8]>,
-        /// The segment being read.
-        bytes: &'a [u8],
-        at: usize,
-        doc: u32,
-        first: bool,
-    },
+    Many(ManyIter<'a>),
+}
+
+/// A list's postings, segment by segment: the base, the levels, the tail.
+pub(crate) struct ManyIter<'a> {
+    /// The segment being read.
+    bytes: &'a [u8],
+    at: usize,
+    /// The last document read (0 before the first, whose gap is from 0).
+    doc: u32,
+    levels: std::slice::Iter<'a, Arc<[u8]>>,
+    tail: Option<&'a [u8]>,
+}
+
+impl ManyIter<'_> {
+    /// Moves to the next segment with bytes; false at the end.
+    #[cold]
+    fn advance(&mut self) -> bool {
+        loop {
+            self.bytes = match self.levels.next() {
+                Some(level) => level,
+                None => match self.tail.take() {
+                    Some(tail) => tail,
+                    None => return false,
+                },
+            };
+            self.at = 0;
+            if !self.bytes.is_empty() {
+                return true;
+            }
+        }
+    }
 }
 
 impl Iterator for Iter<'_> {
     type Item = (u32, u32);
 
+    #[inline]
     fn next(&mut self) -> Option<(u32, u32)> {
         match self {
             Iter::One(p) => p.take(),
-            Iter::Many {
-                levels,
-                tail,
-                bytes,
-                at,
-                doc,
-                first,
-            } => {
-                while *at >= bytes.len() {
-                    *bytes = match levels.next() {
-                        Some(level) => level,
-                        None => tail.take()?,
-                    };
-                    *at = 0;
+            Iter::Many(m) => {
+                if m.at >= m.bytes.len() && !m.advance() {
+                    return None;
                 }
-                let gap = take(bytes, at);
-                *doc = if *first { gap } else { *doc + gap };
-                *first = false;
-                Some((*doc, take(bytes, at)))
+                m.doc += take(m.bytes, &mut m.at);
+                Some((m.doc, take(m.bytes, &mut m.at)))
             }
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn round_trips_in_order_and_out_of_order() {
-        let mut p = Postings::default();
-        for (d, tf) in [(0, 1), (5, 300), (200_000, 2), (u32::MAX - 1, 1)] {
-            p.add(d, tf);
-        }
-        p.add(7, 9); // out of order: a rebuild
-        p.add(5, 4); // an existing document: its frequency replaced
-        let got: Vec<_> = p.iter().collect();
-        assert_eq!(
-            got,
-            [(0, 1), (5, 4), (7, 9), (200_000, 2), (u32::MAX - 1, 1)]
-        );
-        assert_eq!((p.len(), p.live()), (5, 5));
-    }
-
-    #[test]
-    fn a_short_list_stays_inline_and_a_long_one_is_compact() {
-        assert_eq!(std::mem::size_of::<Postings>(), 16);
-        let mut p = Postings::default();
-        p.add(123_456, 1);
-        assert!(
-            matches!(p, Postings::One { .. }),
-            "a rare term needs no heap block"
-        );
-        p.add(123_460, 2);
-        let Postings::Many { list: m, .. } = &p else {
-            panic!("two postings")
-        };
-        assert!(
-            m.frozen.is_none() && !m.tail.spilled(),
-            "a short list stays inline"
-        );
-        let mut long = Postings::default();
-        for d in 0..100_000 {
-            long.add(d * 3, 1);
-        }
-        let Postings::Many { list: m, .. } = &long else {
-            panic!("a long list")
-        };
-        assert!(m.byte_len() <= 2 * 100_000, "{} bytes", m.byte_len());
-    }
-
-    #[test]
-    fn a_copy_shares_the_frozen_levels_and_copies_only_a_short_tail() {
-        let mut p = Postings::default();
-        let pairs: Vec<(u32, u32)> = (0..50_000).map(|d| (d * 7, d % 5 + 1)).collect();
-        for &(d, tf) in &pairs {
-            p.add(d, tf);
-        }
-        let Postings::Many { list, .. } = &p else {
-            panic!("a long list")
-        };
-        let levels = list.levels().len();
-        assert!((2..=12).contains(&levels), "{levels} levels");
-        assert!(list
-            .levels()
-            .windows(2)
-            .all(|w| w[0].len() >= 2 * w[1].len()));
-        assert!(list.tail.len() < FREEZE_AT);
-        let copy = Many::clone(list);
-        assert!(Arc::ptr_eq(
-            copy.frozen.as_ref().unwrap(),
-            list.frozen.as_ref().unwrap()
-        ));
-        // The copy appends on its own; the original reads as it was.
-        let mut shared = p.clone();
-        shared.add(1_000_000, 3);
-        assert_eq!(p.iter().collect::<Vec<_>>(), pairs);
-        let mut longer = pairs.clone();
-        longer.push((1_000_000, 3));
-        assert_eq!(shared.iter().collect::<Vec<_>>(), longer);
-        // Built whole, a list is one level of exactly its bytes.
-        let whole = Postings::from_sorted(pairs.iter().copied());
-        let Postings::Many { list, .. } = &whole else {
-            panic!("a long list")
-        };
-        assert_eq!((list.levels().len(), list.tail.len()), (1, 0));
-        assert_eq!(whole.iter().collect::<Vec<_>>(), pairs);
-    }
-
-    #[test]
-    fn retired_postings_are_counted_then_purged() {
-        let mut p = Postings::from_sorted((0..10).map(|d| (d, 1)));
-        let gone = |d: u32| d < 6;
-        for _ in 0..5 {
-            p.retire(|d| !gone(d));
-        }
-        assert_eq!((p.len(), p.live()), (10, 5), "not yet the majority");
-        p.retire(|d| !gone(d));
-        assert_eq!((p.len(), p.live()), (4, 4), "purged once dead > half");
-        assert_eq!(p.iter().map(|x| x.0).collect::<Vec<_>>(), [6, 7, 8, 9]);
-        p.remove(8);
-        assert_eq!(p.iter().map(|x| x.0).collect::<Vec<_>>(), [6, 7, 9]);
-    }
-}
+mod tests;
