@@ -32,8 +32,8 @@ pub(crate) struct Shared {
     writing: Mutex<()>,
     /// Views alive now, on every thread.
     views: AtomicUsize,
-    /// The helper catching up for the reads in flight, and how many
-    /// generations it has published.
+    /// The helper catching up for the reads in flight (its result: 1 when
+    /// it caught up).
     helper: Mutex<Option<JoinHandle<usize>>>,
     helping: AtomicBool,
     /// The helper's catch-up failed: the next read catches up itself, and
@@ -151,8 +151,10 @@ impl Shared {
         Ok(())
     }
 
-    /// Starts the helper unless it runs: it catches up until the files say
-    /// nothing is new, publishing a generation each time.
+    /// Starts the helper unless it runs: it catches up once (every record
+    /// the log holds then) and ends, so a writer of this process waiting
+    /// for the gate gets it next; the next read that finds more starts
+    /// another.
     fn help(self: &Arc<Self>) {
         if self.helping.swap(true, Ordering::AcqRel) {
             return;
@@ -166,22 +168,15 @@ impl Shared {
         let spawned = std::thread::Builder::new()
             .name("minirag-catch-up".into())
             .spawn(move || {
-                let mut published = 0;
-                loop {
-                    let gate = me.gate();
-                    if !me.behind() {
-                        break;
-                    }
-                    let caught_up = me.catch_up();
-                    drop(gate);
-                    if caught_up.is_err() {
-                        me.helper_failed.store(true, Ordering::Release);
-                        break;
-                    }
-                    published += 1;
+                let caught_up = {
+                    let _gate = me.gate();
+                    me.catch_up()
+                };
+                if caught_up.is_err() {
+                    me.helper_failed.store(true, Ordering::Release);
                 }
                 me.helping.store(false, Ordering::Release);
-                published
+                usize::from(caught_up.is_ok())
             });
         match spawned {
             Ok(handle) => *slot = Some(handle),
@@ -193,8 +188,8 @@ impl Shared {
         }
     }
 
-    /// Waits for the helper to finish; the generations it published, or
-    /// `None` when none ran since the last call (tests).
+    /// Waits for the helper to finish: 1 when it caught up, 0 when it
+    /// failed, `None` when none ran since the last call (tests).
     pub(crate) fn join_helper(&self) -> Option<usize> {
         let handle = self.helper.lock().unwrap_or_else(|p| p.into_inner()).take();
         handle.and_then(|h| h.join().ok())

@@ -200,8 +200,8 @@ impl MemIndex {
         self.shared.refresh()
     }
 
-    /// Waits for the thread that catches up beside reads in flight; the
-    /// generations it published, or `None` when none ran since the last
+    /// Waits for the thread that catches up beside reads in flight: 1 when
+    /// it caught up, 0 when it failed, `None` when none ran since the last
     /// call (tests).
     #[doc(hidden)]
     pub fn join_catch_up_helper(&self) -> Option<usize> {
