@@ -22,7 +22,6 @@ use minirag_index_mem::MemIndex;
 const DIM: usize = 384;
 const PER_SOURCE: usize = 100;
 /// Queries measured per size, unless `--queries N`.
-/// Queries measured per size, unless `--queries N`.
 const QUERIES: usize = 200;
 
 fn unit_vector(rng: &mut Rng) -> Vec<f32> {
