@@ -67,6 +67,15 @@ impl Drop for Reading {
     }
 }
 
+/// Marks the helper ended when it drops.
+struct Helped<'a>(&'a Shared);
+
+impl Drop for Helped<'_> {
+    fn drop(&mut self) {
+        self.0.helping.store(false, Ordering::Release);
+    }
+}
+
 impl Shared {
     pub(crate) fn new(paths: Paths, inner: Inner) -> Self {
         Self {
@@ -161,13 +170,16 @@ impl Shared {
         }
         let mut slot = self.helper.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(done) = slot.take() {
-            // The last helper cleared `helping` as its last step.
+            // The last helper cleared `helping` as it ended.
             let _ = done.join();
         }
         let me = Arc::clone(self);
         let spawned = std::thread::Builder::new()
             .name("minirag-catch-up".into())
             .spawn(move || {
+                // Cleared however the helper ends, a panic included, so the
+                // next read that finds more can start another.
+                let _done = Helped(&me);
                 let caught_up = {
                     let _gate = me.gate();
                     me.catch_up()
@@ -175,7 +187,6 @@ impl Shared {
                 if caught_up.is_err() {
                     me.helper_failed.store(true, Ordering::Release);
                 }
-                me.helping.store(false, Ordering::Release);
                 usize::from(caught_up.is_ok())
             });
         match spawned {

@@ -185,8 +185,9 @@ fn with_reads_in_flight_a_helper_catches_up_beside_them() {
         "a lone read caught up itself"
     );
     let (held_tx, held_rx) = std::sync::mpsc::channel();
-    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
+        // Made here, so a failed assertion drops it and frees the reader.
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
         let index = &index;
         let reader = s.spawn(move || {
             let view = index.read().unwrap();
