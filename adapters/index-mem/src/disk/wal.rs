@@ -114,7 +114,15 @@ pub fn read_wal_at(path: &Path, from: u64) -> Result<WalRead, IndexError> {
         Err(e) => return Err(io(&path, "cannot open", e)),
     };
     let mut head = [0u8; 16];
-    let read = f.read_exact(&mut head);
+    // A short header is a torn or foreign file (below); a header that
+    // cannot be read is an error, never "no log": a writer would start the
+    // log afresh over records it could not read.
+    let read = match f.read_exact(&mut head) {
+        Err(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
+            return Err(io(&path, "cannot read", e))
+        }
+        read => read,
+    };
     let legacy = &head[..8] == WAL_MAGIC_V1;
     if read.is_err() || (&head[..8] != WAL_MAGIC && !legacy) {
         let len = f.metadata().map(|m| m.len()).unwrap_or(0);

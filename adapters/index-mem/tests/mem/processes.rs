@@ -222,6 +222,61 @@ fn with_reads_in_flight_a_helper_catches_up_beside_them() {
     });
 }
 
+/// A helper that cannot catch up (the log unreadable: a folder where the
+/// file was) leaves it to the next read, which catches up itself and says
+/// why it cannot; once the log is back, reads go on.
+#[test]
+fn a_failed_helper_leaves_the_catch_up_and_its_error_to_the_next_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    write_once(dir.path(), "/d/first.md", "written before the reads");
+    assert!(index
+        .read()
+        .unwrap()
+        .source("/d/first.md")
+        .unwrap()
+        .is_some());
+    let (wal, aside) = (dir.path().join("wal.log"), dir.path().join("wal.aside"));
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        // Made here, so a failed assertion drops it and frees the reader.
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let index = &index;
+        s.spawn(move || {
+            let _view = index.read().unwrap();
+            held_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+        });
+        held_rx.recv().unwrap();
+        write_once(
+            dir.path(),
+            "/d/second.md",
+            "written while another thread reads",
+        );
+        std::fs::rename(&wal, &aside).unwrap();
+        std::fs::create_dir(&wal).unwrap();
+        assert!(
+            index.read().is_ok(),
+            "the read leaves the catch-up to the helper"
+        );
+        assert_eq!(index.join_catch_up_helper(), Some(0), "the helper failed");
+        let failed = index.read().err().expect("the next read catches up itself");
+        assert!(failed.to_string().contains("wal.log"), "{failed}");
+        std::fs::remove_dir(&wal).unwrap();
+        std::fs::rename(&aside, &wal).unwrap();
+        // With the reader's view still held, the next read starts a helper.
+        assert!(index.read().is_ok());
+        assert_eq!(index.join_catch_up_helper(), Some(1));
+        assert!(index
+            .read()
+            .unwrap()
+            .source("/d/second.md")
+            .unwrap()
+            .is_some());
+        release_tx.send(()).unwrap();
+    });
+}
+
 /// A write from a thread that holds a view goes through (it used to be
 /// refused, since it would have waited for that view forever): writes never
 /// wait for views, and the view keeps the generation it pinned.
