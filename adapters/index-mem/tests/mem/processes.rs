@@ -164,6 +164,39 @@ fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
         .is_some());
 }
 
+/// An index that read `/d/first.md`, written by another process.
+fn index_after_a_first_write(dir: &std::path::Path) -> MemIndex {
+    let index = MemIndex::open(dir).unwrap();
+    write_once(dir, "/d/first.md", "written before the reads");
+    assert!(index
+        .read()
+        .unwrap()
+        .source("/d/first.md")
+        .unwrap()
+        .is_some());
+    index
+}
+
+/// Runs `body` while another thread holds a view of `index` taken before
+/// it; returns whether that view reads `/d/second.md` at the end.
+fn with_a_read_in_flight(index: &MemIndex, body: impl FnOnce()) -> bool {
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        // Made here, so a failed assertion drops it and frees the reader.
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let reader = s.spawn(move || {
+            let view = index.read().unwrap();
+            held_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+            view.source("/d/second.md").unwrap().is_some()
+        });
+        held_rx.recv().unwrap();
+        body();
+        release_tx.send(()).unwrap();
+        reader.join().unwrap()
+    })
+}
+
 /// With a read in flight on another thread, a call does not replay another
 /// process's records itself: a helper thread catches up beside the reads
 /// and publishes the generation, which the next view reads. A call with no
@@ -171,31 +204,13 @@ fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
 #[test]
 fn with_reads_in_flight_a_helper_catches_up_beside_them() {
     let dir = tempfile::tempdir().unwrap();
-    let index = MemIndex::open(dir.path()).unwrap();
-    write_once(dir.path(), "/d/first.md", "written before the reads");
-    assert!(index
-        .read()
-        .unwrap()
-        .source("/d/first.md")
-        .unwrap()
-        .is_some());
+    let index = index_after_a_first_write(dir.path());
     assert_eq!(
         index.join_catch_up_helper(),
         None,
         "a lone read caught up itself"
     );
-    let (held_tx, held_rx) = std::sync::mpsc::channel();
-    std::thread::scope(|s| {
-        // Made here, so a failed assertion drops it and frees the reader.
-        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-        let index = &index;
-        let reader = s.spawn(move || {
-            let view = index.read().unwrap();
-            held_tx.send(()).unwrap();
-            release_rx.recv().unwrap();
-            view.source("/d/second.md").unwrap().is_some()
-        });
-        held_rx.recv().unwrap();
+    let pinned_sees_it = with_a_read_in_flight(&index, || {
         write_once(
             dir.path(),
             "/d/second.md",
@@ -203,8 +218,11 @@ fn with_reads_in_flight_a_helper_catches_up_beside_them() {
         );
         // This call starts the helper and reads what is published.
         let _ = index.read().unwrap().source("/d/second.md").unwrap();
-        let published = index.join_catch_up_helper();
-        assert_eq!(published, Some(1), "the helper caught up");
+        assert_eq!(
+            index.join_catch_up_helper(),
+            Some(1),
+            "the helper caught up"
+        );
         assert!(
             index
                 .read()
@@ -214,12 +232,11 @@ fn with_reads_in_flight_a_helper_catches_up_beside_them() {
                 .is_some(),
             "the helper's generation holds the other process's write"
         );
-        release_tx.send(()).unwrap();
-        assert!(
-            !reader.join().unwrap(),
-            "the view in flight keeps the generation it pinned"
-        );
     });
+    assert!(
+        !pinned_sees_it,
+        "the view in flight keeps the generation it pinned"
+    );
 }
 
 /// A helper that cannot catch up (the log unreadable: a folder where the
@@ -228,26 +245,9 @@ fn with_reads_in_flight_a_helper_catches_up_beside_them() {
 #[test]
 fn a_failed_helper_leaves_the_catch_up_and_its_error_to_the_next_read() {
     let dir = tempfile::tempdir().unwrap();
-    let index = MemIndex::open(dir.path()).unwrap();
-    write_once(dir.path(), "/d/first.md", "written before the reads");
-    assert!(index
-        .read()
-        .unwrap()
-        .source("/d/first.md")
-        .unwrap()
-        .is_some());
+    let index = index_after_a_first_write(dir.path());
     let (wal, aside) = (dir.path().join("wal.log"), dir.path().join("wal.aside"));
-    let (held_tx, held_rx) = std::sync::mpsc::channel();
-    std::thread::scope(|s| {
-        // Made here, so a failed assertion drops it and frees the reader.
-        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-        let index = &index;
-        s.spawn(move || {
-            let _view = index.read().unwrap();
-            held_tx.send(()).unwrap();
-            let _ = release_rx.recv();
-        });
-        held_rx.recv().unwrap();
+    with_a_read_in_flight(&index, || {
         write_once(
             dir.path(),
             "/d/second.md",
@@ -273,7 +273,6 @@ fn a_failed_helper_leaves_the_catch_up_and_its_error_to_the_next_read() {
             .source("/d/second.md")
             .unwrap()
             .is_some());
-        release_tx.send(()).unwrap();
     });
 }
 
