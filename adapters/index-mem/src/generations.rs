@@ -47,6 +47,15 @@ thread_local! {
     static HELD_HERE: Cell<usize> = const { Cell::new(0) };
 }
 
+/// What the files hold that the current generation lacks.
+enum Newer {
+    Nothing,
+    /// Another process compacted: a new snapshot to load.
+    Snapshot,
+    /// Log records past the generation's end.
+    Records,
+}
+
 /// Counts a view as in flight while it lives.
 pub(crate) struct Reading(Arc<Shared>);
 
@@ -145,7 +154,8 @@ impl Shared {
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => return Ok(()),
         };
-        if !self.behind() {
+        let newer = self.newer();
+        if matches!(newer, Newer::Nothing) {
             return Ok(());
         }
         let others = self
@@ -153,7 +163,7 @@ impl Shared {
             .load(Ordering::Relaxed)
             .saturating_sub(HELD_HERE.with(Cell::get));
         if others == 0 || self.helper_failed.swap(false, Ordering::AcqRel) {
-            return self.catch_up();
+            return self.take_up(newer);
         }
         drop(gate);
         self.help();
@@ -206,31 +216,41 @@ impl Shared {
         handle.and_then(|h| h.join().ok())
     }
 
-    /// Whether the files hold what the current generation lacks: two stats,
+    /// What the files hold that the current generation lacks: two stats,
     /// no reads (a compaction renames a new snapshot.meta into place, a new
     /// file identity, and appends only ever grow the WAL).
-    fn behind(&self) -> bool {
+    fn newer(&self) -> Newer {
         let snapshot = disk::snapshot_identity(&self.paths);
         let wal_len = std::fs::metadata(self.paths.wal())
             .map(|m| m.len())
             .unwrap_or(0);
         let inner = self.current();
-        snapshot != inner.snapshot_identity
-            || !(inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end)
+        if snapshot != inner.snapshot_identity {
+            Newer::Snapshot
+        } else if inner.wal_end == 0 && wal_len <= WAL_HEADER || wal_len == inner.wal_end {
+            Newer::Nothing
+        } else {
+            Newer::Records
+        }
     }
 
     /// [`Shared::refresh`] for a caller that holds the writer gate.
     pub(crate) fn catch_up(&self) -> Result<(), IndexError> {
-        if !self.behind() {
-            return Ok(());
-        }
-        if disk::snapshot_identity(&self.paths) != self.current().snapshot_identity {
+        self.take_up(self.newer())
+    }
+
+    /// Takes up what [`Shared::newer`] found; the caller holds the gate.
+    fn take_up(&self, newer: Newer) -> Result<(), IndexError> {
+        match newer {
+            Newer::Nothing => Ok(()),
             // Another process compacted: the new generation is read beside
-            // queries (the caller holds the gate), then swapped in.
-            self.publish(load(&self.paths)?);
-            return Ok(());
+            // queries, then swapped in.
+            Newer::Snapshot => {
+                self.publish(load(&self.paths)?);
+                Ok(())
+            }
+            // All the new records go into one next generation.
+            Newer::Records => self.next_generation(|inner| catch_up(&self.paths, inner)),
         }
-        // All the new records go into one next generation.
-        self.next_generation(|inner| catch_up(&self.paths, inner))
     }
 }

@@ -209,7 +209,7 @@ impl MemIndex {
     }
 
     /// Checks, logs (appended and fsynced with no lock readers wait on),
-    /// then applies `op` to the next generation ([`MemIndex::update`]).
+    /// then applies `op` to the next generation (`Shared::update`).
     fn mutate(&self, op: Op) -> Result<usize, IndexError> {
         let _gate = self.gate();
         let _lock = WriterLock::take(&self.shared.paths)?;

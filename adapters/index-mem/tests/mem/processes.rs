@@ -18,6 +18,11 @@ fn pseudo_random(seed: u64) -> u64 {
     x.wrapping_mul(0xff51afd7ed558ccd) ^ (x >> 29)
 }
 
+/// Whether a new view of `index` reads `source`.
+fn holds(index: &MemIndex, source: &str) -> bool {
+    index.read().unwrap().source(source).unwrap().is_some()
+}
+
 /// Writes one source of one chunk from a child process, durably.
 fn write_once(dir: &std::path::Path, source: &str, text: &str) {
     let status = Command::new(CHILD)
@@ -156,24 +161,14 @@ fn a_thread_holding_a_view_calls_the_index_again_after_another_process_wrote() {
     // process's write is read.
     assert!(view.source("/d/second.md").unwrap().is_none());
     drop(view);
-    assert!(index
-        .read()
-        .unwrap()
-        .source("/d/second.md")
-        .unwrap()
-        .is_some());
+    assert!(holds(&index, "/d/second.md"));
 }
 
 /// An index that read `/d/first.md`, written by another process.
 fn index_after_a_first_write(dir: &std::path::Path) -> MemIndex {
     let index = MemIndex::open(dir).unwrap();
     write_once(dir, "/d/first.md", "written before the reads");
-    assert!(index
-        .read()
-        .unwrap()
-        .source("/d/first.md")
-        .unwrap()
-        .is_some());
+    assert!(holds(&index, "/d/first.md"));
     index
 }
 
@@ -224,12 +219,7 @@ fn with_reads_in_flight_a_helper_catches_up_beside_them() {
             "the helper caught up"
         );
         assert!(
-            index
-                .read()
-                .unwrap()
-                .source("/d/second.md")
-                .unwrap()
-                .is_some(),
+            holds(&index, "/d/second.md"),
             "the helper's generation holds the other process's write"
         );
     });
@@ -267,12 +257,7 @@ fn a_failed_helper_leaves_the_catch_up_and_its_error_to_the_next_read() {
         // With the reader's view still held, the next read starts a helper.
         assert!(index.read().is_ok());
         assert_eq!(index.join_catch_up_helper(), Some(1));
-        assert!(index
-            .read()
-            .unwrap()
-            .source("/d/second.md")
-            .unwrap()
-            .is_some());
+        assert!(holds(&index, "/d/second.md"));
     });
 }
 
@@ -346,7 +331,7 @@ fn records_caught_up_together_score_as_a_fresh_open() {
     let index = MemIndex::open(dir.path()).unwrap();
     write_once(dir.path(), "/d/a.md", "alpha one bravo bravo");
     write_once(dir.path(), "/d/b.md", "bravo two delta");
-    assert!(index.read().unwrap().source("/d/b.md").unwrap().is_some());
+    assert!(holds(&index, "/d/b.md"));
     // Two replaces of the same source, caught up in one go.
     write_once(dir.path(), "/d/a.md", "alpha three delta");
     write_once(dir.path(), "/d/a.md", "charlie four alpha alpha");
