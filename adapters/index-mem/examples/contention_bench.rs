@@ -31,6 +31,10 @@ use minirag_core::search::{fuse_documents, Scope};
 use minirag_index_conformance::synthetic::{self, source_record, vocabulary, zipf_chunk, Rng};
 use minirag_index_mem::MemIndex;
 
+/// The binary's allocator: what a sync beside queries costs depends on it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const DIM: usize = 384;
 const PER_SOURCE: usize = 100;
 

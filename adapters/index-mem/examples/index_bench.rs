@@ -19,6 +19,10 @@ use minirag_core::search::{fuse_documents, Filter, FilterRequest, Scope};
 use minirag_index_conformance::synthetic::{self, source_record, vocabulary, zipf_chunk, Rng};
 use minirag_index_mem::MemIndex;
 
+/// The binary's allocator: the RSS printed is what the binary would hold.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const DIM: usize = 384;
 const PER_SOURCE: usize = 100;
 /// Queries measured per size, unless `--queries N`.

@@ -5,7 +5,7 @@ use minirag_rank::{idf, tf_part};
 
 use std::sync::Arc;
 
-use crate::pages::Pages;
+use crate::pages::{Column, Pages};
 use crate::postings::{each_posting, Postings};
 use crate::terms::Terms;
 
@@ -22,7 +22,9 @@ pub struct Field {
     terms: Arc<Terms>,
     /// By term id.
     postings: Pages<Postings>,
-    lengths: Vec<u32>,
+    /// By document; 0 for a removed one. In pages, so a write copies the
+    /// pages of the documents it adds or removes, not the column.
+    lengths: Column<u32>,
     live: u64,
     total_len: u64,
 }
@@ -44,9 +46,7 @@ fn frequencies(terms: &[String]) -> Vec<(&str, u32)> {
 
 impl Field {
     pub fn add(&mut self, doc: u32, terms: &[String]) {
-        if self.lengths.len() <= doc as usize {
-            self.lengths.resize(doc as usize + 1, 0);
-        }
+        self.lengths.grow(doc as usize + 1, 0);
         self.lengths[doc as usize] = terms.len() as u32;
         self.live += 1;
         self.total_len += terms.len() as u64;
@@ -136,9 +136,9 @@ impl Field {
             };
             let idf = idf(n, list.live() as f32);
             each_posting!(list, |doc, tf| {
-                if alive(&self.lengths, doc) {
-                    let dl = self.lengths[doc as usize] as f32;
-                    add(doc, idf * tf_part(tf as f32, dl, avg));
+                let dl = self.length(doc);
+                if dl > 0 {
+                    add(doc, idf * tf_part(tf as f32, dl as f32, avg));
                 }
             });
         }
@@ -258,13 +258,13 @@ impl Field {
                 lengths[*n as usize] = self.lengths.get(old).copied().unwrap_or(0);
             }
         }
-        self.lengths = lengths;
+        self.lengths = Column::from_slice(&lengths);
     }
 }
 
 /// Whether `doc` is still in the field: a retired one has length 0, and a
 /// document of no terms has no postings to ask about.
-fn alive(lengths: &[u32], doc: u32) -> bool {
+fn alive(lengths: &Column<u32>, doc: u32) -> bool {
     lengths.get(doc as usize).is_some_and(|&l| l > 0)
 }
 

@@ -2,22 +2,31 @@
 //! shares every page and costs a pointer a page. Writing through a copy
 //! copies only the page written ([`Arc::make_mut`]). This is what lets a
 //! writer build the next generation of the index beside the views that
-//! still read the current one.
+//! still read the current one: a write costs the pages it touches, not
+//! the length of the vector.
 
 use std::sync::Arc;
 
-/// Elements a page: small enough that copying one for a single write is
-/// cheap, large enough that the pointers stay few (a million elements are
-/// 4,096 pages).
+/// Elements a page by default: small enough that copying one for a single
+/// write is cheap, large enough that the pointers stay few (a million
+/// elements are 4,096 pages).
 const PAGE: usize = 256;
 
+/// Elements a page of a per-slot column (a flag or a length a chunk): a
+/// write changes a few neighbouring slots, and a million slots are 256
+/// pointers.
+pub(crate) const COLUMN: usize = 4096;
+
 #[derive(Clone)]
-pub(crate) struct Pages<T> {
+pub(crate) struct Pages<T, const P: usize = PAGE> {
     pages: Vec<Arc<Vec<T>>>,
     len: usize,
 }
 
-impl<T> Default for Pages<T> {
+/// A per-slot column: [`Pages`] of [`COLUMN`] elements.
+pub(crate) type Column<T> = Pages<T, COLUMN>;
+
+impl<T, const P: usize> Default for Pages<T, P> {
     fn default() -> Self {
         Self {
             pages: Vec::new(),
@@ -26,13 +35,13 @@ impl<T> Default for Pages<T> {
     }
 }
 
-impl<T: std::fmt::Debug> std::fmt::Debug for Pages<T> {
+impl<T: std::fmt::Debug, const P: usize> std::fmt::Debug for Pages<T, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Pages({} elements)", self.len)
     }
 }
 
-impl<T: Clone> Pages<T> {
+impl<T: Clone, const P: usize> Pages<T, P> {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -41,7 +50,7 @@ impl<T: Clone> Pages<T> {
         if i >= self.len {
             return None;
         }
-        Some(&self.pages[i / PAGE][i % PAGE])
+        Some(&self.pages[i / P][i % P])
     }
 
     /// Element `i`, its page copied first when another copy shares it.
@@ -49,16 +58,41 @@ impl<T: Clone> Pages<T> {
         if i >= self.len {
             return None;
         }
-        Some(&mut Arc::make_mut(&mut self.pages[i / PAGE])[i % PAGE])
+        Some(&mut Arc::make_mut(&mut self.pages[i / P])[i % P])
     }
 
     pub(crate) fn push(&mut self, value: T) {
-        if self.len.is_multiple_of(PAGE) {
-            self.pages.push(Arc::new(Vec::with_capacity(PAGE)));
+        if self.len.is_multiple_of(P) {
+            self.pages.push(Arc::new(Vec::with_capacity(P)));
         }
         let last = self.pages.last_mut().expect("a page with room");
         Arc::make_mut(last).push(value);
         self.len += 1;
+    }
+
+    /// Grows to `len` elements, the new ones `value`.
+    pub(crate) fn grow(&mut self, len: usize, value: T) {
+        while self.len < len {
+            self.push(value.clone());
+        }
+    }
+
+    /// `len` copies of `value`.
+    pub(crate) fn filled(len: usize, value: T) -> Self {
+        let page = |n: usize| Arc::new(vec![value.clone(); n]);
+        let mut pages: Vec<_> = (0..len / P).map(|_| page(P)).collect();
+        if !len.is_multiple_of(P) {
+            pages.push(page(len % P));
+        }
+        Self { pages, len }
+    }
+
+    /// The elements of `items`, a page at a time.
+    pub(crate) fn from_slice(items: &[T]) -> Self {
+        Self {
+            pages: items.chunks(P).map(|c| Arc::new(c.to_vec())).collect(),
+            len: items.len(),
+        }
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
@@ -73,7 +107,7 @@ impl<T: Clone> Pages<T> {
     }
 }
 
-impl<T: Clone> FromIterator<T> for Pages<T> {
+impl<T: Clone, const P: usize> FromIterator<T> for Pages<T, P> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
         let mut pages = Self::default();
         for item in items {
@@ -83,7 +117,7 @@ impl<T: Clone> FromIterator<T> for Pages<T> {
     }
 }
 
-impl<T: Clone> std::ops::Index<usize> for Pages<T> {
+impl<T: Clone, const P: usize> std::ops::Index<usize> for Pages<T, P> {
     type Output = T;
 
     fn index(&self, i: usize) -> &T {
@@ -91,7 +125,7 @@ impl<T: Clone> std::ops::Index<usize> for Pages<T> {
     }
 }
 
-impl<T: Clone> std::ops::IndexMut<usize> for Pages<T> {
+impl<T: Clone, const P: usize> std::ops::IndexMut<usize> for Pages<T, P> {
     fn index_mut(&mut self, i: usize) -> &mut T {
         self.get_mut(i).expect("an element within the pages")
     }
@@ -114,6 +148,26 @@ mod tests {
         assert_eq!((a.len(), b.len()), (1001, 1000));
         assert_eq!(a.iter().copied().sum::<u32>(), 499_500 - 300 + 7 + 1000);
         assert_eq!((a.get(1001), b.get(1000)), (None, None));
+    }
+
+    #[test]
+    fn a_column_is_built_a_page_at_a_time_and_grows() {
+        let items: Vec<u32> = (0..10_000).collect();
+        let mut c: Column<u32> = Pages::from_slice(&items);
+        assert_eq!(c.pages.len(), 3);
+        assert!(c.iter().copied().eq(0..10_000));
+        let copy = c.clone();
+        c.grow(12_300, 7);
+        c[5] = 1;
+        assert_eq!((c.len(), c[12_299], c[5], copy[5]), (12_300, 7, 1, 5));
+        assert!(
+            Arc::ptr_eq(&c.pages[1], &copy.pages[1]),
+            "page 1 still shared"
+        );
+        assert_eq!(copy.len(), 10_000);
+        let mut f: Column<bool> = Pages::filled(4097, true);
+        f.push(false);
+        assert_eq!((f.len(), f.iter().filter(|b| **b).count()), (4098, 4097));
     }
 
     #[test]

@@ -25,9 +25,15 @@ mod watch;
 
 use clap::Parser;
 
+/// mimalloc: a writer builds each generation of the index beside the views
+/// that still read the last one, so small blocks are taken on one thread and
+/// freed on another all the time, which glibc's allocator serves slowly
+/// (docs/benchmarks.md). Built without transparent huge pages, which made
+/// opening a large index slower and its heap larger.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    one_malloc_arena();
     if std::env::args_os().len() <= 1 {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -47,20 +53,5 @@ fn main() {
             eprintln!("error: {e}");
             std::process::exit(1);
         }
-    }
-}
-
-/// glibc gives each thread that allocates its own arena, and memory freed
-/// in one arena is not reused by another. A sync converts and chunks a file
-/// on its reader thread and indexes it on another, so a big file left the
-/// reader's freed buffers as holes beside the index (measured in
-/// docs/benchmarks.md).
-/// Small allocations still go through each thread's lock-free cache.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn one_malloc_arena() {
-    // SAFETY: mallopt only sets an allocator parameter, and this runs first
-    // in main, before any other thread of this process exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }

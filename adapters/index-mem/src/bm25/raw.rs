@@ -14,7 +14,7 @@ use std::io::Write;
 use super::Field;
 use std::sync::Arc;
 
-use crate::pages::Pages;
+use crate::pages::{Column, Pages};
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -104,7 +104,7 @@ impl Field {
         let field = Field {
             terms: Arc::new(terms),
             postings,
-            lengths,
+            lengths: Column::from_slice(&lengths),
             live,
             total_len,
         };

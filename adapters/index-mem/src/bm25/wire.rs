@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::Field;
 use std::sync::Arc;
 
+use crate::pages::Column;
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -19,7 +20,7 @@ impl Serialize for Field {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("Field", 4)?;
         st.serialize_field("postings", &MapOut(self))?;
-        st.serialize_field("lengths", &self.lengths)?;
+        st.serialize_field("lengths", &self.lengths.iter().collect::<Vec<_>>())?;
         st.serialize_field("live", &self.live)?;
         st.serialize_field("total_len", &self.total_len)?;
         st.end()
@@ -127,7 +128,7 @@ impl<'de> Deserialize<'de> for Field {
         Ok(Field {
             terms: Arc::new(terms),
             postings: postings.into_iter().collect(),
-            lengths,
+            lengths: Column::from_slice(&lengths),
             live,
             total_len,
         })

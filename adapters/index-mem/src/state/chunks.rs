@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::disk::{text_key, ChunkTable};
-use crate::pages::Pages;
+use crate::pages::{Column, Pages};
 use crate::records::DiskChunk;
 
 /// A clone shares the table and the chunks written since (see [`Pages`]).
@@ -15,7 +15,7 @@ use crate::records::DiskChunk;
 pub struct Chunks {
     table: Option<ChunkTable>,
     /// The table's slots removed since the snapshot.
-    gone: Vec<bool>,
+    gone: Column<bool>,
     /// Slots from the table's end on: (source id, chunk), `None` once removed.
     fresh: Pages<Option<Arc<(u32, DiskChunk)>>>,
 }
@@ -25,7 +25,7 @@ impl Chunks {
     pub fn owned(chunks: Vec<Option<(u32, DiskChunk)>>) -> Self {
         Self {
             table: None,
-            gone: Vec::new(),
+            gone: Column::default(),
             fresh: chunks.into_iter().map(|c| c.map(Arc::new)).collect(),
         }
     }
@@ -33,7 +33,7 @@ impl Chunks {
     /// A snapshot's chunks, read in place.
     pub fn mapped(table: ChunkTable) -> Self {
         Self {
-            gone: vec![false; table.len()],
+            gone: Column::filled(table.len(), false),
             table: Some(table),
             fresh: Pages::default(),
         }

@@ -9,6 +9,7 @@ use minirag_core::ports::IndexError;
 
 use crate::bm25::Field;
 use crate::disk::text_key;
+use crate::pages::Pages;
 use crate::records::{DiskChunk, Op};
 use crate::vectors::Matrix;
 use minirag_rank::{Analyzer, Repeats};
@@ -29,8 +30,9 @@ pub struct State {
     pub analyzer: Arc<Analyzer>,
     pub model_id: Option<String>,
     pub ids: Arc<HashMap<String, u32>>,
-    /// By source id; an entry is copied when a write changes it.
-    pub sources: Vec<Option<Arc<SourceEntry>>>,
+    /// By source id; an entry is copied when a write changes it, and the
+    /// pages of entries when a write changes one of theirs.
+    pub(crate) sources: Pages<Option<Arc<SourceEntry>>>,
     /// slot → (source id, chunk)
     pub chunks: Chunks,
     pub vectors: Matrix,
@@ -73,7 +75,7 @@ impl State {
             analyzer: Arc::default(),
             model_id: None,
             ids: Arc::default(),
-            sources: Vec::new(),
+            sources: Pages::default(),
             chunks: Chunks::default(),
             vectors: Matrix::new(0),
             text: Field::default(),
@@ -264,7 +266,7 @@ impl State {
     }
 
     pub(crate) fn has_vectors(&self) -> bool {
-        self.vectors.present().iter().any(|p| *p)
+        self.vectors.any_present()
     }
 
     /// Applies a checked operation; returns the number of chunks affected.

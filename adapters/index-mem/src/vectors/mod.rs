@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use memmap2::Mmap;
 
 use crate::fresh_rows::FreshRows;
+use crate::pages::Column;
 
 /// At or above this many snapshot rows the scan reads an int8 copy of them
 /// (a quarter of the bytes: the f32 scan is memory-bound) and rescores the
@@ -61,8 +62,9 @@ pub struct Matrix {
     /// after a sync that embeds in batches most vectors can live here until
     /// the next compaction.
     extra_q: FreshCodes,
-    /// Row has a real vector (rows of vector-less chunks are zeros).
-    present: Vec<bool>,
+    /// Row has a real vector (rows of vector-less chunks are zeros). In
+    /// pages: a write copies those of the rows it changes.
+    present: Column<bool>,
     /// Snapshot files too large to check at open, for `verify`.
     deferred: Vec<FileCheck>,
 }
@@ -105,7 +107,7 @@ impl Matrix {
             quantize_started: Default::default(),
             extra: FreshRows::new(dim, None),
             extra_q: FreshCodes::default(),
-            present: Vec::new(),
+            present: Column::default(),
             deferred: Vec::new(),
         }
     }
@@ -140,7 +142,7 @@ impl Matrix {
             quantize_started: Default::default(),
             extra: FreshRows::new(dim, None),
             extra_q: FreshCodes::default(),
-            present,
+            present: Column::from_slice(&present),
             deferred: Vec::new(),
         }
     }
@@ -253,8 +255,9 @@ impl Matrix {
         }
     }
 
-    pub fn present(&self) -> &[bool] {
-        &self.present
+    /// Whether any row has a vector.
+    pub fn any_present(&self) -> bool {
+        self.present.iter().any(|p| *p)
     }
 
     /// The `k` nearest rows to a unit `query` among rows `allowed` accepts,
@@ -423,7 +426,7 @@ impl Matrix {
     ) -> Vec<(u32, f32)> {
         let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(keep + 1);
         for slot in range {
-            if !self.present[slot as usize] || !allowed(slot) {
+            if !self.has(slot) || !allowed(slot) {
                 continue;
             }
             let s = slot as usize;
