@@ -297,6 +297,21 @@ mod tests {
     }
 
     #[test]
+    fn a_write_to_a_copy_copies_the_length_pages_it_touches() {
+        let mut f = Field::default();
+        for d in 0..20_000 {
+            f.add(d, &t("a b"));
+        }
+        let held = f.clone();
+        f.retire(5, &t("a b"));
+        f.add(20_000, &t("b c"));
+        // Five pages of 4,096 lengths: the first (a retired document) and the
+        // last (a new one) are copied, the three between stay shared.
+        assert_eq!(f.lengths.pages_shared_with(&held.lengths), 3);
+        assert_eq!((held.length(5), f.length(5), f.length(20_000)), (2, 0, 2));
+    }
+
+    #[test]
     fn remove_then_renumber() {
         let mut f = Field::default();
         f.add(0, &t("a b"));

@@ -95,6 +95,17 @@ impl<T: Clone, const P: usize> Pages<T, P> {
         }
     }
 
+    /// Pages this vector shares with `other`, for tests of what a copy costs.
+    #[cfg(test)]
+    pub(crate) fn pages_shared_with(&self, other: &Self) -> usize {
+        let same = |(a, b): (&Arc<Vec<T>>, &Arc<Vec<T>>)| Arc::ptr_eq(a, b);
+        self.pages
+            .iter()
+            .zip(&other.pages)
+            .filter(|p| same(*p))
+            .count()
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.pages.iter().flat_map(|p| p.iter())
     }
