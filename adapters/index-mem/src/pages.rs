@@ -15,7 +15,7 @@ const PAGE: usize = 256;
 /// Elements a page of a per-slot column (a flag or a length a chunk): a
 /// write changes a few neighbouring slots, and a million slots are 256
 /// pointers.
-pub(crate) const COLUMN: usize = 4096;
+const COLUMN: usize = 4096;
 
 #[derive(Clone)]
 pub(crate) struct Pages<T, const P: usize = PAGE> {
