@@ -10,6 +10,11 @@
 //!   the next write, and no queries (every write builds its generation as
 //!   a copy: what the copying costs);
 //! - one process: the writer on a thread beside the queries;
+//! - queries elsewhere: the writer on a thread beside the same queries
+//!   on a second, identical index it does not write: the same load on the
+//!   CPU and its caches, nothing shared, so what the writer loses here is
+//!   the machine's, and what it loses beyond this beside queries on its
+//!   own index is the index's;
 //! - two processes: the writer in a child process of its own, the queries
 //!   catching up with its log;
 //! - compactions: the index folded into a new snapshot three times.
@@ -175,6 +180,17 @@ fn child(dir: &str, chunks: usize, seed: u64) {
     println!("{} {}", took.secs, took.cpu);
 }
 
+/// An index at `dir` of `base` chunks and the `written` the phases
+/// replace, folded into its snapshot and warm.
+fn filled(dir: &std::path::Path, base: usize, written: usize) -> MemIndex {
+    let index = MemIndex::open(dir).unwrap();
+    write(&index, "base", base, 7);
+    write(&index, "w", written, 8);
+    index.compact().unwrap();
+    index.warm().unwrap();
+    index
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--child") {
@@ -191,11 +207,9 @@ fn main() {
         arg("--threads", 8),
     );
     let dir = tempfile::tempdir().unwrap();
-    let index = MemIndex::open(dir.path()).unwrap();
-    write(&index, "base", base, 7);
-    write(&index, "w", written, 8);
-    index.compact().unwrap();
-    index.warm().unwrap();
+    let index = filled(dir.path(), base, written);
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = filled(other_dir.path(), base, written);
     println!(
         "{base} chunks, a writer replacing {written}, {threads} query threads, {} cores",
         std::thread::available_parallelism().map_or(0, |n| n.get())
@@ -238,6 +252,17 @@ fn main() {
     });
     report("beside a writer thread", ms, Some((written, took)));
     index.compact().unwrap();
+
+    let stop = AtomicBool::new(false);
+    let (ms, took) = std::thread::scope(|s| {
+        let q = s.spawn(|| queries(&other, threads, &stop));
+        let took = write(&index, "w", written, 13);
+        stop.store(true, Ordering::Relaxed);
+        (q.join().unwrap(), took)
+    });
+    report("beside queries on another index", ms, Some((written, took)));
+    index.compact().unwrap();
+    drop(other);
 
     let stop = AtomicBool::new(false);
     let (ms, took) = std::thread::scope(|s| {

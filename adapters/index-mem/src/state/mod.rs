@@ -296,12 +296,10 @@ impl State {
                 let base = self.chunks.len();
                 self.place_chunks(sid, chunks);
                 let slots: Vec<u32> = (base as u32..(base + n) as u32).collect();
-                for (i, &slot) in slots.iter().enumerate() {
-                    let row = vectors
-                        .as_ref()
-                        .map(|v| &v[i * dim as usize..(i + 1) * dim as usize]);
-                    self.index_slot(slot, row);
-                }
+                let dim = dim as usize;
+                self.index_slots(&slots, |i| {
+                    vectors.as_ref().map(|v| &v[i * dim..(i + 1) * dim])
+                });
                 self.title.add(sid, &self.analyzer.terms(&source.title));
                 self.note_repeats(sid, &slots);
                 if self.ids.get(&source.source) != Some(&sid) {
@@ -371,24 +369,44 @@ impl State {
     /// Indexes the chunk placed at `slot` (the next row of the matrix):
     /// its terms, and its vector when it has one.
     pub(crate) fn index_slot(&mut self, slot: u32, row: Option<&[f32]>) {
-        let Some((_, chunk)) = self.chunks.get(slot) else {
-            return;
-        };
-        let terms = self.analyzer.terms(&chunk.text);
-        if row.is_some() {
-            if let Some(map) = self.text_table().as_mut() {
-                map.insert(text_key(&chunk.text), slot);
+        self.index_slots(&[slot], |_| row);
+    }
+
+    /// Indexes the chunks placed at `slots` (the next rows of the matrix):
+    /// their terms, the postings of all of them added in one pass over the
+    /// lists, and the vector `row(i)` of the `i`th slot when it has one.
+    pub(crate) fn index_slots<'v>(
+        &mut self,
+        slots: &[u32],
+        row: impl Fn(usize) -> Option<&'v [f32]>,
+    ) {
+        let mut analysed = Vec::with_capacity(slots.len());
+        for (i, &slot) in slots.iter().enumerate() {
+            let Some((_, chunk)) = self.chunks.get(slot) else {
+                continue;
+            };
+            let terms = self.analyzer.terms(&chunk.text);
+            let row = row(i);
+            if row.is_some() {
+                if let Some(map) = self.text_table().as_mut() {
+                    map.insert(text_key(&chunk.text), slot);
+                }
+            } else {
+                self.vectorless += 1;
             }
-        } else {
-            self.vectorless += 1;
+            // A vector-less chunk in a matrix of unknown width gets a width later.
+            if self.vectors.dim() == 0 && row.is_none() {
+                self.vectors.push(None);
+            } else {
+                self.vectors.push(row);
+            }
+            analysed.push((slot, terms));
         }
-        self.text.add(slot, &terms);
-        // A vector-less chunk in a matrix of unknown width gets a width later.
-        if self.vectors.dim() == 0 && row.is_none() {
-            self.vectors.push(None);
-        } else {
-            self.vectors.push(row);
-        }
+        self.text.add_all(
+            analysed
+                .iter()
+                .map(|(slot, terms)| (*slot, terms.as_slice())),
+        );
     }
 
     pub(crate) fn push_chunk(
