@@ -26,7 +26,7 @@
 //! CPU time: with 8 busy query threads on 2 cores the writer gets its share
 //! of the CPU, and the second figure says what it does with it.
 //!
-//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8]
+//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -74,6 +74,16 @@ struct Took {
     cpu: f64,
 }
 
+/// The words chunks are drawn from: the synthetic vocabulary, grown to
+/// `--vocab` words (a real index has far more terms than 5,000, most of
+/// them rare: more lists, and more pages of them, for a write to touch).
+fn words() -> Vec<String> {
+    let mut words = vocabulary();
+    let n = arg("--vocab", words.len());
+    words.extend((words.len()..n).map(|i| format!("w{i}")));
+    words
+}
+
 /// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`,
 /// calling `after_each` after every source.
 fn write_then(
@@ -83,7 +93,7 @@ fn write_then(
     seed: u64,
     after_each: &mut dyn FnMut(),
 ) -> Took {
-    let vocab = vocabulary();
+    let vocab = words();
     let mut rng = Rng(seed);
     let cpu = thread_cpu_s();
     let started = Instant::now();
@@ -113,7 +123,7 @@ fn write(index: &MemIndex, prefix: &str, chunks: usize, seed: u64) -> Took {
 
 /// Hybrid queries on `threads` threads until `stop`; each query's ms.
 fn queries(index: &MemIndex, threads: usize, stop: &AtomicBool) -> Vec<f64> {
-    let vocab = vocabulary();
+    let vocab = words();
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
@@ -211,7 +221,8 @@ fn main() {
     let other_dir = tempfile::tempdir().unwrap();
     let other = filled(other_dir.path(), base, written);
     println!(
-        "{base} chunks, a writer replacing {written}, {threads} query threads, {} cores",
+        "{base} chunks of {} words, a writer replacing {written}, {threads} query threads, {} cores",
+        words().len(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
@@ -270,6 +281,7 @@ fn main() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--child", &dir.path().display().to_string()])
             .args(["--write", &written.to_string(), "--seed", "11"])
+            .args(["--vocab", &words().len().to_string()])
             .output()
             .unwrap();
         stop.store(true, Ordering::Relaxed);

@@ -14,6 +14,7 @@ use parking_lot::RwLock;
 use minirag_core::ports::IndexError;
 
 use crate::disk::{self, Paths, WAL_HEADER};
+use crate::reclaim;
 use crate::recovery::{catch_up, load};
 use crate::Inner;
 
@@ -107,8 +108,8 @@ impl Shared {
     /// last view drops.
     pub(crate) fn publish(&self, next: Inner) {
         let previous = std::mem::replace(&mut *self.current.write(), Arc::new(next));
-        // Freed after the lock, when this was its last holder.
-        drop(previous);
+        // Freed after the lock, off this thread, when this was its last holder.
+        reclaim::release(previous);
     }
 
     /// Builds the next generation with `change`, for a caller that holds

@@ -33,6 +33,7 @@ mod legacy;
 mod pages;
 mod port;
 mod postings;
+mod reclaim;
 #[doc(hidden)]
 pub mod records;
 mod recovery;

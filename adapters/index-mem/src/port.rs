@@ -6,6 +6,7 @@ use minirag_core::ports::{Embeddings, Index, IndexError, IndexView, SourceRecord
 
 use crate::disk::{WriterLock, WAL_HEADER};
 use crate::generations::Reading;
+use crate::reclaim::Pinned;
 use crate::records::{DiskChunk, DiskSource, Op};
 use crate::view::MemView;
 use crate::{job_records, state, sync_lock, MemIndex, SETTLE_AFTER_BYTES, SETTLE_SHARE};
@@ -13,7 +14,7 @@ use crate::{job_records, state, sync_lock, MemIndex, SETTLE_AFTER_BYTES, SETTLE_
 impl Index for MemIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
         Ok(Box::new(MemView {
-            inner: self.guard()?,
+            inner: Pinned::new(self.guard()?),
             _reading: Reading::new(&self.shared),
         }))
     }

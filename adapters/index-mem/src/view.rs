@@ -1,7 +1,6 @@
 //! `MemView`: the read view over one generation of the state.
 
 use std::ops::RangeInclusive;
-use std::sync::Arc;
 
 use minirag_core::chunk::Chunk;
 use minirag_core::ports::{
@@ -12,13 +11,13 @@ use minirag_core::search::Scope;
 use crate::disk::WAL_HEADER;
 
 use crate::generations::Reading;
-use crate::Inner;
+use crate::reclaim::Pinned;
 
 /// A read of one generation, pinned by its `Arc`: no lock is held while it
 /// lives, so writers never wait for it, and it never sees half a write.
 /// The thread holding it may call the index again, writes included.
 pub(crate) struct MemView {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Pinned,
     /// Counts the view as a read in flight.
     pub(crate) _reading: Reading,
 }
