@@ -14,7 +14,7 @@ use std::io::Write;
 use super::Field;
 use std::sync::Arc;
 
-use crate::pages::{Column, Pages};
+use crate::pages::{Column, Nested};
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -81,25 +81,14 @@ impl Field {
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
             .collect();
         let terms = Terms::from_parts(arena, ends).ok_or("term ends out of order")?;
-        let mut postings = Pages::default();
-        for _ in 0..n_terms {
-            let list = match r.take(1)?[0] {
-                0 => Postings::Empty,
-                1 => {
-                    let (doc, tf) = (r.u32()?, r.u32()?);
-                    if doc as usize >= n {
-                        return Err("a posting of a document past the lengths".into());
-                    }
-                    Postings::One { doc, tf }
-                }
-                2 => {
-                    let (len, dead, last, size) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
-                    let list = r.take(size as usize)?;
-                    Postings::from_parts(len, dead, last, list, n)?
-                }
-                _ => return Err("a postings list of an unknown kind".into()),
-            };
-            postings.push(list);
+        // Read straight into the pages, each small page written once; the
+        // first bad list stops the reading and is the error.
+        let mut failed = None;
+        let postings: Nested<Postings> = (0..n_terms)
+            .map_while(|_| read_list(&mut r, n).map_err(|e| failed = Some(e)).ok())
+            .collect();
+        if let Some(e) = failed {
+            return Err(e);
         }
         let field = Field {
             terms: Arc::new(terms),
@@ -113,6 +102,27 @@ impl Field {
 }
 
 /// Checked little-endian reads from a byte slice.
+/// One term's postings as [`Field::write_raw`] lays them, for a field of
+/// `n` documents.
+fn read_list(r: &mut Reader<'_>, n: usize) -> Result<Postings, String> {
+    match r.take(1)?[0] {
+        0 => Ok(Postings::Empty),
+        1 => {
+            let (doc, tf) = (r.u32()?, r.u32()?);
+            if doc as usize >= n {
+                return Err("a posting of a document past the lengths".into());
+            }
+            Ok(Postings::One { doc, tf })
+        }
+        2 => {
+            let (len, dead, last, size) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
+            let list = r.take(size as usize)?;
+            Postings::from_parts(len, dead, last, list, n)
+        }
+        _ => Err("a postings list of an unknown kind".into()),
+    }
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
