@@ -5,7 +5,7 @@ use minirag_rank::{idf, tf_part};
 
 use std::sync::Arc;
 
-use crate::pages::{Column, Nested};
+use crate::pages::{Column, Pages};
 use crate::postings::{self, each_posting, Postings};
 use crate::terms::Terms;
 
@@ -21,7 +21,7 @@ pub struct Field {
     /// Copied whole only when a write to a shared copy adds a term.
     terms: Arc<Terms>,
     /// By term id.
-    postings: Nested<Postings>,
+    postings: Pages<Postings>,
     /// By document; 0 for a removed one. In pages, so a write copies the
     /// pages of the documents it adds or removes, not the column.
     lengths: Column<u32>,

@@ -7,9 +7,6 @@
 
 use std::sync::Arc;
 
-mod nested;
-pub(crate) use nested::Nested;
-
 /// Elements a page by default: small enough that copying one for a single
 /// write is cheap, large enough that the pointers stay few (a million
 /// elements are 4,096 pages).

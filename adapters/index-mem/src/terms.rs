@@ -1,13 +1,92 @@
-//! The term dictionary: every distinct term's bytes in one arena, and a hash
-//! table of term ids. A `HashMap<String, _>` spends a heap block and a
+//! The term dictionary: every distinct term's bytes in an arena, and a hash
+//! table of term ids (two of each: the frozen terms and those added since). A `HashMap<String, _>` spends a heap block and a
 //! 24-byte header per term; at millions of terms (a big CSV's ids and
 //! amounts) that was most of the index's memory.
 
 use hashbrown::{DefaultHashBuilder, HashTable};
+use std::borrow::Cow;
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
+/// Terms folded into the frozen part once the fresh part holds this many
+/// (and a 32nd of the frozen part's).
+const FOLD_AT: u32 = 4096;
+
+/// The dictionary a field reads: the terms up to the last fold, shared by
+/// every copy of the field and never written, and those added since, ids
+/// after the frozen ones. A write to a copy that adds a term copies only
+/// the fresh part, not a dictionary as large as the index's vocabulary.
 #[derive(Clone, Default)]
 pub(crate) struct Terms {
+    frozen: Arc<Dictionary>,
+    fresh: Dictionary,
+}
+
+impl std::fmt::Debug for Terms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Terms({} terms)", self.frozen.len() + self.fresh.len())
+    }
+}
+
+impl Terms {
+    pub(crate) fn term(&self, id: u32) -> &str {
+        match id.checked_sub(self.frozen.len()) {
+            None => self.frozen.term(id),
+            Some(fresh) => self.fresh.term(fresh),
+        }
+    }
+
+    pub(crate) fn get(&self, term: &str) -> Option<u32> {
+        self.frozen
+            .get(term)
+            .or_else(|| Some(self.frozen.len() + self.fresh.get(term)?))
+    }
+
+    /// The arena and the terms' ends in it, for the snapshot: one arena,
+    /// the fresh terms after the frozen ones.
+    pub(crate) fn parts(&self) -> (Cow<'_, [u8]>, Cow<'_, [u64]>) {
+        let (frozen, fresh) = (&self.frozen, &self.fresh);
+        if fresh.ends.is_empty() {
+            return (Cow::Borrowed(&frozen.arena), Cow::Borrowed(&frozen.ends));
+        }
+        let shift = frozen.arena.len() as u64;
+        let arena = [&frozen.arena[..], &fresh.arena[..]].concat();
+        let ends = frozen.ends.iter().copied();
+        let ends = ends.chain(fresh.ends.iter().map(|e| e + shift)).collect();
+        (Cow::Owned(arena), Cow::Owned(ends))
+    }
+
+    /// The dictionary of an arena and its terms' ends (from [`Terms::parts`]);
+    /// `None` when the ends fall back or pass the arena.
+    pub(crate) fn from_parts(arena: Vec<u8>, ends: Vec<u64>) -> Option<Self> {
+        Some(Self {
+            frozen: Arc::new(Dictionary::from_parts(arena, ends)?),
+            fresh: Dictionary::default(),
+        })
+    }
+
+    /// The id of `term`, added when new. When the fresh terms are many they
+    /// are folded into the frozen part: in place when no other copy shares
+    /// it, otherwise copied once for every 32nd of the vocabulary added.
+    pub(crate) fn intern(&mut self, term: &str) -> u32 {
+        if let Some(id) = self.get(term) {
+            return id;
+        }
+        let id = self.frozen.len() + self.fresh.add(term);
+        if self.fresh.len() >= FOLD_AT.max(self.frozen.len() / 32) {
+            let fresh = std::mem::take(&mut self.fresh);
+            let frozen = Arc::make_mut(&mut self.frozen);
+            for fresh_id in 0..fresh.len() {
+                frozen.add(fresh.term(fresh_id));
+            }
+        }
+        id
+    }
+}
+
+/// One arena and its table: the frozen part of [`Terms`], or its fresh one.
+#[derive(Clone, Default)]
+struct Dictionary {
     arena: Vec<u8>,
     /// End of term `id` in `arena`; it starts where the one before ends.
     ends: Vec<u64>,
@@ -15,30 +94,23 @@ pub(crate) struct Terms {
     hasher: DefaultHashBuilder,
 }
 
-impl std::fmt::Debug for Terms {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Terms({} terms)", self.ends.len())
+impl Dictionary {
+    fn len(&self) -> u32 {
+        self.ends.len() as u32
     }
-}
 
-impl Terms {
-    pub(crate) fn term(&self, id: u32) -> &str {
+    fn term(&self, id: u32) -> &str {
         term_in(&self.arena, &self.ends, id)
     }
 
-    pub(crate) fn get(&self, term: &str) -> Option<u32> {
+    fn get(&self, term: &str) -> Option<u32> {
         let hash = self.hasher.hash_one(term);
         self.table.find(hash, |&id| self.term(id) == term).copied()
     }
 
-    /// The arena and the terms' ends in it, for the snapshot.
-    pub(crate) fn parts(&self) -> (&[u8], &[u64]) {
-        (&self.arena, &self.ends)
-    }
-
     /// The dictionary of an arena and its terms' ends (from [`Terms::parts`]);
     /// `None` when the ends fall back or pass the arena.
-    pub(crate) fn from_parts(arena: Vec<u8>, ends: Vec<u64>) -> Option<Self> {
+    fn from_parts(arena: Vec<u8>, ends: Vec<u64>) -> Option<Self> {
         let mut last = 0;
         for &end in &ends {
             if end < last {
@@ -64,11 +136,8 @@ impl Terms {
         Some(terms)
     }
 
-    /// The id of `term`, added when new.
-    pub(crate) fn intern(&mut self, term: &str) -> u32 {
-        if let Some(id) = self.get(term) {
-            return id;
-        }
+    /// Adds `term`, which it does not hold; returns its id.
+    fn add(&mut self, term: &str) -> u32 {
         let id = self.ends.len() as u32;
         self.arena.extend_from_slice(term.as_bytes());
         self.ends.push(self.arena.len() as u64);
@@ -102,7 +171,7 @@ mod tests {
         let words: Vec<String> = (0..50_000).map(|i| format!("w{i}")).collect();
         let ids: Vec<u32> = words.iter().map(|w| t.intern(w)).collect();
         assert_eq!(t.intern("w17"), ids[17]);
-        assert_eq!(t.ends.len(), words.len());
+        assert_eq!(t.frozen.len() + t.fresh.len(), words.len() as u32);
         for (w, id) in words.iter().zip(&ids) {
             assert_eq!(t.get(w), Some(*id));
             assert_eq!(t.term(*id), w);
@@ -110,5 +179,38 @@ mod tests {
         assert_eq!(t.get("w50000"), None);
         assert_eq!(t.intern("привет"), 50_000);
         assert_eq!(t.term(50_000), "привет");
+    }
+
+    #[test]
+    fn a_copy_shares_the_frozen_terms_and_ids_survive_folds_and_the_snapshot() {
+        let mut t = Terms::default();
+        let words: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+        let ids: Vec<u32> = words.iter().map(|w| t.intern(w)).collect();
+        assert!(ids.iter().copied().eq(0..10_000), "ids in the order added");
+        assert_eq!(t.frozen.len(), 8192, "folded twice");
+        let copy = t.clone();
+        t.intern("new");
+        assert!(
+            Arc::ptr_eq(&t.frozen, &copy.frozen),
+            "only the fresh part copied"
+        );
+        // Enough new terms to fold while the copy shares the frozen part.
+        (0..5000).for_each(|i| {
+            t.intern(&format!("x{i}"));
+        });
+        assert!(!Arc::ptr_eq(&t.frozen, &copy.frozen));
+        assert_eq!(
+            (copy.get("new"), copy.get("x7"), copy.term(5)),
+            (None, None, "w5")
+        );
+        for (w, id) in words.iter().zip(&ids) {
+            assert_eq!((t.get(w), copy.get(w)), (Some(*id), Some(*id)));
+        }
+        let (arena, ends) = t.parts();
+        let back = Terms::from_parts(arena.into_owned(), ends.into_owned()).unwrap();
+        for term in ["w0", "w9999", "new", "x0", "x4999"] {
+            assert_eq!(back.get(term), t.get(term), "{term}");
+        }
+        assert_eq!(back.term(10_000), "new");
     }
 }

@@ -14,7 +14,7 @@ use std::io::Write;
 use super::Field;
 use std::sync::Arc;
 
-use crate::pages::{Column, Nested};
+use crate::pages::{Column, Pages};
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -30,7 +30,7 @@ impl Field {
             .for_each(|l| out.extend_from_slice(&l.to_le_bytes()));
         let (arena, ends) = self.terms.parts();
         out.extend_from_slice(&(arena.len() as u64).to_le_bytes());
-        out.extend_from_slice(arena);
+        out.extend_from_slice(&arena);
         out.extend_from_slice(&(ends.len() as u64).to_le_bytes());
         ends.iter()
             .for_each(|e| out.extend_from_slice(&e.to_le_bytes()));
@@ -81,10 +81,10 @@ impl Field {
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
             .collect();
         let terms = Terms::from_parts(arena, ends).ok_or("term ends out of order")?;
-        // Read straight into the pages, each small page written once; the
-        // first bad list stops the reading and is the error.
+        // Read straight into the pages; the first bad list stops the
+        // reading and is the error.
         let mut failed = None;
-        let postings: Nested<Postings> = (0..n_terms)
+        let postings: Pages<Postings> = (0..n_terms)
             .map_while(|_| read_list(&mut r, n).map_err(|e| failed = Some(e)).ok())
             .collect();
         if let Some(e) = failed {
