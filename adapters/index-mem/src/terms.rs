@@ -1,7 +1,8 @@
 //! The term dictionary: every distinct term's bytes in an arena, and a hash
-//! table of term ids (two of each: the frozen terms and those added since). A `HashMap<String, _>` spends a heap block and a
-//! 24-byte header per term; at millions of terms (a big CSV's ids and
-//! amounts) that was most of the index's memory.
+//! table of term ids (two of each: the frozen terms and those added since).
+//! A `HashMap<String, _>` spends a heap block and a 24-byte header per
+//! term; at millions of terms (a big CSV's ids and amounts) that was most
+//! of the index's memory.
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 use std::borrow::Cow;

@@ -81,8 +81,7 @@ impl Field {
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
             .collect();
         let terms = Terms::from_parts(arena, ends).ok_or("term ends out of order")?;
-        // Read straight into the pages; the first bad list stops the
-        // reading and is the error.
+        // The first bad list stops the reading and is the error.
         let mut failed = None;
         let postings: Pages<Postings> = (0..n_terms)
             .map_while(|_| read_list(&mut r, n).map_err(|e| failed = Some(e)).ok())
@@ -101,7 +100,6 @@ impl Field {
     }
 }
 
-/// Checked little-endian reads from a byte slice.
 /// One term's postings as [`Field::write_raw`] lays them, for a field of
 /// `n` documents.
 fn read_list(r: &mut Reader<'_>, n: usize) -> Result<Postings, String> {
@@ -123,6 +121,7 @@ fn read_list(r: &mut Reader<'_>, n: usize) -> Result<Postings, String> {
     }
 }
 
+/// Checked little-endian reads from a byte slice.
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
