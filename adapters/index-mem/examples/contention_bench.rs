@@ -159,6 +159,24 @@ fn queries(index: &MemIndex, threads: usize, stop: &AtomicBool) -> Vec<f64> {
     })
 }
 
+/// Writes `chunks` into `written` on this thread while `threads` query
+/// threads read `read`; the queries' ms and what the write took.
+fn write_beside_queries(
+    written: &MemIndex,
+    read: &MemIndex,
+    threads: usize,
+    chunks: usize,
+    seed: u64,
+) -> (Vec<f64>, Took) {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let q = s.spawn(|| queries(read, threads, &stop));
+        let took = write(written, "w", chunks, seed);
+        stop.store(true, Ordering::Relaxed);
+        (q.join().unwrap(), took)
+    })
+}
+
 /// One phase's row: query latencies, and the writer's chunks per second
 /// of wall time and per second of its own CPU time (what it would write
 /// with a core of its own).
@@ -254,23 +272,11 @@ fn main() {
     report("beside a held view", Vec::new(), Some((written, took)));
     index.compact().unwrap();
 
-    let stop = AtomicBool::new(false);
-    let (ms, took) = std::thread::scope(|s| {
-        let q = s.spawn(|| queries(&index, threads, &stop));
-        let took = write(&index, "w", written, 10);
-        stop.store(true, Ordering::Relaxed);
-        (q.join().unwrap(), took)
-    });
+    let (ms, took) = write_beside_queries(&index, &index, threads, written, 10);
     report("beside a writer thread", ms, Some((written, took)));
     index.compact().unwrap();
 
-    let stop = AtomicBool::new(false);
-    let (ms, took) = std::thread::scope(|s| {
-        let q = s.spawn(|| queries(&other, threads, &stop));
-        let took = write(&index, "w", written, 13);
-        stop.store(true, Ordering::Relaxed);
-        (q.join().unwrap(), took)
-    });
+    let (ms, took) = write_beside_queries(&index, &other, threads, written, 13);
     report("beside queries on another index", ms, Some((written, took)));
     index.compact().unwrap();
     drop(other);
