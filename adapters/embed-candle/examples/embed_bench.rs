@@ -6,7 +6,8 @@
 //! rate is also given as a fraction of the machine's f32 matmul peak,
 //! measured with candle in the same run. Then int8's cosines against our
 //! fp32, on these chunks and the model's reference texts, beside ONNX
-//! Runtime int8's.
+//! Runtime int8's. `eval/as-cpu.sh avx-vnni|avx2` in front of the command
+//! runs every engine in it as on a CPU without AVX-512 (or VNNI).
 //!
 //! cargo run --release -p minirag-embed-candle --example embed_bench -- [--texts FILE]
 //!     [--model DIR] [--batch-tokens N] [--runs N] [--ort-venv DIR (default /tmp/ort-baseline)]

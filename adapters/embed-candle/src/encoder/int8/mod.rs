@@ -44,6 +44,9 @@ const PAIR_ROWS: usize = 4;
 /// Rows of `x` per quad tile: VNNI's kernel has AVX-512's 32 registers, so
 /// 8 × 2 accumulators fit, and each weight load serves twice the rows.
 const QUAD_ROWS: usize = 8;
+/// Rows of `x` per AVX-VNNI quad tile: 6 × 2 accumulators, 2 weight vectors
+/// and a broadcast take 15 of its 16 registers.
+const AVX_VNNI_QUAD_ROWS: usize = 6;
 /// Rows of the largest tile, for the accumulators' buffer.
 const TILE_ROWS: usize = QUAD_ROWS;
 /// Rows per parallel task when a batch has rows enough for every thread.
@@ -83,6 +86,10 @@ pub enum Kernel {
     /// AVX2 `vpmaddwd` then `vpaddd`.
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// AVX-VNNI (VEX `vpdpwssd` for pairs, `vpdpbusd` for byte quads): the
+    /// VNNI of CPUs without AVX-512, with AVX2's 16 registers.
+    #[cfg(target_arch = "x86_64")]
+    AvxVnni,
     /// AVX-512 VNNI on 256-bit vectors (EVEX `vpdpwssd` for pairs,
     /// `vpdpbusd` for byte quads, with AVX-512VL).
     #[cfg(target_arch = "x86_64")]
@@ -117,6 +124,10 @@ impl Kernel {
             return Kernel::Vnni;
         }
         #[cfg(target_arch = "x86_64")]
+        if has_avx_vnni() {
+            return Kernel::AvxVnni;
+        }
+        #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             return Kernel::Avx2;
         }
@@ -131,6 +142,10 @@ impl Kernel {
             all.push(Kernel::Avx2);
         }
         #[cfg(target_arch = "x86_64")]
+        if has_avx_vnni() {
+            all.push(Kernel::AvxVnni);
+        }
+        #[cfg(target_arch = "x86_64")]
         if has_vnni() {
             all.push(Kernel::Vnni);
         }
@@ -141,10 +156,20 @@ impl Kernel {
     /// i16 pairs).
     fn takes_quads(self) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if self == Kernel::Vnni {
+        if matches!(self, Kernel::Vnni | Kernel::AvxVnni) {
             return true;
         }
         false
+    }
+
+    /// Rows per quad tile (the portable tile takes any number; tests run
+    /// it at the widest).
+    fn quad_rows(self) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if self == Kernel::AvxVnni {
+            return AVX_VNNI_QUAD_ROWS;
+        }
+        QUAD_ROWS
     }
 }
 
@@ -154,6 +179,12 @@ fn has_vnni() -> bool {
     std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("avx512vnni")
         && std::is_x86_feature_detected!("avx512vl")
+}
+
+/// AVX-VNNI (the VEX encoding, on CPUs with or without AVX-512) beside AVX2.
+#[cfg(target_arch = "x86_64")]
+fn has_avx_vnni() -> bool {
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("avxvnni")
 }
 
 /// A layer's quantized inputs, reused across calls of a thread.
@@ -375,7 +406,7 @@ impl QuantWeights {
         let mut acc = [[0i32; PANEL]; TILE_ROWS];
         let (step, group) = match xs {
             RowsOf::Pairs(_) => (PAIR_ROWS, 2),
-            RowsOf::Quads(_) => (QUAD_ROWS, 4),
+            RowsOf::Quads(_) => (kernel.quad_rows(), 4),
         };
         let width = self.inputs.next_multiple_of(group);
         // `pack_for` packed the kind these rows take before any block ran;

@@ -40,6 +40,19 @@ fn reference(x: &[f32], w: &[f32], k: usize, bits: ActivationBits) -> Vec<f32> {
 }
 
 #[test]
+fn a_cpu_with_avx_vnni_or_avx512_vnni_runs_a_vnni_byte_tile() {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let all = Kernel::available();
+        assert_eq!(all.contains(&Kernel::AvxVnni), has_avx_vnni());
+        assert_eq!(all.contains(&Kernel::Vnni), has_vnni());
+        if has_avx_vnni() || has_vnni() {
+            assert!(Kernel::best().takes_quads(), "{:?}", Kernel::best());
+        }
+    }
+}
+
+#[test]
 fn every_kernel_matches_the_integer_reference_exactly() {
     // Inputs that are not a multiple of 2 or 4 (padded pairs and quads),
     // outputs that end in a partial panel, rows that end in a partial

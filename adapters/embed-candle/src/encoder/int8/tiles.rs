@@ -1,13 +1,17 @@
 //! The register tiles: a few quantized rows times one panel of 16
 //! outputs, summed exactly in i32. Pair tiles take i16 rows and weights two
-//! inputs at a time (`vpmaddwd`, or VNNI's `vpdpwssd`); the quad tile takes
+//! inputs at a time (`vpmaddwd`, or VNNI's `vpdpwssd`); quad tiles take
 //! byte rows and i8 weights four inputs at a time (VNNI's `vpdpbusd`, twice
-//! the multiply-adds per instruction). Every tile gives the integers the
-//! portable one gives.
+//! the multiply-adds per instruction). VNNI comes in two encodings: EVEX
+//! (AVX-512 VNNI, with 32 vector registers) and VEX (AVX-VNNI, the laptops'
+//! and desktops' without AVX-512, with 16), so each has its own tiles.
+//! Every tile gives the integers the portable one gives.
 
 #[cfg(target_arch = "x86_64")]
 use super::VECS;
-use super::{Kernel, PAIR_ROWS, PANEL, QUAD_ROWS, TILE_ROWS};
+use super::{Kernel, PAIR_ROWS, PANEL, TILE_ROWS};
+#[cfg(target_arch = "x86_64")]
+use super::{AVX_VNNI_QUAD_ROWS, QUAD_ROWS};
 
 /// One tile of `rows` (1 to 4) quantized rows, as i16 pairs, times a
 /// panel of pairs into `acc`.
@@ -44,6 +48,18 @@ pub(super) fn pair_tile(
                 3 => vnni_tile::<3>(xs, kp, panel, acc),
                 2 => vnni_tile::<2>(xs, kp, panel, acc),
                 _ => vnni_tile::<1>(xs, kp, panel, acc),
+            }
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::AvxVnni` is chosen only where the CPU has AVX2
+        // and AVX-VNNI (`has_avx_vnni`); the assert above bounds every read
+        // the tile makes.
+        Kernel::AvxVnni => unsafe {
+            match rows {
+                4 => avx_vnni_tile::<4>(xs, kp, panel, acc),
+                3 => avx_vnni_tile::<3>(xs, kp, panel, acc),
+                2 => avx_vnni_tile::<2>(xs, kp, panel, acc),
+                _ => avx_vnni_tile::<1>(xs, kp, panel, acc),
             }
         },
     }
@@ -147,8 +163,20 @@ x86_tile! {
     vnni_tile, "avx2,avx512f,avx512vl,avx512vnni", |a, v, w| _mm256_dpwssd_epi32(a, v, w)
 }
 
-/// One tile of `rows` (1 to 8) byte rows times a panel of i8 quads into
-/// `acc`: the VNNI kernel's eight-bit path (no other kernel takes quads).
+x86_tile! {
+    /// The AVX-VNNI tile: the VEX `vpdpwssd`, as [`vnni_tile`] without
+    /// AVX-512.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `kp`
+    /// (even) values and `panel` `kp · PANEL`.
+    avx_vnni_tile, "avx2,avxvnni", |a, v, w| _mm256_dpwssd_avx_epi32(a, v, w)
+}
+
+/// One tile of `rows` (1 to the kernel's [`Kernel::quad_rows`]) byte rows
+/// times a panel of i8 quads into `acc`: the VNNI kernels' eight-bit path
+/// (the others take quads only in plain integers, for tests).
 pub(super) fn quad_tile(
     kernel: Kernel,
     rows: usize,
@@ -157,7 +185,7 @@ pub(super) fn quad_tile(
     panel: &[i8],
     acc: &mut [[i32; PANEL]; TILE_ROWS],
 ) {
-    assert!(rows <= QUAD_ROWS && xs.len() >= rows * kq && panel.len() >= kq * PANEL);
+    assert!(rows <= kernel.quad_rows() && xs.len() >= rows * kq && panel.len() >= kq * PANEL);
     match kernel {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
@@ -175,51 +203,94 @@ pub(super) fn quad_tile(
                 _ => vnni_quad_tile::<1>(xs, kq, panel, acc),
             }
         },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Kernel::AvxVnni` is chosen only where the CPU has AVX2
+        // and AVX-VNNI (`has_avx_vnni`); the assert above bounds every read
+        // the tile makes.
+        Kernel::AvxVnni => unsafe {
+            match rows {
+                6 => avx_vnni_quad_tile::<6>(xs, kq, panel, acc),
+                5 => avx_vnni_quad_tile::<5>(xs, kq, panel, acc),
+                4 => avx_vnni_quad_tile::<4>(xs, kq, panel, acc),
+                3 => avx_vnni_quad_tile::<3>(xs, kq, panel, acc),
+                2 => avx_vnni_quad_tile::<2>(xs, kq, panel, acc),
+                _ => avx_vnni_quad_tile::<1>(xs, kq, panel, acc),
+            }
+        },
         _ => portable_tile(4, rows, xs, kq, panel, acc),
     }
 }
 
-/// The VNNI quad tile: per four inputs, one load per weight vector, and
-/// per row one broadcast of its four bytes and one `vpdpbusd` (unsigned
-/// bytes times signed bytes, four products and the running sum, exact
-/// in i32) per weight vector.
-///
-/// # Safety
-///
-/// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R` rows
-/// of `kq` (a multiple of 4) bytes and `panel` `kq · PANEL`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f,avx512vl,avx512vnni")]
-unsafe fn vnni_quad_tile<const R: usize>(
-    xs: &[u8],
-    kq: usize,
-    panel: &[i8],
-    out: &mut [[i32; PANEL]; TILE_ROWS],
-) {
-    use std::arch::x86_64::*;
-    assert!(
-        R <= QUAD_ROWS && kq.is_multiple_of(4) && xs.len() >= R * kq && panel.len() >= kq * PANEL
-    );
-    let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
-    let mut acc = [[_mm256_setzero_si256(); VECS]; R];
-    for t in 0..kq / 4 {
-        let w = wp.add(t * 4 * PANEL).cast::<__m256i>();
-        let mut ws = [_mm256_setzero_si256(); VECS];
-        for (c, v) in ws.iter_mut().enumerate() {
-            *v = _mm256_loadu_si256(w.add(c));
-        }
-        for (r, a) in acc.iter_mut().enumerate() {
-            let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
-            let v = _mm256_set1_epi32(quad);
-            for (a, w) in a.iter_mut().zip(&ws) {
-                *a = _mm256_dpbusd_epi32(*a, v, *w);
+/// Declares an x86 quad tile: per four inputs, one load per weight vector,
+/// and per row one broadcast of its four bytes and one `vpdpbusd`
+/// (unsigned bytes times signed bytes, four products and the running sum,
+/// exact in i32) per weight vector. The two differ in encoding and in how
+/// many rows their registers hold.
+macro_rules! x86_quad_tile {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $max_rows:expr, |$a:ident, $v:ident, $w:ident| $step:expr) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const R: usize>(
+            xs: &[u8],
+            kq: usize,
+            panel: &[i8],
+            out: &mut [[i32; PANEL]; TILE_ROWS],
+        ) {
+            use std::arch::x86_64::*;
+            assert!(
+                R <= $max_rows
+                    && kq.is_multiple_of(4)
+                    && xs.len() >= R * kq
+                    && panel.len() >= kq * PANEL
+            );
+            let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
+            let mut acc = [[_mm256_setzero_si256(); VECS]; R];
+            for t in 0..kq / 4 {
+                let w = wp.add(t * 4 * PANEL).cast::<__m256i>();
+                let mut ws = [_mm256_setzero_si256(); VECS];
+                for (c, v) in ws.iter_mut().enumerate() {
+                    *v = _mm256_loadu_si256(w.add(c));
+                }
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
+                    let $v = _mm256_set1_epi32(quad);
+                    for (a, w) in a.iter_mut().zip(&ws) {
+                        let ($a, $w) = (*a, *w);
+                        *a = $step;
+                    }
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                let o = out[r].as_mut_ptr().cast::<__m256i>();
+                for (c, v) in a.iter().enumerate() {
+                    _mm256_storeu_si256(o.add(c), *v);
+                }
             }
         }
-    }
-    for (r, a) in acc.iter().enumerate() {
-        let o = out[r].as_mut_ptr().cast::<__m256i>();
-        for (c, v) in a.iter().enumerate() {
-            _mm256_storeu_si256(o.add(c), *v);
-        }
-    }
+    };
+}
+
+x86_quad_tile! {
+    /// The AVX-512 VNNI quad tile, on 256-bit vectors (AVX-512VL): its 32
+    /// registers hold 8 rows' accumulators.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R`
+    /// rows of `kq` (a multiple of 4) bytes and `panel` `kq · PANEL`.
+    vnni_quad_tile, "avx2,avx512f,avx512vl,avx512vnni", QUAD_ROWS,
+    |a, v, w| _mm256_dpbusd_epi32(a, v, w)
+}
+
+x86_quad_tile! {
+    /// The AVX-VNNI quad tile (VEX `vpdpbusd`): 16 registers hold 6 rows'
+    /// accumulators beside the two weight vectors and a broadcast.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `kq` (a
+    /// multiple of 4) bytes and `panel` `kq · PANEL`.
+    avx_vnni_quad_tile, "avx2,avxvnni", AVX_VNNI_QUAD_ROWS,
+    |a, v, w| _mm256_dpbusd_avx_epi32(a, v, w)
 }
