@@ -4,11 +4,12 @@
 //! compare side by side.
 //!
 //! cargo run --release -p minirag-embed-candle --example query_bench -- --queries eval/queries.tsv [--runs 5]
+//!     [--model DIR] [--precision fp32|int8 (default fp32)]
 
 use std::time::Instant;
 
 use minirag_core::ports::Embedder;
-use minirag_embed_candle::CandleEmbedder;
+use minirag_embed_candle::{CandleEmbedder, Precision};
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -27,8 +28,14 @@ fn main() {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.split('\t').nth(1).unwrap_or(l).trim().to_string())
         .collect();
-    let embedder =
-        CandleEmbedder::load("bench", std::path::Path::new(&model)).expect("model loads");
+    let precision = match arg("--precision").as_deref() {
+        None | Some("fp32") => Precision::Fp32,
+        Some("int8") => Precision::Int8,
+        Some(other) => panic!("--precision: {other} is neither fp32 nor int8"),
+    };
+    let embedder = CandleEmbedder::load("bench", std::path::Path::new(&model))
+        .expect("model loads")
+        .with_precision(precision);
     embedder.embed_query(&queries[0]).unwrap();
     let mut ms = Vec::new();
     for _ in 0..runs {
@@ -40,7 +47,7 @@ fn main() {
     }
     ms.sort_by(f64::total_cmp);
     println!(
-        "embed_query over {} calls: p50 {:.2} ms, p95 {:.2} ms",
+        "{precision:?}: embed_query over {} calls: p50 {:.2} ms, p95 {:.2} ms",
         ms.len(),
         ms[ms.len() / 2],
         ms[ms.len() * 95 / 100]

@@ -3,8 +3,9 @@
 //! inputs at a time (`vpmaddwd`, or VNNI's `vpdpwssd`); quad tiles take
 //! byte rows and i8 weights four inputs at a time (VNNI's `vpdpbusd`, twice
 //! the multiply-adds per instruction). VNNI comes in two encodings: EVEX
-//! (AVX-512 VNNI, with 32 vector registers) and VEX (AVX-VNNI, the laptops'
-//! and desktops' without AVX-512, with 16), so each has its own tiles.
+//! (AVX-512 VNNI: 512-bit byte tiles, 32 vector registers) and VEX
+//! (AVX-VNNI, the laptops' and desktops' without AVX-512: 256-bit, 16
+//! registers), so each has its own tiles.
 //! Every tile gives the integers the portable one gives.
 
 #[cfg(target_arch = "x86_64")]
@@ -189,10 +190,14 @@ pub(super) fn quad_tile(
     match kernel {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
-        // AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert above bounds
-        // every read the tile makes.
+        // AVX-512F, AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert
+        // above bounds every read the tile makes.
         Kernel::Vnni => unsafe {
             match rows {
+                12 => vnni_quad_tile::<12>(xs, kq, panel, acc),
+                11 => vnni_quad_tile::<11>(xs, kq, panel, acc),
+                10 => vnni_quad_tile::<10>(xs, kq, panel, acc),
+                9 => vnni_quad_tile::<9>(xs, kq, panel, acc),
                 8 => vnni_quad_tile::<8>(xs, kq, panel, acc),
                 7 => vnni_quad_tile::<7>(xs, kq, panel, acc),
                 6 => vnni_quad_tile::<6>(xs, kq, panel, acc),
@@ -221,76 +226,83 @@ pub(super) fn quad_tile(
     }
 }
 
-/// Declares an x86 quad tile: per four inputs, one load per weight vector,
-/// and per row one broadcast of its four bytes and one `vpdpbusd`
-/// (unsigned bytes times signed bytes, four products and the running sum,
-/// exact in i32) per weight vector. The two differ in encoding and in how
-/// many rows their registers hold.
-macro_rules! x86_quad_tile {
-    ($(#[$doc:meta])* $name:ident, $features:literal, $max_rows:expr, |$a:ident, $v:ident, $w:ident| $step:expr) => {
-        $(#[$doc])*
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $features)]
-        unsafe fn $name<const R: usize>(
-            xs: &[u8],
-            kq: usize,
-            panel: &[i8],
-            out: &mut [[i32; PANEL]; TILE_ROWS],
-        ) {
-            use std::arch::x86_64::*;
-            assert!(
-                R <= $max_rows
-                    && kq.is_multiple_of(4)
-                    && xs.len() >= R * kq
-                    && panel.len() >= kq * PANEL
-            );
-            let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
-            let mut acc = [[_mm256_setzero_si256(); VECS]; R];
-            for t in 0..kq / 4 {
-                let w = wp.add(t * 4 * PANEL).cast::<__m256i>();
-                let mut ws = [_mm256_setzero_si256(); VECS];
-                for (c, v) in ws.iter_mut().enumerate() {
-                    *v = _mm256_loadu_si256(w.add(c));
-                }
-                for (r, a) in acc.iter_mut().enumerate() {
-                    let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
-                    let $v = _mm256_set1_epi32(quad);
-                    for (a, w) in a.iter_mut().zip(&ws) {
-                        let ($a, $w) = (*a, *w);
-                        *a = $step;
-                    }
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                let o = out[r].as_mut_ptr().cast::<__m256i>();
-                for (c, v) in a.iter().enumerate() {
-                    _mm256_storeu_si256(o.add(c), *v);
-                }
+/// The AVX-512 VNNI quad tile: a panel's 16 outputs in one 512-bit
+/// accumulator a row, so each `vpdpbusd` does 64 multiply-adds (twice the
+/// AVX-VNNI tile's), and per four inputs one weight load serves every row.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F and AVX-512 VNNI; `xs` holds `R` rows of `kq`
+/// (a multiple of 4) bytes and `panel` `kq · PANEL`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vnni")]
+unsafe fn vnni_quad_tile<const R: usize>(
+    xs: &[u8],
+    kq: usize,
+    panel: &[i8],
+    out: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    use std::arch::x86_64::*;
+    assert!(
+        R <= QUAD_ROWS && kq.is_multiple_of(4) && xs.len() >= R * kq && panel.len() >= kq * PANEL
+    );
+    let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
+    let mut acc = [_mm512_setzero_si512(); R];
+    for t in 0..kq / 4 {
+        let w = _mm512_loadu_si512(wp.add(t * 4 * PANEL).cast());
+        for (r, a) in acc.iter_mut().enumerate() {
+            let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
+            *a = _mm512_dpbusd_epi32(*a, _mm512_set1_epi32(quad), w);
+        }
+    }
+    for (r, a) in acc.iter().enumerate() {
+        _mm512_storeu_si512(out[r].as_mut_ptr().cast(), *a);
+    }
+}
+
+/// The AVX-VNNI quad tile (VEX `vpdpbusd` on 256-bit vectors): 16
+/// registers hold 6 rows' two accumulators beside the two weight vectors
+/// and a broadcast.
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `kq` (a
+/// multiple of 4) bytes and `panel` `kq · PANEL`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn avx_vnni_quad_tile<const R: usize>(
+    xs: &[u8],
+    kq: usize,
+    panel: &[i8],
+    out: &mut [[i32; PANEL]; TILE_ROWS],
+) {
+    use std::arch::x86_64::*;
+    assert!(
+        R <= AVX_VNNI_QUAD_ROWS
+            && kq.is_multiple_of(4)
+            && xs.len() >= R * kq
+            && panel.len() >= kq * PANEL
+    );
+    let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
+    let mut acc = [[_mm256_setzero_si256(); VECS]; R];
+    for t in 0..kq / 4 {
+        let w = wp.add(t * 4 * PANEL).cast::<__m256i>();
+        let mut ws = [_mm256_setzero_si256(); VECS];
+        for (c, v) in ws.iter_mut().enumerate() {
+            *v = _mm256_loadu_si256(w.add(c));
+        }
+        for (r, a) in acc.iter_mut().enumerate() {
+            let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
+            let v = _mm256_set1_epi32(quad);
+            for (a, w) in a.iter_mut().zip(&ws) {
+                *a = _mm256_dpbusd_avx_epi32(*a, v, *w);
             }
         }
-    };
-}
-
-x86_quad_tile! {
-    /// The AVX-512 VNNI quad tile, on 256-bit vectors (AVX-512VL): its 32
-    /// registers hold 8 rows' accumulators.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R`
-    /// rows of `kq` (a multiple of 4) bytes and `panel` `kq · PANEL`.
-    vnni_quad_tile, "avx2,avx512f,avx512vl,avx512vnni", QUAD_ROWS,
-    |a, v, w| _mm256_dpbusd_epi32(a, v, w)
-}
-
-x86_quad_tile! {
-    /// The AVX-VNNI quad tile (VEX `vpdpbusd`): 16 registers hold 6 rows'
-    /// accumulators beside the two weight vectors and a broadcast.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `kq` (a
-    /// multiple of 4) bytes and `panel` `kq · PANEL`.
-    avx_vnni_quad_tile, "avx2,avxvnni", AVX_VNNI_QUAD_ROWS,
-    |a, v, w| _mm256_dpbusd_avx_epi32(a, v, w)
+    }
+    for (r, a) in acc.iter().enumerate() {
+        let o = out[r].as_mut_ptr().cast::<__m256i>();
+        for (c, v) in a.iter().enumerate() {
+            _mm256_storeu_si256(o.add(c), *v);
+        }
+    }
 }
