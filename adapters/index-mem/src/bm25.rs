@@ -5,7 +5,8 @@ use minirag_rank::{idf, tf_part};
 
 use std::sync::Arc;
 
-use crate::pages::{Column, Pages};
+use crate::lists::Lists;
+use crate::pages::Column;
 use crate::postings::{self, each_posting, Postings};
 use crate::terms::Terms;
 
@@ -15,13 +16,13 @@ mod wire;
 /// One field's postings: term → (doc, term frequency), sorted by doc, kept
 /// compact ([`Terms`], [`Postings`]). A copy shares the dictionary and the
 /// lists, so the next generation of the index costs what its write
-/// changes (see [`Pages`]).
+/// changes (see [`Lists`] and [`Pages`](crate::pages::Pages)).
 #[derive(Debug, Clone, Default)]
 pub struct Field {
     /// Copied whole only when a write to a shared copy adds a term.
     terms: Arc<Terms>,
     /// By term id.
-    postings: Pages<Postings>,
+    postings: Lists,
     /// By document; 0 for a removed one. In pages, so a write copies the
     /// pages of the documents it adds or removes, not the column.
     lengths: Column<u32>,
@@ -88,6 +89,7 @@ impl Field {
             }
             self.postings[id as usize].add(doc, tf);
         }
+        self.postings.settle();
     }
 
     /// Counts a document out: its length and the field's totals.
@@ -108,6 +110,7 @@ impl Field {
                 self.postings[id as usize].remove(doc);
             }
         }
+        self.postings.settle();
     }
 
     /// Removes a document given the terms it was added with, its postings
@@ -123,6 +126,7 @@ impl Field {
                 self.postings[id as usize].retire(|d| alive(lengths, d));
             }
         }
+        self.postings.settle();
     }
 
     /// Counts a document out without its terms; its postings stay until
@@ -136,6 +140,7 @@ impl Field {
     pub fn purge_forgotten(&mut self) {
         let lengths = &self.lengths;
         self.postings
+            .all_mut()
             .for_each_mut(|list| list.purge(|d| alive(lengths, d)));
     }
 
@@ -270,15 +275,16 @@ impl Field {
     /// holds any more stays in the dictionary, with no postings, until the
     /// snapshot is next opened.
     pub fn renumber(&mut self, map: &[Option<u32>], new_len: usize) {
-        for i in 0..self.postings.len() {
-            let list = &self.postings[i];
+        let lists = self.postings.all_mut();
+        for i in 0..lists.len() {
+            let list = &lists[i];
             let mut kept: Vec<(u32, u32)> = list
                 .iter()
                 .filter(|&(d, _)| alive(&self.lengths, d))
                 .filter_map(|(d, tf)| map.get(d as usize).copied().flatten().map(|n| (n, tf)))
                 .collect();
             kept.sort_unstable();
-            self.postings[i] = Postings::from_sorted(kept);
+            lists[i] = Postings::from_sorted(kept);
         }
         let mut lengths = vec![0; new_len];
         for (old, new) in map.iter().enumerate() {

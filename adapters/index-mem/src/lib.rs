@@ -30,6 +30,7 @@ mod fresh_rows;
 mod generations;
 mod job_records;
 mod legacy;
+mod lists;
 mod pages;
 mod port;
 mod postings;

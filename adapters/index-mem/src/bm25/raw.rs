@@ -91,7 +91,7 @@ impl Field {
         }
         let field = Field {
             terms: Arc::new(terms),
-            postings,
+            postings: postings.into(),
             lengths: Column::from_slice(&lengths),
             live,
             total_len,
