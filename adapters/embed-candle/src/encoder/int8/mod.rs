@@ -8,9 +8,10 @@
 //! Twelve-bit rows and i8 weights are both held as i16 and summed a pair at
 //! a time (`vpmaddwd`, or VNNI's `vpdpwssd`), so nothing saturates (as
 //! `vpmaddubsw` would). Eight-bit rows are bytes with a zero point; where
-//! the CPU has VNNI they go four at a time through `vpdpbusd`, and
-//! elsewhere through the pair kernels as i16. Every kernel sums the same
-//! integers, so a precision gives the same vectors on every CPU.
+//! the CPU has VNNI (AVX-512 VNNI or AVX-VNNI) they go four at a time
+//! through `vpdpbusd`, and elsewhere through the pair kernels as i16.
+//! Every kernel sums the same integers, so a precision gives the same
+//! vectors on every CPU.
 //!
 //! - [`activations`]: quantizing a layer's inputs.
 //! - [`tiles`]: the register tiles.
@@ -92,8 +93,8 @@ pub enum Kernel {
     /// VNNI of CPUs without AVX-512, with AVX2's 16 registers.
     #[cfg(target_arch = "x86_64")]
     AvxVnni,
-    /// AVX-512 VNNI on 256-bit vectors (EVEX `vpdpwssd` for pairs,
-    /// `vpdpbusd` for byte quads, with AVX-512VL).
+    /// AVX-512 VNNI: EVEX `vpdpwssd` on 256-bit vectors for pairs (with
+    /// AVX-512VL), `vpdpbusd` on 512-bit vectors for byte quads.
     #[cfg(target_arch = "x86_64")]
     Vnni,
 }
@@ -175,7 +176,8 @@ impl Kernel {
     }
 }
 
-/// AVX-512 VNNI with 256-bit (VL) forms, beside the AVX2 the tile shares.
+/// AVX-512 VNNI with its 512-bit and 256-bit (VL) forms, beside the AVX2
+/// the pair tile shares.
 #[cfg(target_arch = "x86_64")]
 fn has_vnni() -> bool {
     std::is_x86_feature_detected!("avx2")
