@@ -94,39 +94,42 @@ fn portable_tile<X: Copy + Into<i32>, W: Copy + Into<i32>>(
     }
 }
 
-/// Declares an x86 tile: `R` quantized rows times a panel, per input pair
-/// one load per weight vector, and per row one broadcast of its pair and
-/// one `step` (accumulator, broadcast pair, weights → accumulator) per
-/// weight vector. The kernels differ only in that step.
+/// Declares a 256-bit x86 tile: `R` (at most `$max_rows`) quantized rows
+/// of `$x` times a panel of `$w`, `$group` inputs at a time (2 for i16
+/// pairs, 4 for byte quads: 4 bytes either way); per group one load per
+/// weight vector, and per row one broadcast of its group and one `step`
+/// (accumulator, broadcast group, weights → accumulator) per weight vector.
+/// The kernels differ only in that step.
 macro_rules! x86_tile {
-    ($(#[$doc:meta])* $name:ident, $features:literal, |$a:ident, $v:ident, $w:ident| $step:expr) => {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $x:ty, $w_ty:ty, $group:literal, $max_rows:expr,
+     |$a:ident, $v:ident, $w:ident| $step:expr) => {
         $(#[$doc])*
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
         unsafe fn $name<const R: usize>(
-            xs: &[i16],
-            kp: usize,
-            panel: &[i16],
+            xs: &[$x],
+            width: usize,
+            panel: &[$w_ty],
             out: &mut [[i32; PANEL]; TILE_ROWS],
         ) {
             use std::arch::x86_64::*;
             assert!(
-                R <= PAIR_ROWS
-                    && kp.is_multiple_of(2)
-                    && xs.len() >= R * kp
-                    && panel.len() >= kp * PANEL
+                R <= $max_rows
+                    && width.is_multiple_of($group)
+                    && xs.len() >= R * width
+                    && panel.len() >= width * PANEL
             );
             let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
             let mut acc = [[_mm256_setzero_si256(); VECS]; R];
-            for t in 0..kp / 2 {
-                let w = wp.add(t * 2 * PANEL).cast::<__m256i>();
+            for t in 0..width / $group {
+                let w = wp.add(t * $group * PANEL).cast::<__m256i>();
                 let mut ws = [_mm256_setzero_si256(); VECS];
                 for (c, v) in ws.iter_mut().enumerate() {
                     *v = _mm256_loadu_si256(w.add(c));
                 }
                 for (r, a) in acc.iter_mut().enumerate() {
-                    let pair = xp.add(r * kp + 2 * t).cast::<i32>().read_unaligned();
-                    let $v = _mm256_set1_epi32(pair);
+                    let group = xp.add(r * width + $group * t).cast::<i32>().read_unaligned();
+                    let $v = _mm256_set1_epi32(group);
                     for (a, w) in a.iter_mut().zip(&ws) {
                         let ($a, $w) = (*a, *w);
                         *a = $step;
@@ -148,9 +151,10 @@ x86_tile! {
     ///
     /// # Safety
     ///
-    /// The CPU must have AVX2; `xs` holds `R` rows of `kp` (even) values and
-    /// `panel` `kp · PANEL`.
-    avx2_tile, "avx2", |a, v, w| _mm256_add_epi32(a, _mm256_madd_epi16(v, w))
+    /// The CPU must have AVX2; `xs` holds `R` rows of `width` (even) values
+    /// and `panel` `width · PANEL`.
+    avx2_tile, "avx2", i16, i16, 2, PAIR_ROWS,
+    |a, v, w| _mm256_add_epi32(a, _mm256_madd_epi16(v, w))
 }
 
 x86_tile! {
@@ -160,8 +164,9 @@ x86_tile! {
     /// # Safety
     ///
     /// The CPU must have AVX2, AVX-512 VNNI and AVX-512VL; `xs` holds `R`
-    /// rows of `kp` (even) values and `panel` `kp · PANEL`.
-    vnni_tile, "avx2,avx512f,avx512vl,avx512vnni", |a, v, w| _mm256_dpwssd_epi32(a, v, w)
+    /// rows of `width` (even) values and `panel` `width · PANEL`.
+    vnni_tile, "avx2,avx512f,avx512vl,avx512vnni", i16, i16, 2, PAIR_ROWS,
+    |a, v, w| _mm256_dpwssd_epi32(a, v, w)
 }
 
 x86_tile! {
@@ -170,9 +175,10 @@ x86_tile! {
     ///
     /// # Safety
     ///
-    /// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `kp`
-    /// (even) values and `panel` `kp · PANEL`.
-    avx_vnni_tile, "avx2,avxvnni", |a, v, w| _mm256_dpwssd_avx_epi32(a, v, w)
+    /// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `width`
+    /// (even) values and `panel` `width · PANEL`.
+    avx_vnni_tile, "avx2,avxvnni", i16, i16, 2, PAIR_ROWS,
+    |a, v, w| _mm256_dpwssd_avx_epi32(a, v, w)
 }
 
 /// One tile of `rows` (1 to the kernel's [`Kernel::quad_rows`]) byte rows
@@ -260,49 +266,16 @@ unsafe fn vnni_quad_tile<const R: usize>(
     }
 }
 
-/// The AVX-VNNI quad tile (VEX `vpdpbusd` on 256-bit vectors): 16
-/// registers hold 6 rows' two accumulators beside the two weight vectors
-/// and a broadcast.
-///
-/// # Safety
-///
-/// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `kq` (a
-/// multiple of 4) bytes and `panel` `kq · PANEL`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avxvnni")]
-unsafe fn avx_vnni_quad_tile<const R: usize>(
-    xs: &[u8],
-    kq: usize,
-    panel: &[i8],
-    out: &mut [[i32; PANEL]; TILE_ROWS],
-) {
-    use std::arch::x86_64::*;
-    assert!(
-        R <= AVX_VNNI_QUAD_ROWS
-            && kq.is_multiple_of(4)
-            && xs.len() >= R * kq
-            && panel.len() >= kq * PANEL
-    );
-    let (xp, wp) = (xs.as_ptr(), panel.as_ptr());
-    let mut acc = [[_mm256_setzero_si256(); VECS]; R];
-    for t in 0..kq / 4 {
-        let w = wp.add(t * 4 * PANEL).cast::<__m256i>();
-        let mut ws = [_mm256_setzero_si256(); VECS];
-        for (c, v) in ws.iter_mut().enumerate() {
-            *v = _mm256_loadu_si256(w.add(c));
-        }
-        for (r, a) in acc.iter_mut().enumerate() {
-            let quad = xp.add(r * kq + 4 * t).cast::<i32>().read_unaligned();
-            let v = _mm256_set1_epi32(quad);
-            for (a, w) in a.iter_mut().zip(&ws) {
-                *a = _mm256_dpbusd_avx_epi32(*a, v, *w);
-            }
-        }
-    }
-    for (r, a) in acc.iter().enumerate() {
-        let o = out[r].as_mut_ptr().cast::<__m256i>();
-        for (c, v) in a.iter().enumerate() {
-            _mm256_storeu_si256(o.add(c), *v);
-        }
-    }
+x86_tile! {
+    /// The AVX-VNNI quad tile (VEX `vpdpbusd` on 256-bit vectors: unsigned
+    /// bytes times signed bytes, four products and the running sum, exact
+    /// in i32): 16 registers hold 6 rows' two accumulators beside the two
+    /// weight vectors and a broadcast.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 and AVX-VNNI; `xs` holds `R` rows of `width`
+    /// (a multiple of 4) bytes and `panel` `width · PANEL`.
+    avx_vnni_quad_tile, "avx2,avxvnni", u8, i8, 4, AVX_VNNI_QUAD_ROWS,
+    |a, v, w| _mm256_dpbusd_avx_epi32(a, v, w)
 }
