@@ -14,6 +14,19 @@ use super::{Kernel, PAIR_ROWS, PANEL, TILE_ROWS};
 #[cfg(target_arch = "x86_64")]
 use super::{AVX_VNNI_QUAD_ROWS, QUAD_ROWS};
 
+/// Calls `$tile::<R>` for the `R` that `$rows` is, among `$r` (larger
+/// than 1), else `$tile::<1>`: a tile's row count is a const generic, so
+/// its accumulators live in registers.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_rows {
+    ($rows:expr, $tile:ident $args:tt, [$($r:literal),*]) => {
+        match $rows {
+            $($r => $tile::<$r> $args,)*
+            _ => $tile::<1> $args,
+        }
+    };
+}
+
 /// One tile of `rows` (1 to 4) quantized rows, as i16 pairs, times a
 /// panel of pairs into `acc`.
 pub(super) fn pair_tile(
@@ -31,38 +44,17 @@ pub(super) fn pair_tile(
         // SAFETY: `Kernel::Avx2` is chosen only where the CPU has AVX2
         // (`best`, or a test that checked); the assert above bounds every
         // read the tile makes.
-        Kernel::Avx2 => unsafe {
-            match rows {
-                4 => avx2_tile::<4>(xs, kp, panel, acc),
-                3 => avx2_tile::<3>(xs, kp, panel, acc),
-                2 => avx2_tile::<2>(xs, kp, panel, acc),
-                _ => avx2_tile::<1>(xs, kp, panel, acc),
-            }
-        },
+        Kernel::Avx2 => unsafe { by_rows!(rows, avx2_tile(xs, kp, panel, acc), [4, 3, 2]) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::Vnni` is chosen only where the CPU has AVX2,
         // AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert above bounds
         // every read the tile makes.
-        Kernel::Vnni => unsafe {
-            match rows {
-                4 => vnni_tile::<4>(xs, kp, panel, acc),
-                3 => vnni_tile::<3>(xs, kp, panel, acc),
-                2 => vnni_tile::<2>(xs, kp, panel, acc),
-                _ => vnni_tile::<1>(xs, kp, panel, acc),
-            }
-        },
+        Kernel::Vnni => unsafe { by_rows!(rows, vnni_tile(xs, kp, panel, acc), [4, 3, 2]) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::AvxVnni` is chosen only where the CPU has AVX2
         // and AVX-VNNI (`has_avx_vnni`); the assert above bounds every read
         // the tile makes.
-        Kernel::AvxVnni => unsafe {
-            match rows {
-                4 => avx_vnni_tile::<4>(xs, kp, panel, acc),
-                3 => avx_vnni_tile::<3>(xs, kp, panel, acc),
-                2 => avx_vnni_tile::<2>(xs, kp, panel, acc),
-                _ => avx_vnni_tile::<1>(xs, kp, panel, acc),
-            }
-        },
+        Kernel::AvxVnni => unsafe { by_rows!(rows, avx_vnni_tile(xs, kp, panel, acc), [4, 3, 2]) },
     }
 }
 
@@ -199,34 +191,22 @@ pub(super) fn quad_tile(
         // AVX-512F, AVX-512 VNNI and AVX-512VL (`has_vnni`); the assert
         // above bounds every read the tile makes.
         Kernel::Vnni => unsafe {
-            match rows {
-                12 => vnni_quad_tile::<12>(xs, kq, panel, acc),
-                11 => vnni_quad_tile::<11>(xs, kq, panel, acc),
-                10 => vnni_quad_tile::<10>(xs, kq, panel, acc),
-                9 => vnni_quad_tile::<9>(xs, kq, panel, acc),
-                8 => vnni_quad_tile::<8>(xs, kq, panel, acc),
-                7 => vnni_quad_tile::<7>(xs, kq, panel, acc),
-                6 => vnni_quad_tile::<6>(xs, kq, panel, acc),
-                5 => vnni_quad_tile::<5>(xs, kq, panel, acc),
-                4 => vnni_quad_tile::<4>(xs, kq, panel, acc),
-                3 => vnni_quad_tile::<3>(xs, kq, panel, acc),
-                2 => vnni_quad_tile::<2>(xs, kq, panel, acc),
-                _ => vnni_quad_tile::<1>(xs, kq, panel, acc),
-            }
+            by_rows!(
+                rows,
+                vnni_quad_tile(xs, kq, panel, acc),
+                [12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2]
+            )
         },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Kernel::AvxVnni` is chosen only where the CPU has AVX2
         // and AVX-VNNI (`has_avx_vnni`); the assert above bounds every read
         // the tile makes.
         Kernel::AvxVnni => unsafe {
-            match rows {
-                6 => avx_vnni_quad_tile::<6>(xs, kq, panel, acc),
-                5 => avx_vnni_quad_tile::<5>(xs, kq, panel, acc),
-                4 => avx_vnni_quad_tile::<4>(xs, kq, panel, acc),
-                3 => avx_vnni_quad_tile::<3>(xs, kq, panel, acc),
-                2 => avx_vnni_quad_tile::<2>(xs, kq, panel, acc),
-                _ => avx_vnni_quad_tile::<1>(xs, kq, panel, acc),
-            }
+            by_rows!(
+                rows,
+                avx_vnni_quad_tile(xs, kq, panel, acc),
+                [6, 5, 4, 3, 2]
+            )
         },
         _ => portable_tile(4, rows, xs, kq, panel, acc),
     }
