@@ -19,6 +19,9 @@
 //!   catching up with its log;
 //! - compactions: the index folded into a new snapshot three times.
 //!
+//! `--only held` or `--only thread` stops after that phase (the idle and
+//! writer-alone rows are always run), to profile one.
+//!
 //! Each phase replaces the same sources with new chunks (written once
 //! before the first), and the log is folded into a snapshot between
 //! phases, so every phase does the same work. Prints query p50, p99 and
@@ -26,7 +29,7 @@
 //! CPU time: with 8 busy query threads on 2 cores the writer gets its share
 //! of the CPU, and the second figure says what it does with it.
 //!
-//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000]
+//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000] [--only held|thread]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -264,12 +267,24 @@ fn main() {
     // A view of each generation held until the next write and no query
     // load: every write builds its generation as a copy, so this is what
     // the copying costs, apart from sharing the CPU.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    if only.is_some_and(|o| o == "thread") {
+        let (ms, took) = write_beside_queries(&index, &index, threads, written, 10);
+        report("beside a writer thread", ms, Some((written, took)));
+        return;
+    }
     let mut held = Some(index.read().unwrap());
     let took = write_then(&index, "w", written, 12, &mut || {
         held = Some(index.read().unwrap());
     });
     drop(held);
     report("beside a held view", Vec::new(), Some((written, took)));
+    if only.is_some_and(|o| o == "held") {
+        return;
+    }
     index.compact().unwrap();
 
     let (ms, took) = write_beside_queries(&index, &index, threads, written, 10);

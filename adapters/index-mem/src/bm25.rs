@@ -119,10 +119,38 @@ impl Field {
     /// linear time. The id must not be added again before [`Field::renumber`]
     /// (the text field's slots never are).
     pub fn retire(&mut self, doc: u32, terms: &[String]) {
-        self.count_out(doc);
-        let lengths = &self.lengths;
-        for (term, _) in frequencies(terms) {
-            if let Some(id) = self.terms.get(term) {
+        self.retire_all([(doc, terms)]);
+    }
+
+    /// [`Field::retire`] for many documents: their lists' slots and counts
+    /// fetched ahead as [`Field::add_all`] does (each a miss, and beside a
+    /// view a list's copy). A document is counted out just before its own
+    /// lists, so a list rewritten on the way keeps the documents that
+    /// come after it.
+    pub fn retire_all<'a>(&mut self, docs: impl IntoIterator<Item = (u32, &'a [String])>) {
+        /// Marks where a document's lists begin.
+        const NEXT: u32 = u32::MAX;
+        let mut steps: Vec<(u32, u32)> = Vec::new();
+        for (doc, terms) in docs {
+            steps.push((NEXT, doc));
+            for (term, _) in frequencies(terms) {
+                if let Some(id) = self.terms.get(term) {
+                    steps.push((id, doc));
+                }
+            }
+        }
+        let ahead = |i: usize| steps.get(i).map(|s| s.0).filter(|&id| id != NEXT);
+        for (i, &(id, doc)) in steps.iter().enumerate() {
+            if let Some(id) = ahead(i + 16) {
+                postings::prefetch((&self.postings[id as usize] as *const Postings).cast());
+            }
+            if let Some(id) = ahead(i + 8) {
+                self.postings[id as usize].prefetch_list();
+            }
+            if id == NEXT {
+                self.count_out(doc);
+            } else {
+                let lengths = &self.lengths;
                 self.postings[id as usize].retire(|d| alive(lengths, d));
             }
         }
@@ -414,5 +442,33 @@ mod tests {
             assert_eq!(x, y, "{term}");
         }
         assert!(forgotten.list("a").is_none(), "no live document holds a");
+    }
+
+    #[test]
+    fn retiring_a_batch_equals_retiring_one_by_one_whatever_lists_it_rewrites() {
+        // Term "c" is in every document: retiring most of them rewrites its
+        // list part-way through the batch.
+        let docs: Vec<String> = (0..40).map(|d| format!("c w{d} w{}", d % 3)).collect();
+        let mut batch = Field::default();
+        let mut single = Field::default();
+        for (d, text) in docs.iter().enumerate() {
+            batch.add(d as u32, &t(text));
+            single.add(d as u32, &t(text));
+        }
+        let gone: Vec<u32> = (0..40).filter(|d| d % 5 != 0).collect();
+        let terms: Vec<Vec<String>> = gone.iter().map(|&d| t(&docs[d as usize])).collect();
+        batch.retire_all(gone.iter().zip(&terms).map(|(&d, w)| (d, w.as_slice())));
+        for (&d, w) in gone.iter().zip(&terms) {
+            single.retire(d, w);
+        }
+        for term in ["c", "w0", "w1", "w2", "w5"] {
+            let mut x = Vec::new();
+            batch.score(&[term], |d, s| x.push((d, s)));
+            let mut y = Vec::new();
+            single.score(&[term], |d, s| y.push((d, s)));
+            assert_eq!(x, y, "{term}");
+        }
+        assert_eq!(batch.list("c").map(Postings::live), Some(8), "df exact");
+        assert!(batch.list("w7").is_none(), "doc 7 alone held w7");
     }
 }

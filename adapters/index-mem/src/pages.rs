@@ -61,6 +61,34 @@ impl<T: Clone, const P: usize> Pages<T, P> {
         Some(&mut Arc::make_mut(&mut self.pages[i / P])[i % P])
     }
 
+    /// [`Pages::get_mut`] for a caller whose elements' clones touch memory
+    /// elsewhere (an `Arc`'s count): a shared page is copied with `ahead`
+    /// called on the element [`AHEAD`] places on, to fetch what its clone
+    /// touches before the clone waits for it.
+    pub(crate) fn get_mut_ahead(&mut self, i: usize, ahead: impl Fn(&T)) -> Option<&mut T> {
+        if i >= self.len {
+            return None;
+        }
+        let page = &mut self.pages[i / P];
+        if Arc::get_mut(page).is_none() {
+            *page = Arc::new(copy_ahead(page, &ahead));
+        }
+        Arc::get_mut(page).map(|p| &mut p[i % P])
+    }
+
+    /// Empties the pages no other copy shares, calling `ahead` on the
+    /// element [`AHEAD`] places on before each drop: for elements whose
+    /// drop touches memory elsewhere.
+    pub(crate) fn drop_ahead(&mut self, ahead: impl Fn(&T)) {
+        for page in &mut self.pages {
+            if let Some(items) = Arc::get_mut(page) {
+                drop_ahead(items, &ahead);
+            }
+        }
+        self.pages.clear();
+        self.len = 0;
+    }
+
     pub(crate) fn push(&mut self, value: T) {
         if self.len.is_multiple_of(P) {
             self.pages.push(Arc::new(Vec::with_capacity(P)));
@@ -118,6 +146,35 @@ impl<T: Clone, const P: usize> Pages<T, P> {
     }
 }
 
+/// How far ahead of a clone or drop [`Pages::get_mut_ahead`] and
+/// [`Pages::drop_ahead`] fetch: about as many misses as a core keeps in
+/// flight.
+pub(crate) const AHEAD: usize = 16;
+
+/// A copy of `items`, fetching ahead what the clones touch.
+pub(crate) fn copy_ahead<T: Clone>(items: &[T], ahead: &impl Fn(&T)) -> Vec<T> {
+    items.iter().take(AHEAD).for_each(ahead);
+    let mut copy = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        if let Some(next) = items.get(i + AHEAD) {
+            ahead(next);
+        }
+        copy.push(item.clone());
+    }
+    copy
+}
+
+/// Drops `items` from the last, fetching ahead what the drops touch.
+pub(crate) fn drop_ahead<T>(items: &mut Vec<T>, ahead: &impl Fn(&T)) {
+    while !items.is_empty() {
+        let keep = items.len().saturating_sub(AHEAD);
+        items[keep.saturating_sub(AHEAD)..keep]
+            .iter()
+            .for_each(ahead);
+        items.truncate(keep);
+    }
+}
+
 impl<T: Clone, const P: usize> FromIterator<T> for Pages<T, P> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
         let mut pages = Self::default();
@@ -159,6 +216,32 @@ mod tests {
         assert_eq!((a.len(), b.len()), (1001, 1000));
         assert_eq!(a.iter().copied().sum::<u32>(), 499_500 - 300 + 7 + 1000);
         assert_eq!((a.get(1001), b.get(1000)), (None, None));
+    }
+
+    #[test]
+    fn fetching_ahead_copies_and_drops_what_plain_copies_and_drops_do() {
+        let counted = Arc::new(());
+        let mut a: Pages<Arc<()>> = (0..600).map(|_| Arc::clone(&counted)).collect();
+        let b = a.clone();
+        let seen = std::cell::Cell::new(0);
+        let ahead = |_: &Arc<()>| seen.set(seen.get() + 1);
+        *a.get_mut_ahead(300, ahead).unwrap() = Arc::new(());
+        assert_eq!(seen.get(), 256, "each element of the copied page once");
+        assert!(!Arc::ptr_eq(&a.pages[1], &b.pages[1]));
+        assert!(Arc::ptr_eq(&a.pages[0], &b.pages[0]));
+        assert!(!Arc::ptr_eq(&a[300], &b[300]), "the copy keeps its value");
+        assert_eq!(Arc::strong_count(&counted), 1 + 600 + 255);
+        a.get_mut_ahead(301, ahead).unwrap();
+        assert_eq!(seen.get(), 256, "a page of its own is not copied again");
+        drop(b);
+        a.drop_ahead(|_| {});
+        assert_eq!((Arc::strong_count(&counted), a.len()), (1, 0));
+        assert!(a.get_mut_ahead(0, ahead).is_none());
+
+        let mut items: Vec<Arc<()>> = (0..40).map(|_| Arc::clone(&counted)).collect();
+        assert_eq!(copy_ahead(&items, &|_| {}).len(), 40);
+        drop_ahead(&mut items, &|_| {});
+        assert_eq!((Arc::strong_count(&counted), items.len()), (1, 0));
     }
 
     #[test]

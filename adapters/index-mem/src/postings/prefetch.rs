@@ -37,6 +37,14 @@ impl Postings {
         }
     }
 
+    /// Fetches ahead a list's counts, which a copy of it (a clone of the
+    /// `Arc`) increments and a drop decrements.
+    pub(crate) fn prefetch_count(&self) {
+        if let Postings::Many { list, .. } = self {
+            prefetch(Arc::as_ptr(list).cast::<u8>().wrapping_sub(ARC_COUNTS));
+        }
+    }
+
     /// Fetches ahead the counts of a list's frozen levels, which a copy of
     /// the list increments.
     pub(crate) fn prefetch_levels(&self) {

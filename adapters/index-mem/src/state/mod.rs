@@ -21,6 +21,11 @@ pub use crate::records::SourceEntry;
 /// analysing each of its chunks again.
 const BIG_SOURCE: usize = 1 << 16;
 
+/// Chunks of a source whose terms are held at once to be retired together:
+/// enough for the lists to be fetched well ahead, few enough that a large
+/// source's terms are never all in memory.
+const RETIRE_BATCH: usize = 256;
+
 /// One generation of the index. A clone shares everything large (the
 /// mapped snapshot, the postings' pages and lists, each source's entry), so
 /// a writer clones the generation views still read, applies its write to
@@ -420,6 +425,16 @@ impl State {
         // out without analysing their text again, and every list is purged
         // once (cheaper than finding each chunk's terms when most go).
         let bulk = entry.slots.len() >= BIG_SOURCE && entry.slots.len() * 4 >= self.chunks.len();
+        // Retired a batch at a time, their lists fetched ahead.
+        let mut retired: Vec<(u32, Vec<String>)> = Vec::new();
+        let retire = |text: &mut Field, retired: &mut Vec<(u32, Vec<String>)>| {
+            text.retire_all(
+                retired
+                    .iter()
+                    .map(|(slot, terms)| (*slot, terms.as_slice())),
+            );
+            retired.clear();
+        };
         for &slot in &entry.slots {
             // In bulk no chunk is decoded: its text's key is in the table.
             if let Some(h) = self.chunks.key(slot) {
@@ -427,7 +442,10 @@ impl State {
                     self.chunks.remove(slot);
                     self.text.forget(slot);
                 } else if let Some((_, chunk)) = self.chunks.take(slot) {
-                    self.text.retire(slot, &self.analyzer.terms(&chunk.text));
+                    retired.push((slot, self.analyzer.terms(&chunk.text)));
+                    if retired.len() == RETIRE_BATCH {
+                        retire(&mut self.text, &mut retired);
+                    }
                 } else {
                     // Undecodable (damage past the CRC): counted out whole.
                     self.chunks.remove(slot);
@@ -441,6 +459,7 @@ impl State {
             }
             self.vectors.clear_row(slot);
         }
+        retire(&mut self.text, &mut retired);
         if bulk {
             self.text.purge_forgotten();
         }
