@@ -66,7 +66,7 @@ impl Field {
             for (term, tf) in frequencies(terms) {
                 let id = match self.terms.get(term) {
                     Some(id) => id,
-                    None => Arc::make_mut(&mut self.terms).intern(term),
+                    None => Arc::make_mut(&mut self.terms).add_new(term),
                 };
                 if id as usize == self.postings.len() {
                     self.postings.push(Postings::default());

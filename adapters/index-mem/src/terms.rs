@@ -70,9 +70,15 @@ impl Terms {
     /// are folded into the frozen part: in place when no other copy shares
     /// it, otherwise copied once for every 32nd of the vocabulary added.
     pub(crate) fn intern(&mut self, term: &str) -> u32 {
-        if let Some(id) = self.get(term) {
-            return id;
+        match self.get(term) {
+            Some(id) => id,
+            None => self.add_new(term),
         }
+    }
+
+    /// Adds a term [`Terms::get`] just did not find (so it is not looked
+    /// up twice); its id.
+    pub(crate) fn add_new(&mut self, term: &str) -> u32 {
         let id = self.frozen.len() + self.fresh.add(term);
         if self.fresh.len() >= FOLD_AT.max(self.frozen.len() / 32) {
             let fresh = std::mem::take(&mut self.fresh);
