@@ -420,6 +420,17 @@ mod tests {
         assert_eq!(hits, [0]);
     }
 
+    /// Both fields score each of `terms` alike, document by document.
+    fn assert_same_scores(a: &Field, b: &Field, terms: &[&str]) {
+        for term in terms {
+            let mut x = Vec::new();
+            a.score(&[term], |d, s| x.push((d, s)));
+            let mut y = Vec::new();
+            b.score(&[term], |d, s| y.push((d, s)));
+            assert_eq!(x, y, "{term}");
+        }
+    }
+
     #[test]
     fn forgetting_then_purging_equals_retiring() {
         let docs = ["a b c", "b c d", "c d e", "a e", "b"];
@@ -434,13 +445,7 @@ mod tests {
             forgotten.forget(d);
         }
         forgotten.purge_forgotten();
-        for term in ["a", "b", "c", "d", "e"] {
-            let mut x = Vec::new();
-            retired.score(&[term], |d, s| x.push((d, s)));
-            let mut y = Vec::new();
-            forgotten.score(&[term], |d, s| y.push((d, s)));
-            assert_eq!(x, y, "{term}");
-        }
+        assert_same_scores(&retired, &forgotten, &["a", "b", "c", "d", "e"]);
         assert!(forgotten.list("a").is_none(), "no live document holds a");
     }
 
@@ -461,13 +466,7 @@ mod tests {
         for (&d, w) in gone.iter().zip(&terms) {
             single.retire(d, w);
         }
-        for term in ["c", "w0", "w1", "w2", "w5"] {
-            let mut x = Vec::new();
-            batch.score(&[term], |d, s| x.push((d, s)));
-            let mut y = Vec::new();
-            single.score(&[term], |d, s| y.push((d, s)));
-            assert_eq!(x, y, "{term}");
-        }
+        assert_same_scores(&batch, &single, &["c", "w0", "w1", "w2", "w5"]);
         assert_eq!(batch.list("c").map(Postings::live), Some(8), "df exact");
         assert!(batch.list("w7").is_none(), "doc 7 alone held w7");
     }
