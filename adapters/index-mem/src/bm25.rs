@@ -74,22 +74,28 @@ impl Field {
                 adds.push((id, doc, tf));
             }
         }
-        // Three steps, each needing the line the one before fetched: the
-        // list's slot in its page, the list, its levels' counts.
-        let ahead = |i: usize| adds.get(i).map(|a| a.0 as usize);
+        let ahead = |i: usize| adds.get(i).map(|a| a.0);
         for (i, &(id, doc, tf)) in adds.iter().enumerate() {
-            if let Some(id) = ahead(i + 16) {
-                postings::prefetch((&self.postings[id] as *const Postings).cast());
-            }
-            if let Some(id) = ahead(i + 8) {
-                self.postings[id].prefetch_list();
-            }
-            if let Some(id) = ahead(i + 4) {
-                self.postings[id].prefetch_levels();
-            }
+            self.fetch_ahead(i, ahead, true);
             self.postings[id as usize].add(doc, tf);
         }
         self.postings.settle();
+    }
+
+    /// Fetches ahead for step `i` of a pass over lists, where `at(j)` is
+    /// the list step `j` writes: three steps, each needing the line the
+    /// one before fetched (the list's slot in its page, the list, and with
+    /// `levels` its levels' counts, which a copy of the list increments).
+    fn fetch_ahead(&self, i: usize, at: impl Fn(usize) -> Option<u32>, levels: bool) {
+        if let Some(id) = at(i + 16) {
+            postings::prefetch((&self.postings[id as usize] as *const Postings).cast());
+        }
+        if let Some(id) = at(i + 8) {
+            self.postings[id as usize].prefetch_list();
+        }
+        if let Some(id) = at(i + 4).filter(|_| levels) {
+            self.postings[id as usize].prefetch_levels();
+        }
     }
 
     /// Counts a document out: its length and the field's totals.
@@ -141,12 +147,8 @@ impl Field {
         }
         let ahead = |i: usize| steps.get(i).map(|s| s.0).filter(|&id| id != NEXT);
         for (i, &(id, doc)) in steps.iter().enumerate() {
-            if let Some(id) = ahead(i + 16) {
-                postings::prefetch((&self.postings[id as usize] as *const Postings).cast());
-            }
-            if let Some(id) = ahead(i + 8) {
-                self.postings[id as usize].prefetch_list();
-            }
+            // A retired posting is counted, not copied: no levels to fetch.
+            self.fetch_ahead(i, ahead, false);
             if id == NEXT {
                 self.count_out(doc);
             } else {

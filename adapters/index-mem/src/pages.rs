@@ -76,9 +76,10 @@ impl<T: Clone, const P: usize> Pages<T, P> {
         Arc::get_mut(page).map(|p| &mut p[i % P])
     }
 
-    /// Empties the pages no other copy shares, calling `ahead` on the
-    /// element [`AHEAD`] places on before each drop: for elements whose
-    /// drop touches memory elsewhere.
+    /// Empties the pages: those no other copy shares element by element,
+    /// calling `ahead` on the element [`AHEAD`] places on before each drop
+    /// (for elements whose drop touches memory elsewhere); the shared ones
+    /// are only let go.
     pub(crate) fn drop_ahead(&mut self, ahead: impl Fn(&T)) {
         for page in &mut self.pages {
             if let Some(items) = Arc::get_mut(page) {
