@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
-use crate::pages::{self, Pages};
+use crate::chained_pages::ChainedPages;
+use crate::pages;
 use crate::postings::Postings;
 
 /// Lists changed since the fold are folded in once there are this many
@@ -28,7 +29,7 @@ const MAP_FROM: usize = 65_536;
 #[derive(Default)]
 pub(crate) struct Lists {
     /// Every list as of the last fold; never written while shared.
-    frozen: Arc<Pages<Postings>>,
+    frozen: Arc<ChainedPages<Postings>>,
     /// The lists written since, by id; ids past `frozen` are here alone.
     fresh: HashMap<u32, Postings>,
     len: usize,
@@ -102,7 +103,7 @@ impl Lists {
 
     /// Every list for writing in place: folds, then copies the frozen pages
     /// another copy shares (for a pass over all lists, as compaction's).
-    pub(crate) fn all_mut(&mut self) -> &mut Pages<Postings> {
+    pub(crate) fn all_mut(&mut self) -> &mut ChainedPages<Postings> {
         self.fold();
         Arc::make_mut(&mut self.frozen)
     }
@@ -114,9 +115,9 @@ impl Lists {
         }
     }
 
-    /// Moves the fresh lists into the frozen pages, copying the pages
-    /// another copy shares: in page order, each page's lists' counts
-    /// fetched ahead of their clones.
+    /// Moves the fresh lists into the frozen pages, in page order. A page
+    /// another copy shares is copied bit for bit, borrowing the lists it
+    /// does not change from the page it came from ([`ChainedPages`]).
     fn fold(&mut self) {
         if self.fresh.is_empty() {
             return;
@@ -126,9 +127,7 @@ impl Lists {
         let pages = Arc::make_mut(&mut self.frozen);
         pages.grow(self.len, Postings::default());
         for (id, list) in fresh {
-            if let Some(slot) = pages.get_mut_ahead(id as usize, Postings::prefetch_count) {
-                *slot = list;
-            }
+            pages.set(id as usize, list);
         }
     }
 
@@ -167,13 +166,13 @@ impl Drop for Lists {
             pages::drop_ahead(&mut fresh, &Postings::prefetch_count);
         }
         if let Some(frozen) = Arc::get_mut(&mut self.frozen) {
-            frozen.drop_ahead(Postings::prefetch_count);
+            frozen.drop_ahead();
         }
     }
 }
 
-impl From<Pages<Postings>> for Lists {
-    fn from(pages: Pages<Postings>) -> Self {
+impl From<ChainedPages<Postings>> for Lists {
+    fn from(pages: ChainedPages<Postings>) -> Self {
         Self {
             len: pages.len(),
             frozen: Arc::new(pages),
@@ -184,7 +183,7 @@ impl From<Pages<Postings>> for Lists {
 
 impl FromIterator<Postings> for Lists {
     fn from_iter<I: IntoIterator<Item = Postings>>(lists: I) -> Self {
-        Pages::from_iter(lists).into()
+        ChainedPages::from_iter(lists).into()
     }
 }
 

@@ -61,35 +61,6 @@ impl<T: Clone, const P: usize> Pages<T, P> {
         Some(&mut Arc::make_mut(&mut self.pages[i / P])[i % P])
     }
 
-    /// [`Pages::get_mut`] for a caller whose elements' clones touch memory
-    /// elsewhere (an `Arc`'s count): a shared page is copied with `ahead`
-    /// called on the element [`AHEAD`] places on, to fetch what its clone
-    /// touches before the clone waits for it.
-    pub(crate) fn get_mut_ahead(&mut self, i: usize, ahead: impl Fn(&T)) -> Option<&mut T> {
-        if i >= self.len {
-            return None;
-        }
-        let page = &mut self.pages[i / P];
-        if Arc::get_mut(page).is_none() {
-            *page = Arc::new(copy_ahead(page, &ahead));
-        }
-        Arc::get_mut(page).map(|p| &mut p[i % P])
-    }
-
-    /// Empties the pages: those no other copy shares element by element,
-    /// calling `ahead` on the element [`AHEAD`] places on before each drop
-    /// (for elements whose drop touches memory elsewhere); the shared ones
-    /// are only let go.
-    pub(crate) fn drop_ahead(&mut self, ahead: impl Fn(&T)) {
-        for page in &mut self.pages {
-            if let Some(items) = Arc::get_mut(page) {
-                drop_ahead(items, &ahead);
-            }
-        }
-        self.pages.clear();
-        self.len = 0;
-    }
-
     pub(crate) fn push(&mut self, value: T) {
         if self.len.is_multiple_of(P) {
             self.pages.push(Arc::new(Vec::with_capacity(P)));
@@ -138,18 +109,10 @@ impl<T: Clone, const P: usize> Pages<T, P> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.pages.iter().flat_map(|p| p.iter())
     }
-
-    /// Every element, mutably: every shared page is copied.
-    pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(&mut T)) {
-        for page in &mut self.pages {
-            Arc::make_mut(page).iter_mut().for_each(&mut f);
-        }
-    }
 }
 
-/// How far ahead of a clone or drop [`Pages::get_mut_ahead`] and
-/// [`Pages::drop_ahead`] fetch: about as many misses as a core keeps in
-/// flight.
+/// How far ahead of a clone or drop [`copy_ahead`] and [`drop_ahead`]
+/// fetch: about as many misses as a core keeps in flight.
 pub(crate) const AHEAD: usize = 16;
 
 /// A copy of `items`, fetching ahead what the clones touch.
@@ -222,25 +185,16 @@ mod tests {
     #[test]
     fn fetching_ahead_copies_and_drops_what_plain_copies_and_drops_do() {
         let counted = Arc::new(());
-        let mut a: Pages<Arc<()>> = (0..600).map(|_| Arc::clone(&counted)).collect();
-        let b = a.clone();
-        let seen = std::cell::Cell::new(0);
-        let ahead = |_: &Arc<()>| seen.set(seen.get() + 1);
-        *a.get_mut_ahead(300, ahead).unwrap() = Arc::new(());
-        assert_eq!(seen.get(), 256, "each element of the copied page once");
-        assert!(!Arc::ptr_eq(&a.pages[1], &b.pages[1]));
-        assert!(Arc::ptr_eq(&a.pages[0], &b.pages[0]));
-        assert!(!Arc::ptr_eq(&a[300], &b[300]), "the copy keeps its value");
-        assert_eq!(Arc::strong_count(&counted), 1 + 600 + 255);
-        a.get_mut_ahead(301, ahead).unwrap();
-        assert_eq!(seen.get(), 256, "a page of its own is not copied again");
-        drop(b);
-        a.drop_ahead(|_| {});
-        assert_eq!((Arc::strong_count(&counted), a.len()), (1, 0));
-        assert!(a.get_mut_ahead(0, ahead).is_none());
-
         let mut items: Vec<Arc<()>> = (0..40).map(|_| Arc::clone(&counted)).collect();
-        assert_eq!(copy_ahead(&items, &|_| {}).len(), 40);
+        let seen = std::cell::Cell::new(0);
+        let copy = copy_ahead(&items, &|_| seen.set(seen.get() + 1));
+        assert_eq!(
+            (copy.len(), seen.get()),
+            (40, 40),
+            "each element fetched once"
+        );
+        assert_eq!(Arc::strong_count(&counted), 81);
+        drop(copy);
         drop_ahead(&mut items, &|_| {});
         assert_eq!((Arc::strong_count(&counted), items.len()), (1, 0));
     }
@@ -263,13 +217,5 @@ mod tests {
         let mut f: Column<bool> = Pages::filled(4097, true);
         f.push(false);
         assert_eq!((f.len(), f.iter().filter(|b| **b).count()), (4098, 4097));
-    }
-
-    #[test]
-    fn writing_every_element_leaves_the_copy_alone() {
-        let mut a: Pages<u32> = (0..600).collect();
-        let b = a.clone();
-        a.for_each_mut(|v| *v += 1);
-        assert!(a.iter().zip(b.iter()).all(|(x, y)| *x == y + 1));
     }
 }

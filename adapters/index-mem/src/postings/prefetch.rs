@@ -58,3 +58,10 @@ impl Postings {
         }
     }
 }
+
+/// Copying or dropping a list touches its count first.
+impl crate::chained_pages::FetchAhead for Postings {
+    fn fetch_ahead(&self) {
+        self.prefetch_count();
+    }
+}
