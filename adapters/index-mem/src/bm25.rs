@@ -299,6 +299,13 @@ impl Field {
         self.lengths.get(doc as usize).copied().unwrap_or(0)
     }
 
+    /// Lets go of the superseded pages of lists that copies made beside
+    /// views keep alive ([`ChainedPages`](crate::chained_pages)), for a
+    /// field compaction hands on.
+    pub fn straighten(&mut self) {
+        self.postings.all_mut().straighten();
+    }
+
     /// Re-numbers documents after compaction (`map[old] = Some(new)`),
     /// dropping retired postings. List by list, in place, so compacting a
     /// big index never holds two copies of its postings; a term no document

@@ -148,6 +148,15 @@ impl<T: Clone + FetchAhead> Page<T> {
         &mut self.items[i]
     }
 
+    /// Clones every element it borrows and lets its parents go.
+    fn own_all(&mut self) {
+        for i in 0..self.items.len() {
+            self.get_mut(i);
+        }
+        self.parent = None;
+        self.depth = 0;
+    }
+
     /// Drops the elements this page owns, fetching ahead what each drop
     /// touches; the parents go with the page.
     fn drop_own_ahead(&mut self) {
@@ -277,6 +286,18 @@ impl<T: Clone + FetchAhead> ChainedPages<T> {
             let page = self.page_mut(p, Borrow::No);
             for i in 0..page.items.len() {
                 f(page.get_mut(i));
+            }
+        }
+    }
+
+    /// Lets every parent go: those nothing else holds are absorbed, the
+    /// elements borrowed from the rest are cloned. For a field that may not
+    /// be written again for a while (compaction's), so it keeps no
+    /// superseded pages alive.
+    pub(crate) fn straighten(&mut self) {
+        for p in 0..self.pages.len() {
+            if self.pages[p].parent.is_some() {
+                self.page_mut(p, Borrow::No).own_all();
             }
         }
     }

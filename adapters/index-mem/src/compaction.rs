@@ -88,6 +88,8 @@ pub(crate) fn write_next(paths: &Paths, inner: &Inner) -> Result<Inner, IndexErr
     drop(slot_map);
     let mut title = st.title.clone();
     title.renumber(&sid_map, sources.len());
+    text.straighten();
+    title.straighten();
     let repeats: Vec<DiskRepeats> = st
         .repeats
         .iter()

@@ -176,6 +176,10 @@ fn random_writes_beside_random_copies_read_as_plain_vectors_and_drop_each_elemen
                 6 if !views.is_empty() => {
                     views.swap_remove(walk.below(views.len()));
                 }
+                8 if walk.below(10) == 0 => {
+                    pages.straighten();
+                    assert_eq!(pages.deepest(), 0, "seed {seed}: a parent kept");
+                }
                 7 if walk.below(20) == 0 => {
                     pages.for_each_mut(Token::bump);
                     model.iter_mut().for_each(|m| m.1 += 1);
