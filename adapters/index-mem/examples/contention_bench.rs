@@ -24,7 +24,7 @@
 //!
 //! Each phase replaces the same sources with new chunks (written once
 //! before the first), and the log is folded into a snapshot between
-//! phases, so every phase does the same work. Prints query p50, p99 and
+//! phases, so every phase does the same work. Prints query p50, p99, p99.9 and
 //! max, and the writer's chunks per second of wall time and of its own
 //! CPU time: with 8 busy query threads on 2 cores the writer gets its share
 //! of the CPU, and the second figure says what it does with it.
@@ -186,9 +186,14 @@ fn write_beside_queries(
 fn report(phase: &str, mut ms: Vec<f64>, writer: Option<(usize, Took)>) {
     ms.sort_by(f64::total_cmp);
     let at = |q: f64| ms.get(((ms.len() as f64 * q) as usize).min(ms.len().saturating_sub(1)));
-    let (p50, p99, max) = match (at(0.5), at(0.99), ms.last()) {
-        (Some(a), Some(b), Some(c)) => (format!("{a:.1}"), format!("{b:.1}"), format!("{c:.1}")),
-        _ => ("-".into(), "-".into(), "-".into()),
+    let (p50, p99, p999, max) = match (at(0.5), at(0.99), at(0.999), ms.last()) {
+        (Some(a), Some(b), Some(c), Some(d)) => (
+            format!("{a:.1}"),
+            format!("{b:.1}"),
+            format!("{c:.1}"),
+            format!("{d:.1}"),
+        ),
+        _ => ("-".into(), "-".into(), "-".into(), "-".into()),
     };
     let (writer, per_cpu) = writer.map_or(("-".into(), "-".into()), |(n, t)| {
         let per_cpu = if t.cpu > 0.0 {
@@ -199,7 +204,7 @@ fn report(phase: &str, mut ms: Vec<f64>, writer: Option<(usize, Took)>) {
         (format!("{:.0}", n as f64 / t.secs), per_cpu)
     });
     println!(
-        "| {phase} | {} | {p50} | {p99} | {max} | {writer} | {per_cpu} |",
+        "| {phase} | {} | {p50} | {p99} | {p999} | {max} | {writer} | {per_cpu} |",
         ms.len()
     );
 }
@@ -247,9 +252,9 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "| phase | queries | p50 ms | p99 ms | max ms | writer chunks/s | writer chunks per CPU s |"
+        "| phase | queries | p50 ms | p99 ms | p99.9 ms | max ms | writer chunks/s | writer chunks per CPU s |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
 
     let alone = write(&index, "w", written, 9);
     index.compact().unwrap();

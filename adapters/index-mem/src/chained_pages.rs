@@ -10,7 +10,8 @@
 //! A page takes back its parent's elements (absorbs it) when it is written
 //! and nothing else holds the parent (the writer alone, or the first write
 //! after the views of older generations are gone), and is copied with
-//! counts once its chain of parents would pass [`MAX_DEPTH`]: a writer
+//! counts once its chain of parents would pass its limit (4 to 11 parents,
+//! [`depth_limit`]): a writer
 //! beside views publishes every write, so the page it copies is always
 //! held by the published generation and chains grow until that copy.
 
@@ -25,10 +26,21 @@ const PAGE: usize = 256;
 /// Words of a page's ownership bits.
 const WORDS: usize = PAGE / 64;
 
-/// Parents a page may keep alive, each with the lists its child replaced
-/// (beside a held view at 500,000 terms, 8 copied fastest; at 16 and 32
-/// the garbage kept grew the memory and slowed the writer).
-const MAX_DEPTH: u8 = 8;
+/// Parents page `p` may keep alive, each with the lists its child
+/// replaced: `MIN_DEPTH + p % SPREAD`. Every fold writes most pages, so
+/// with one limit all of a field's chains would end at the same fold and be
+/// freed at once, a burst that stalled queries; spread, an eighth of them
+/// end at each (beside a held view at 500,000 terms, a limit of 8 copied
+/// faster than 4, and 16 or 32 kept so much garbage that they were slower).
+const MIN_DEPTH: u8 = 4;
+const SPREAD: usize = 8;
+/// The longest chain any page keeps.
+#[cfg(test)]
+const MAX_DEPTH: u8 = MIN_DEPTH + SPREAD as u8 - 1;
+
+fn depth_limit(p: usize) -> u8 {
+    MIN_DEPTH + (p % SPREAD) as u8
+}
 
 /// Whether a copy of a shared page borrows its elements from it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -37,10 +49,18 @@ enum Borrow {
     No,
 }
 
-/// What an element's clone and drop touch first, fetched ahead of them.
-pub(crate) trait FetchAhead {
+/// What the pages hold: elements whose clone and drop touch memory
+/// elsewhere.
+pub(crate) trait Element: Clone + Send + Sync + 'static {
     /// Asks for the memory a clone or drop of `self` touches (a count).
     fn fetch_ahead(&self);
+
+    /// Whether the parents a page takes back are freed on the freeing
+    /// thread ([`crate::reclaim`]) rather than where they are taken back:
+    /// a write in place holds the lock readers wait on, and a chain's
+    /// superseded lists can be many. Tests that count drops on their own
+    /// thread free here.
+    const FREED_ELSEWHERE: bool = true;
 }
 
 pub(crate) struct ChainedPages<T> {
@@ -85,10 +105,13 @@ impl<T> Page<T> {
         self.items.push(ManuallyDrop::new(value));
         self.set_own(i);
     }
+}
 
+impl<T: Element> Page<T> {
     /// Takes over the elements of every parent up the chain that no other
     /// page or generation holds: what this page borrows from it becomes its
-    /// own, and the rest (elements this page replaced) is dropped with it.
+    /// own, and the rest (elements this page replaced) goes with the parent
+    /// (see [`Element::FREED_ELSEWHERE`]).
     fn absorb_parents(&mut self) {
         while let Some(parent) = self.parent.as_mut().and_then(Arc::get_mut) {
             for w in 0..WORDS {
@@ -97,18 +120,20 @@ impl<T> Page<T> {
                 parent.own[w] &= !taken;
             }
             let grandparent = parent.parent.take();
-            self.parent = grandparent;
+            if let Some(taken) = std::mem::replace(&mut self.parent, grandparent) {
+                if T::FREED_ELSEWHERE {
+                    crate::reclaim::release(taken);
+                }
+            }
             self.depth = self.parent.as_ref().map_or(0, |p| p.depth + 1);
         }
     }
-}
 
-impl<T: Clone + FetchAhead> Page<T> {
     /// The copy a writer makes of a page another copy shares: borrowing
     /// from it when asked and the chain is short, else a clone of every
     /// element.
-    fn copy_of(parent: &Arc<Page<T>>, borrow: Borrow) -> Self {
-        if borrow == Borrow::No || parent.depth >= MAX_DEPTH {
+    fn copy_of(parent: &Arc<Page<T>>, borrow: Borrow, limit: u8) -> Self {
+        if borrow == Borrow::No || parent.depth >= limit {
             let items = copy_ahead(&parent.items, &|item: &ManuallyDrop<T>| item.fetch_ahead());
             let mut page = Self::new();
             for item in items {
@@ -205,7 +230,7 @@ impl<T> Clone for ChainedPages<T> {
     }
 }
 
-impl<T: Clone + FetchAhead> ChainedPages<T> {
+impl<T: Element> ChainedPages<T> {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -222,7 +247,7 @@ impl<T: Clone + FetchAhead> ChainedPages<T> {
     fn page_mut(&mut self, p: usize, borrow: Borrow) -> &mut Page<T> {
         let slot = &mut self.pages[p];
         if Arc::get_mut(slot).is_none() {
-            *slot = Arc::new(Page::copy_of(slot, borrow));
+            *slot = Arc::new(Page::copy_of(slot, borrow, depth_limit(p)));
         }
         let page = Arc::get_mut(slot).expect("a page copied for this writer alone");
         page.absorb_parents();
@@ -329,7 +354,7 @@ impl<T: Clone + FetchAhead> ChainedPages<T> {
     }
 }
 
-impl<T: Clone + FetchAhead> FromIterator<T> for ChainedPages<T> {
+impl<T: Element> FromIterator<T> for ChainedPages<T> {
     fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
         let mut pages = Self::default();
         for item in items {
@@ -339,7 +364,7 @@ impl<T: Clone + FetchAhead> FromIterator<T> for ChainedPages<T> {
     }
 }
 
-impl<T: Clone + FetchAhead> std::ops::Index<usize> for ChainedPages<T> {
+impl<T: Element> std::ops::Index<usize> for ChainedPages<T> {
     type Output = T;
 
     fn index(&self, i: usize) -> &T {
@@ -347,7 +372,7 @@ impl<T: Clone + FetchAhead> std::ops::Index<usize> for ChainedPages<T> {
     }
 }
 
-impl<T: Clone + FetchAhead> std::ops::IndexMut<usize> for ChainedPages<T> {
+impl<T: Element> std::ops::IndexMut<usize> for ChainedPages<T> {
     fn index_mut(&mut self, i: usize) -> &mut T {
         self.get_mut(i).expect("an element within the pages")
     }

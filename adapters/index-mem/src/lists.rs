@@ -1,12 +1,12 @@
 //! A field's postings lists by term id: pages frozen at the last fold,
 //! shared whole by every copy of the field, and the lists changed since in
 //! a small map. A write beside a view that pins an older generation copies
-//! the lists it changes, not the pages around them: copying a page takes a
-//! count on every list it names, and with a real vocabulary one write
-//! reaches most pages. The pages are copied at the fold, once per many
-//! writes. A field no other copy shares (no view pins an older generation)
-//! is written in place, with nothing in the map; so is a small one, whose
-//! few pages cost less to copy than the map.
+//! the lists it changes, not the pages around them: with a real vocabulary
+//! one write reaches most pages. The pages are copied at the fold, once per
+//! many writes, each bit for bit, borrowing the lists it keeps from the
+//! page it came from ([`ChainedPages`]). A field no other copy shares (no
+//! view pins an older generation) is written in place, with nothing in the
+//! map; so is a small one, whose few pages cost less to copy than the map.
 
 use std::sync::Arc;
 

@@ -50,8 +50,10 @@ impl Drop for Token {
     }
 }
 
-impl FetchAhead for Token {
+impl Element for Token {
     fn fetch_ahead(&self) {}
+
+    const FREED_ELSEWHERE: bool = false;
 }
 
 fn live(id: u64) -> i64 {
@@ -94,10 +96,10 @@ fn a_copied_page_takes_no_count_and_a_page_alone_takes_its_parent_back() {
 fn a_chain_stops_at_its_limit_with_a_counted_copy() {
     let mut a: ChainedPages<Token> = (0..10).map(Token::new).collect();
     let mut views = Vec::new();
-    for round in 0..=u64::from(MAX_DEPTH) {
+    for round in 0..=u64::from(depth_limit(0)) {
         views.push(a.clone());
         a.set(0, Token::new(100 + round));
-        assert!(a.deepest() <= MAX_DEPTH);
+        assert!(a.deepest() <= depth_limit(0));
     }
     assert_eq!(a.deepest(), 0, "the copy past the limit owns every element");
     assert_eq!(live(9), 2, "and took a count on each");
