@@ -11,9 +11,9 @@
 //! and nothing else holds the parent (the writer alone, or the first write
 //! after the views of older generations are gone), and is copied with
 //! counts once its chain of parents would pass its limit (4 to 11 parents,
-//! [`depth_limit`]): a writer
-//! beside views publishes every write, so the page it copies is always
-//! held by the published generation and chains grow until that copy.
+//! [`depth_limit`]): a writer beside views publishes every write, so the
+//! page it copies is always held by the published generation and chains
+//! grow until that copy.
 
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
