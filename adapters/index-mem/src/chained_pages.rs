@@ -42,6 +42,15 @@ fn depth_limit(p: usize) -> u8 {
     MIN_DEPTH + (p % SPREAD) as u8
 }
 
+/// Ownership bits with the first `n` set.
+fn owning_first(n: usize) -> [u64; WORDS] {
+    std::array::from_fn(|w| match n.saturating_sub(w * 64) {
+        0 => 0,
+        k if k >= 64 => u64::MAX,
+        k => (1 << k) - 1,
+    })
+}
+
 /// Whether a copy of a shared page borrows its elements from it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Borrow {
@@ -134,12 +143,14 @@ impl<T: Element> Page<T> {
     /// element.
     fn copy_of(parent: &Arc<Page<T>>, borrow: Borrow, limit: u8) -> Self {
         if borrow == Borrow::No || parent.depth >= limit {
-            let items = copy_ahead(&parent.items, &|item: &ManuallyDrop<T>| item.fetch_ahead());
-            let mut page = Self::new();
-            for item in items {
-                page.push(ManuallyDrop::into_inner(item));
-            }
-            return page;
+            let mut items = copy_ahead(&parent.items, &|item: &ManuallyDrop<T>| item.fetch_ahead());
+            items.reserve(PAGE - items.len());
+            return Self {
+                own: owning_first(items.len()),
+                items,
+                parent: None,
+                depth: 0,
+            };
         }
         let n = parent.items.len();
         let mut items: Vec<ManuallyDrop<T>> = Vec::with_capacity(PAGE);

@@ -205,3 +205,12 @@ fn random_writes_beside_random_copies_read_as_plain_vectors_and_drop_each_elemen
         assert!(all_dropped(), "seed {seed}: an element was leaked");
     }
 }
+
+#[test]
+fn a_counted_copy_owns_exactly_the_elements_it_has() {
+    assert_eq!(owning_first(0), [0; WORDS]);
+    assert_eq!(owning_first(1), [1, 0, 0, 0]);
+    assert_eq!(owning_first(64), [u64::MAX, 0, 0, 0]);
+    assert_eq!(owning_first(130), [u64::MAX, u64::MAX, 3, 0]);
+    assert_eq!(owning_first(PAGE), [u64::MAX; WORDS]);
+}
