@@ -18,7 +18,7 @@
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use crate::pages::{copy_ahead, AHEAD};
+use crate::pages::{copy_ahead, drop_ahead};
 
 /// Elements a page, as [`Pages`](crate::pages::Pages)' default.
 const PAGE: usize = 256;
@@ -194,19 +194,19 @@ impl<T: Element> Page<T> {
     }
 
     /// Drops the elements this page owns, fetching ahead what each drop
-    /// touches; the parents go with the page.
+    /// touches ([`drop_ahead`]); the parents go with the page.
     fn drop_own_ahead(&mut self) {
-        let owned: Vec<usize> = (0..self.items.len()).filter(|&i| self.owns(i)).collect();
-        self.own = [0; WORDS];
-        for (k, &i) in owned.iter().enumerate() {
-            if let Some(&next) = owned.get(k + AHEAD) {
-                self.items[next].fetch_ahead();
+        let mut owned = Vec::with_capacity(self.items.len());
+        for i in 0..self.items.len() {
+            if self.owns(i) {
+                self.own[i / 64] &= !(1 << (i % 64));
+                // SAFETY: the page owned element `i` (its bit was set), so no
+                // other page drops it; with its bit now clear it is moved out
+                // once, and this page never reads or drops it again.
+                owned.push(unsafe { ManuallyDrop::take(&mut self.items[i]) });
             }
-            // SAFETY: the page owned element `i` (its bit was set, and is
-            // now clear, so it is dropped once), and nothing reads it after:
-            // the page is being emptied by its only holder.
-            unsafe { ManuallyDrop::drop(&mut self.items[i]) };
         }
+        drop_ahead(&mut owned, &T::fetch_ahead);
     }
 }
 
