@@ -5,7 +5,7 @@
 //! writes to be replayed.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 
@@ -33,6 +33,11 @@ pub(crate) struct Shared {
     writing: Mutex<()>,
     /// Views alive now, on every thread.
     views: AtomicUsize,
+    /// Views ever taken, and how many there had been at this process's
+    /// last write: the writer changes a generation in place only when the
+    /// two agree (see [`Shared::update`]).
+    reads: AtomicU64,
+    reads_at_last_write: AtomicU64,
     /// The helper catching up for the reads in flight (its result: 1 when
     /// it caught up).
     helper: Mutex<Option<JoinHandle<usize>>>,
@@ -63,6 +68,7 @@ pub(crate) struct Reading(Arc<Shared>);
 impl Reading {
     pub(crate) fn new(shared: &Arc<Shared>) -> Self {
         shared.views.fetch_add(1, Ordering::Relaxed);
+        shared.reads.fetch_add(1, Ordering::Relaxed);
         HELD_HERE.with(|h| h.set(h.get() + 1));
         Self(Arc::clone(shared))
     }
@@ -93,6 +99,8 @@ impl Shared {
             current: RwLock::new(Arc::new(inner)),
             writing: Mutex::new(()),
             views: AtomicUsize::new(0),
+            reads: AtomicU64::new(0),
+            reads_at_last_write: AtomicU64::new(0),
             helper: Mutex::new(None),
             helping: AtomicBool::new(false),
             helper_failed: AtomicBool::new(false),
@@ -113,12 +121,18 @@ impl Shared {
     }
 
     /// Builds the next generation with `change`, for a caller that holds
-    /// the writer gate. A generation no view holds is changed in place (a
-    /// reader that arrives meanwhile waits for that one change); otherwise
-    /// `change` works on a copy, which shares all that it leaves alone,
-    /// and the copy is published.
+    /// the writer gate. Changed in place only while the index is unread:
+    /// no view holds the generation and none was taken since the last
+    /// write (a sync alone, the CLI). A reader that arrived during an
+    /// in-place change would wait for all of it (a large source's write
+    /// takes a good part of a second), so once reads come, each write
+    /// works on a copy, which shares all that it leaves alone, and
+    /// publishes it; the reader that comes first after a quiet spell is
+    /// the only one that can wait, for one write.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
-        {
+        let reads = self.reads.load(Ordering::Relaxed);
+        let unread = self.reads_at_last_write.swap(reads, Ordering::Relaxed) == reads;
+        if unread {
             let mut current = self.current.write();
             if let Some(inner) = Arc::get_mut(&mut current) {
                 return change(inner);
@@ -253,5 +267,54 @@ impl Shared {
             // All the new records go into one next generation.
             Newer::Records => self.next_generation(|inner| catch_up(&self.paths, inner)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use minirag_core::ports::Index;
+    use minirag_index_conformance::synthetic::{source_record, vocabulary, zipf_chunk, Rng};
+
+    use crate::MemIndex;
+
+    fn write(index: &MemIndex, s: usize) {
+        let (vocab, mut rng) = (vocabulary(), Rng(s as u64));
+        let chunks = (0..3).map(|i| zipf_chunk(&mut rng, &vocab, i)).collect();
+        index
+            .replace_source(source_record(s, 3, &vocab), chunks, None)
+            .unwrap();
+    }
+
+    /// Whether the write `then` makes changes the generation in place (the
+    /// same allocation stays current) rather than publishing a copy.
+    fn in_place(index: &MemIndex, then: impl FnOnce()) -> bool {
+        let before = Arc::as_ptr(&index.shared.current());
+        then();
+        Arc::as_ptr(&index.shared.current()) == before
+    }
+
+    #[test]
+    fn a_write_goes_in_place_only_while_no_view_was_taken_since_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = MemIndex::open(dir.path()).unwrap();
+        write(&index, 0);
+        assert!(in_place(&index, || write(&index, 1)), "an unread index");
+
+        drop(index.read().unwrap());
+        assert!(
+            !in_place(&index, || write(&index, 2)),
+            "a view was taken (and dropped) since the last write: a copy"
+        );
+        assert!(
+            in_place(&index, || write(&index, 3)),
+            "no view since that write: in place again"
+        );
+
+        let view = index.read().unwrap();
+        assert!(!in_place(&index, || write(&index, 4)), "a view holds it");
+        drop(view);
+        assert_eq!(index.read().unwrap().stats().unwrap().source_count, 5);
     }
 }

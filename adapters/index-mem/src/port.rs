@@ -13,9 +13,12 @@ use crate::{job_records, state, sync_lock, MemIndex, SETTLE_AFTER_BYTES, SETTLE_
 
 impl Index for MemIndex {
     fn read(&self) -> Result<Box<dyn IndexView + '_>, IndexError> {
+        // Counted before the generation is taken, so a write that starts
+        // meanwhile works on a copy.
+        let reading = Reading::new(&self.shared);
         Ok(Box::new(MemView {
             inner: Pinned::new(self.guard()?),
-            _reading: Reading::new(&self.shared),
+            _reading: reading,
         }))
     }
 
