@@ -15,7 +15,7 @@ use minirag_core::ports::IndexError;
 
 use crate::disk::{self, Paths, WAL_HEADER};
 use crate::reclaim;
-use crate::recovery::{catch_up, load};
+use crate::recovery::{apply_log, load};
 use crate::Inner;
 
 /// What a `MemIndex` shares with its views and its catch-up helper.
@@ -130,9 +130,16 @@ impl Shared {
     /// publishes it; the reader that comes first after a quiet spell is
     /// the only one that can wait, for one write.
     pub(crate) fn update<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
+        self.update_unless_read(0, change)
+    }
+
+    /// [`Shared::update`] for a caller that itself took `own` of the views
+    /// taken since the last write (a lone reader catching up has taken
+    /// one): those do not make the index read.
+    fn update_unless_read<R>(&self, own: u64, change: impl FnOnce(&mut Inner) -> R) -> R {
         let reads = self.reads.load(Ordering::Relaxed);
-        let unread = self.reads_at_last_write.swap(reads, Ordering::Relaxed) == reads;
-        if unread {
+        let seen = self.reads_at_last_write.swap(reads, Ordering::Relaxed);
+        if reads.wrapping_sub(seen) <= own {
             let mut current = self.current.write();
             if let Some(inner) = Arc::get_mut(&mut current) {
                 return change(inner);
@@ -141,8 +148,8 @@ impl Shared {
         self.next_generation(change)
     }
 
-    /// [`Shared::update`] always on a copy, for a change that reads files
-    /// (catching up with the log): no reader waits for it.
+    /// The change on a copy of the current generation, published: no
+    /// reader waits for it.
     fn next_generation<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
         let mut next = Inner::clone(&self.current());
         let out = change(&mut next);
@@ -178,7 +185,9 @@ impl Shared {
             .load(Ordering::Relaxed)
             .saturating_sub(HELD_HERE.with(Cell::get));
         if others == 0 || self.helper_failed.swap(false, Ordering::AcqRel) {
-            return self.take_up(newer);
+            // The caller's own view, if it is taking one, is the one read
+            // that does not stop a lone reader replaying in place.
+            return self.take_up(newer, 1);
         }
         drop(gate);
         self.help();
@@ -251,11 +260,12 @@ impl Shared {
 
     /// [`Shared::refresh`] for a caller that holds the writer gate.
     pub(crate) fn catch_up(&self) -> Result<(), IndexError> {
-        self.take_up(self.newer())
+        self.take_up(self.newer(), 0)
     }
 
-    /// Takes up what [`Shared::newer`] found; the caller holds the gate.
-    fn take_up(&self, newer: Newer) -> Result<(), IndexError> {
+    /// Takes up what [`Shared::newer`] found; the caller holds the gate,
+    /// and took `own` of the views taken since the last write.
+    fn take_up(&self, newer: Newer, own: u64) -> Result<(), IndexError> {
         match newer {
             Newer::Nothing => Ok(()),
             // Another process compacted: the new generation is read beside
@@ -264,8 +274,15 @@ impl Shared {
                 self.publish(load(&self.paths)?);
                 Ok(())
             }
-            // All the new records go into one next generation.
-            Newer::Records => self.next_generation(|inner| catch_up(&self.paths, inner)),
+            // All the new records go into one next generation, read from
+            // the log first. A lone reader replays them in place when
+            // nothing else read since the last write, as a writer writes:
+            // on a copy it replayed slower than a writer process wrote, and
+            // its every query waited longer than the last.
+            Newer::Records => {
+                let read = disk::read_wal(&self.paths, self.current().wal_end)?;
+                self.update_unless_read(own, |inner| apply_log(&self.paths, inner, read))
+            }
         }
     }
 }
@@ -316,5 +333,34 @@ mod tests {
         assert!(!in_place(&index, || write(&index, 4)), "a view holds it");
         drop(view);
         assert_eq!(index.read().unwrap().stats().unwrap().source_count, 5);
+    }
+
+    /// Another handle on the folder writes as another process would; this
+    /// one catches up with its log as it reads.
+    #[test]
+    fn a_lone_reader_replays_another_writers_records_in_place_and_a_copy_when_a_view_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let (reader, writer) = (
+            MemIndex::open(dir.path()).unwrap(),
+            MemIndex::open(dir.path()).unwrap(),
+        );
+        write(&writer, 0);
+        drop(reader.read().unwrap());
+        write(&writer, 1);
+        let replayed = |then: &dyn Fn()| in_place(&reader, then);
+        assert!(
+            replayed(&|| drop(reader.read().unwrap())),
+            "a lone read since the last catch-up: in place"
+        );
+        write(&writer, 2);
+        let held = reader.read().unwrap();
+        write(&writer, 3);
+        assert!(
+            !replayed(&|| drop(reader.read().unwrap())),
+            "a view holds the generation: a copy"
+        );
+        assert_eq!(held.stats().unwrap().source_count, 3);
+        drop(held);
+        assert_eq!(reader.read().unwrap().stats().unwrap().source_count, 4);
     }
 }

@@ -215,6 +215,16 @@ pub(crate) fn recover(paths: &Paths, snapshot_identity: Option<(u64, u64, i64)>)
 /// Applies log records past `wal_end` when the log follows our snapshot.
 pub(crate) fn catch_up(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError> {
     let read = disk::read_wal(paths, inner.wal_end)?;
+    apply_log(paths, inner, read)
+}
+
+/// [`catch_up`] with the log already read from `inner.wal_end`, so the
+/// read can happen before the generation is taken for writing.
+pub(crate) fn apply_log(
+    paths: &Paths,
+    inner: &mut Inner,
+    read: disk::WalRead,
+) -> Result<(), IndexError> {
     match read.generation {
         Some(g) if g == inner.generation => {
             // Records were checked by their writer before being logged, and
