@@ -1,7 +1,8 @@
 //! Queries beside a sync. An index of `--base` synthetic 384-d chunks takes
 //! hybrid queries on `--threads` threads (each one view: vector, keyword and
 //! whole-document lists, then fusion) while a writer replaces `--write`
-//! chunks, 100 per source as a sync stores them, and the same again:
+//! chunks, 100 per source as a sync stores them (`--per-source`), and the
+//! same again:
 //!
 //! - idle: the queries alone, for as long as the writer alone took (at
 //!   least 5 s);
@@ -29,7 +30,7 @@
 //! CPU time: with 8 busy query threads on 2 cores the writer gets its share
 //! of the CPU, and the second figure says what it does with it.
 //!
-//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000] [--only held|thread]
+//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000] [--per-source 100] [--only held|thread]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -44,7 +45,10 @@ use minirag_index_mem::MemIndex;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const DIM: usize = 384;
-const PER_SOURCE: usize = 100;
+/// Chunks a source of the writer holds (`--per-source`, 100 unless told).
+fn per_source() -> usize {
+    arg("--per-source", 100).max(1)
+}
 
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
@@ -87,7 +91,7 @@ fn words() -> Vec<String> {
     words
 }
 
-/// Writes `chunks` chunks as sources of [`PER_SOURCE`] named `{prefix}{i}`,
+/// Writes `chunks` chunks as sources of [`per_source`] named `{prefix}{i}`,
 /// calling `after_each` after every source.
 fn write_then(
     index: &MemIndex,
@@ -100,8 +104,9 @@ fn write_then(
     let mut rng = Rng(seed);
     let cpu = thread_cpu_s();
     let started = Instant::now();
-    for s in 0..chunks.div_ceil(PER_SOURCE) {
-        let count = PER_SOURCE.min(chunks - s * PER_SOURCE);
+    let per_source = per_source();
+    for s in 0..chunks.div_ceil(per_source) {
+        let count = per_source.min(chunks - s * per_source);
         let mut batch = Vec::with_capacity(count);
         let mut vectors = Embeddings::new(DIM);
         for i in 0..count {
@@ -308,6 +313,7 @@ fn main() {
             .args(["--child", &dir.path().display().to_string()])
             .args(["--write", &written.to_string(), "--seed", "11"])
             .args(["--vocab", &words().len().to_string()])
+            .args(["--per-source", &per_source().to_string()])
             .output()
             .unwrap();
         stop.store(true, Ordering::Relaxed);

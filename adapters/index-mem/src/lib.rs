@@ -220,14 +220,15 @@ impl MemIndex {
         // Only this writer changes the log's end and generation now (the
         // gate and the OS lock are held): reading them, then appending
         // without the lock, is safe.
-        let (generation, end, fresh_log) = {
+        let (generation, end, fresh_log, chunks) = {
             let inner = self.current();
             inner.state.check(&op)?;
             let fresh_log = inner.wal_legacy || inner.wal_end == 0;
-            (inner.generation, inner.wal_end, fresh_log)
+            let chunks = inner.state.chunks_touched(&op);
+            (inner.generation, inner.wal_end, fresh_log, chunks)
         };
         let (generation, end) = if fresh_log {
-            self.shared.update(|inner| {
+            self.shared.update(0, |inner| {
                 if inner.wal_legacy {
                     // An older build's log: fold it into a snapshot first,
                     // so the new log holds one layout.
@@ -245,7 +246,7 @@ impl MemIndex {
         let op = op.into_logged();
         let end = disk::append_wal(&self.shared.paths, end, &op)?;
         disk::note_wal_end(&self.shared.paths, generation, end);
-        let (n, fold) = self.shared.update(|inner| {
+        let (n, fold) = self.shared.update(chunks, |inner| {
             inner.wal_end = end;
             let n = inner.state.apply(op);
             (

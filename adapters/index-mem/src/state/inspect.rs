@@ -12,6 +12,20 @@ impl State {
         self.sources[*self.ids.get(source)? as usize].as_deref()
     }
 
+    /// Chunks `op` adds, retires, moves or gives vectors: what applying it
+    /// costs, known before it is applied.
+    pub(crate) fn chunks_touched(&self, op: &Op) -> usize {
+        let held = |source: &str| self.entry(source).map_or(0, |e| e.slots.len());
+        match op {
+            Op::Replace { source, chunks, .. }
+            | Op::ReplaceLocated { source, chunks, .. }
+            | Op::ReplaceDescribed { source, chunks, .. } => chunks.len() + held(&source.source),
+            Op::Delete { source } => held(source),
+            Op::Move { from, .. } => held(from),
+            Op::SetVectors { vectors, dim, .. } => vectors.len() / (*dim).max(1) as usize,
+        }
+    }
+
     pub fn record(&self, source: &str) -> Option<SourceRecord> {
         self.entry(source).map(|e| SourceRecord::from(&e.record))
     }
