@@ -41,8 +41,8 @@ pub(crate) struct Shared {
     /// Views alive now, on every thread.
     views: AtomicUsize,
     /// Views ever taken, and how many there had been at this process's
-    /// last write: the writer changes a generation in place only when the
-    /// two agree (see [`Shared::update`]).
+    /// last write (or a lone reader's replay): a generation is changed in
+    /// place only when the two agree (see [`Shared::update`]).
     reads: AtomicU64,
     reads_at_last_write: AtomicU64,
     /// The helper catching up for the reads in flight (its result: 1 when
@@ -58,6 +58,14 @@ thread_local! {
     /// Views this thread holds (of any index): a read does not count its
     /// own caller's views as reads in flight.
     static HELD_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Who replays another process's log records.
+enum Replayer {
+    /// A read with no other view of this process alive.
+    LoneReader,
+    /// A writer of this process before its write, compaction, the helper.
+    Writer,
 }
 
 /// What the files hold that the current generation lacks.
@@ -137,21 +145,26 @@ impl Shared {
     /// reads come, no reader waits for a write, and the first after a
     /// quiet spell waits for one small write at most.
     pub(crate) fn update<R>(&self, chunks: usize, change: impl FnOnce(&mut Inner) -> R) -> R {
-        self.update_unless_read(0, chunks <= IN_PLACE_CHUNKS, change)
+        let unread = self.unread_since_last_write(0, true);
+        self.change(unread && chunks <= IN_PLACE_CHUNKS, change)
     }
 
-    /// [`Shared::update`] for a caller that itself took `own` of the views
-    /// taken since the last write (a lone reader catching up has taken
-    /// one): those do not make the index read.
-    fn update_unless_read<R>(
-        &self,
-        own: u64,
-        small: bool,
-        change: impl FnOnce(&mut Inner) -> R,
-    ) -> R {
+    /// Whether no view was taken since this process's last write but
+    /// `own` the caller took itself; `mark` makes this call the last write.
+    fn unread_since_last_write(&self, own: u64, mark: bool) -> bool {
         let reads = self.reads.load(Ordering::Relaxed);
-        let seen = self.reads_at_last_write.swap(reads, Ordering::Relaxed);
-        if small && reads.wrapping_sub(seen) <= own {
+        let seen = if mark {
+            self.reads_at_last_write.swap(reads, Ordering::Relaxed)
+        } else {
+            self.reads_at_last_write.load(Ordering::Relaxed)
+        };
+        reads.wrapping_sub(seen) <= own
+    }
+
+    /// `change` in place when asked and no view holds the generation,
+    /// otherwise on a copy.
+    fn change<R>(&self, in_place: bool, change: impl FnOnce(&mut Inner) -> R) -> R {
+        if in_place {
             let mut current = self.current.write();
             if let Some(inner) = Arc::get_mut(&mut current) {
                 return change(inner);
@@ -197,9 +210,7 @@ impl Shared {
             .load(Ordering::Relaxed)
             .saturating_sub(HELD_HERE.with(Cell::get));
         if others == 0 || self.helper_failed.swap(false, Ordering::AcqRel) {
-            // The caller's own view, if it is taking one, is the one read
-            // that does not stop a lone reader replaying in place.
-            return self.take_up(newer, 1);
+            return self.take_up(newer, Replayer::LoneReader);
         }
         drop(gate);
         self.help();
@@ -272,12 +283,11 @@ impl Shared {
 
     /// [`Shared::refresh`] for a caller that holds the writer gate.
     pub(crate) fn catch_up(&self) -> Result<(), IndexError> {
-        self.take_up(self.newer(), 0)
+        self.take_up(self.newer(), Replayer::Writer)
     }
 
-    /// Takes up what [`Shared::newer`] found; the caller holds the gate,
-    /// and took `own` of the views taken since the last write.
-    fn take_up(&self, newer: Newer, own: u64) -> Result<(), IndexError> {
+    /// Takes up what [`Shared::newer`] found; the caller holds the gate.
+    fn take_up(&self, newer: Newer, by: Replayer) -> Result<(), IndexError> {
         match newer {
             Newer::Nothing => Ok(()),
             // Another process compacted: the new generation is read beside
@@ -287,14 +297,20 @@ impl Shared {
                 Ok(())
             }
             // All the new records go into one next generation, read from
-            // the log first. A lone reader replays them in place when
-            // nothing else read since the last write, as a writer writes:
-            // on a copy it replayed slower than a writer process wrote, and
-            // its every query waited longer than the last.
+            // the log first, and replayed in place by the rule a write
+            // follows, however many (the caller waits for all of them): on
+            // a copy a lone reader replayed slower than a writer process
+            // wrote, and its every query waited longer than the last.
             Newer::Records => {
                 let read = disk::read_wal(&self.paths, self.current().wal_end)?;
-                // However many: the reader waits for all of them anyway.
-                self.update_unless_read(own, true, |inner| apply_log(&self.paths, inner, read))
+                let unread = match by {
+                    // Its own view is the one read it may have taken, and
+                    // its replay is this process's last write.
+                    Replayer::LoneReader => self.unread_since_last_write(1, true),
+                    // Its own write comes next, and counts the reads.
+                    Replayer::Writer => self.unread_since_last_write(0, false),
+                };
+                self.change(unread, |inner| apply_log(&self.paths, inner, read))
             }
         }
     }
@@ -321,8 +337,8 @@ mod tests {
             .unwrap();
     }
 
-    /// Whether the write `then` makes changes the generation in place (the
-    /// same allocation stays current) rather than publishing a copy.
+    /// Whether `then` changes the generation in place (the same allocation
+    /// stays current) rather than publishing a copy.
     fn in_place(index: &MemIndex, then: impl FnOnce()) -> bool {
         let before = Arc::as_ptr(&index.shared.current());
         then();
