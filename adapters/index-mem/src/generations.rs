@@ -302,14 +302,22 @@ impl Shared {
             // a copy a lone reader replayed slower than a writer process
             // wrote, and its every query waited longer than the last.
             Newer::Records => {
-                let read = disk::read_wal(&self.paths, self.current().wal_end)?;
-                let unread = match by {
-                    // Its own view is the one read it may have taken, and
-                    // its replay is this process's last write.
-                    Replayer::LoneReader => self.unread_since_last_write(1, true),
-                    // Its own write comes next, and counts the reads.
-                    Replayer::Writer => self.unread_since_last_write(0, false),
+                let (generation, end) = {
+                    let current = self.current();
+                    (current.generation, current.wal_end)
                 };
+                let read = disk::read_wal(&self.paths, end)?;
+                // Only whole records of our log: a newer log (a snapshot to
+                // load) or damage (a report to write) is taken up on a copy.
+                let plain = read.generation == Some(generation) && read.damage.is_none();
+                let unread = plain
+                    && match by {
+                        // Its own view is the one read it may have taken, and
+                        // its replay is this process's last write.
+                        Replayer::LoneReader => self.unread_since_last_write(1, true),
+                        // Its own write comes next, and counts the reads.
+                        Replayer::Writer => self.unread_since_last_write(0, false),
+                    };
                 self.change(unread, |inner| apply_log(&self.paths, inner, read))
             }
         }
