@@ -42,7 +42,9 @@ pub(crate) struct Shared {
     views: AtomicUsize,
     /// Views ever taken, and how many there had been at this process's
     /// last write (or a lone reader's replay): a generation is changed in
-    /// place only when the two agree (see [`Shared::update`]).
+    /// place only when the two agree (see [`Shared::update`]). Relaxed: they
+    /// choose between two paths that are both correct, and a read that
+    /// races a write only makes one of them wait.
     reads: AtomicU64,
     reads_at_last_write: AtomicU64,
     /// The helper catching up for the reads in flight (its result: 1 when
