@@ -9,7 +9,8 @@
 //! - writer alone: no queries;
 //! - a held view: the writer with a view of each generation held until
 //!   the next write, and no queries (every write builds its generation as
-//!   a copy: what the copying costs);
+//!   a copy: what the copying costs; `--hold-every k` takes a view every k
+//!   writes instead, as if a sync published k writes at a time);
 //! - one process: the writer on a thread beside the queries;
 //! - queries elsewhere: the writer on a thread beside the same queries
 //!   on a second, identical index it does not write: the same load on the
@@ -30,7 +31,7 @@
 //! CPU time: with 8 busy query threads on 2 cores the writer gets its share
 //! of the CPU, and the second figure says what it does with it.
 //!
-//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000] [--per-source 100] [--only held|thread]
+//! cargo run --release -p minirag-index-mem --example contention_bench -- [--base 100000] [--write 20000] [--threads 8] [--vocab 5000] [--per-source 100] [--hold-every 1] [--only held|thread]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -286,9 +287,16 @@ fn main() {
         report("beside a writer thread", ms, Some((written, took)));
         return;
     }
+    // `--hold-every k`: a new view every k writes, as if a sync published
+    // its writes k at a time (the writes between go in place).
+    let every = arg("--hold-every", 1).max(1);
     let mut held = Some(index.read().unwrap());
+    let mut writes = 0;
     let took = write_then(&index, "w", written, 12, &mut || {
-        held = Some(index.read().unwrap());
+        writes += 1;
+        if writes % every == 0 {
+            held = Some(index.read().unwrap());
+        }
     });
     drop(held);
     report("beside a held view", Vec::new(), Some((written, took)));
