@@ -220,15 +220,24 @@ impl MemIndex {
         // Only this writer changes the log's end and generation now (the
         // gate and the OS lock are held): reading them, then appending
         // without the lock, is safe.
-        let (generation, end, fresh_log, chunks) = {
+        let (generation, end, legacy, fresh_log, chunks) = {
             let inner = self.current();
             inner.state.check(&op)?;
             let fresh_log = inner.wal_legacy || inner.wal_end == 0;
             let chunks = inner.state.chunks_touched(&op);
-            (inner.generation, inner.wal_end, fresh_log, chunks)
+            (
+                inner.generation,
+                inner.wal_end,
+                inner.wal_legacy,
+                fresh_log,
+                chunks,
+            )
         };
         let (generation, end) = if fresh_log {
-            self.shared.update(0, |inner| {
+            // Folding an older build's log rewrites the whole index: never
+            // in place, where a reader would wait for it.
+            let rewritten = if legacy { usize::MAX } else { 0 };
+            self.shared.update(rewritten, |inner| {
                 if inner.wal_legacy {
                     // An older build's log: fold it into a snapshot first,
                     // so the new log holds one layout.
