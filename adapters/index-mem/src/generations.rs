@@ -163,8 +163,9 @@ impl Shared {
         reads.wrapping_sub(seen) <= own
     }
 
-    /// `change` in place when asked and no view holds the generation,
-    /// otherwise on a copy.
+    /// `change` in place when asked and no view holds the generation;
+    /// otherwise on a copy of it, which shares all that `change` leaves
+    /// alone, published (no reader waits for it).
     fn change<R>(&self, in_place: bool, change: impl FnOnce(&mut Inner) -> R) -> R {
         if in_place {
             let mut current = self.current.write();
@@ -172,12 +173,6 @@ impl Shared {
                 return change(inner);
             }
         }
-        self.next_generation(change)
-    }
-
-    /// The change on a copy of the current generation, published: no
-    /// reader waits for it.
-    fn next_generation<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
         let mut next = Inner::clone(&self.current());
         let out = change(&mut next);
         self.publish(next);
