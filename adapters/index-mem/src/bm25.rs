@@ -51,11 +51,9 @@ impl Field {
     }
 
     /// Adds documents (each past every document held) with their terms, the
-    /// lists a few postings on fetched ahead. A write beside a view another
-    /// thread holds copies each list it reaches first, and a copy takes a
-    /// count on the list's frozen levels: a locked instruction on a line
-    /// seldom in cache, which would otherwise wait for memory list after
-    /// list.
+    /// lists a few postings on fetched ahead: a list and the bytes its
+    /// append writes are seldom in cache, and each would otherwise wait for
+    /// memory list after list.
     pub fn add_all<'a>(&mut self, docs: impl IntoIterator<Item = (u32, &'a [String])>) {
         let mut adds: Vec<(u32, u32, u32)> = Vec::new();
         for (doc, terms) in docs {
@@ -85,16 +83,16 @@ impl Field {
     /// Fetches ahead for step `i` of a pass over lists, where `at(j)` is
     /// the list step `j` writes: three steps, each needing the line the
     /// one before fetched (the list's slot in its page, the list, and with
-    /// `levels` its levels' counts, which a copy of the list increments).
-    fn fetch_ahead(&self, i: usize, at: impl Fn(usize) -> Option<u32>, levels: bool) {
+    /// `tail` the bytes an append to it writes).
+    fn fetch_ahead(&self, i: usize, at: impl Fn(usize) -> Option<u32>, tail: bool) {
         if let Some(id) = at(i + 16) {
             postings::prefetch((&self.postings[id as usize] as *const Postings).cast());
         }
         if let Some(id) = at(i + 8) {
             self.postings[id as usize].prefetch_list();
         }
-        if let Some(id) = at(i + 4).filter(|_| levels) {
-            self.postings[id as usize].prefetch_levels();
+        if let Some(id) = at(i + 4).filter(|_| tail) {
+            self.postings[id as usize].prefetch_tail();
         }
     }
 
@@ -147,7 +145,7 @@ impl Field {
         }
         let ahead = |i: usize| steps.get(i).map(|s| s.0).filter(|&id| id != NEXT);
         for (i, &(id, doc)) in steps.iter().enumerate() {
-            // A retired posting is counted, not copied: no levels to fetch.
+            // A retired posting is counted, not written: no tail to fetch.
             self.fetch_ahead(i, ahead, false);
             if id == NEXT {
                 self.count_out(doc);

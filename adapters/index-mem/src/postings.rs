@@ -1,12 +1,12 @@
 //! One term's postings, compressed. A million-chunk file has millions of
 //! terms held by a single chunk (ids, amounts, dates): such a term is one
-//! 16-byte value here, where a `Vec<(u32, u32)>` cost a 24-byte header and
+//! 24-byte value here, where a `Vec<(u32, u32)>` cost a 24-byte header and
 //! a 32-byte heap block. Longer lists are (document gap, term frequency)
 //! pairs as LEB128 varints, about 2 bytes a posting instead of 8.
 
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
-
-use smallvec::SmallVec;
 
 /// Documents in increasing order, each with its term frequency. Postings of
 /// retired documents stay until [`Postings::purge`]; they are counted so
@@ -17,65 +17,160 @@ pub(crate) enum Postings {
     Empty,
     /// A single document (never retired: retiring it empties the list).
     One { doc: u32, tf: u32 },
-    /// Shared between the index's generations: written through
-    /// [`Arc::make_mut`], so a list is copied only when a newer generation
-    /// changes it.
+    /// Two or more postings, whose bytes the index's generations share and
+    /// only ever append to: this copy of the list holds the first `tail`
+    /// bytes of `list`'s tail, so a newer generation appends to a list an
+    /// older one reads without copying it, and the older reads on as it was.
     Many {
         list: Arc<Many>,
-        /// Postings of retired documents still in `list`: counted here, so
-        /// retiring one never copies a list another generation shares.
+        /// Postings held, retired ones included.
+        len: u32,
+        /// The last (largest) document held.
+        last: u32,
+        /// Postings of retired documents still held: counted here, so
+        /// retiring one never writes what another generation reads.
         dead: u32,
+        /// Bytes of `list`'s tail this copy holds.
+        tail: u16,
     },
 }
 
-/// Two or more postings: the varint pairs of [`Postings`], one stream cut
-/// at posting boundaries into frozen levels and a tail. A copy of a list
-/// (a write to a list another generation shares) shares the levels and
-/// copies only the tail, so it costs at most [`FREEZE_AT`] bytes and a
-/// few pointers however long the list.
-#[derive(Debug, Default)]
+/// The bytes of a list of two or more postings: one stream cut at posting
+/// boundaries into frozen levels, never written again, and a tail that is
+/// only ever appended to. Each copy of the list ([`Postings::Many`]) says
+/// how much of the tail it holds.
 pub(crate) struct Many {
-    len: u32,
-    last: u32,
     /// The oldest frozen bytes: a list read from a snapshot or built whole
     /// is these alone (one block, as a plain vector would be).
     base: Option<Arc<[u8]>>,
     /// The newer frozen levels, oldest first; with `base`, each level at
-    /// least twice the size of the next: a few levels for any length. One
-    /// `Arc`, so a copy of the list takes a count, not a new block.
+    /// least twice the size of the next: a few levels for any length.
     upper: Option<Arc<[Arc<[u8]>]>>,
     /// The newest bytes.
-    tail: SmallVec<[u8; 16]>,
+    tail: Tail,
+}
+
+impl std::fmt::Debug for Many {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let levels = self.levels().count();
+        write!(f, "Many({levels} levels, tail of {})", self.tail.cap())
+    }
 }
 
 /// A tail this long is frozen into a level of its own.
 const FREEZE_AT: usize = 256;
 
-/// The copy a write makes of a list another generation shares: the
-/// levels' pointers and one memcpy of the tail, with room for the postings
-/// the write is about to append.
-impl Clone for Many {
-    fn clone(&self) -> Self {
-        // A short tail stays inline, as it was.
-        let n = self.tail.len();
-        let mut tail = SmallVec::with_capacity(if n <= 12 { 16 } else { n + 16 });
-        tail.extend_from_slice(&self.tail);
-        Self {
-            len: self.len,
-            last: self.last,
-            base: self.base.clone(),
-            upper: self.upper.clone(),
-            tail,
+/// The longest posting: two five-byte varints.
+const MAX_POSTING: usize = 10;
+
+/// Tail bytes kept inside the list itself: a short list takes no block of
+/// its own.
+const INLINE: usize = 16;
+
+/// Room for a list's newest bytes that never moves, so one copy of the
+/// list writes past the bytes the others hold while they read them.
+/// `claimed` is how far any copy has written: a copy appends only where
+/// its own bytes end there, so no byte a copy holds is written again.
+struct Tail {
+    inline: [UnsafeCell<u8>; INLINE],
+    /// Room past [`INLINE`] bytes: empty when the inline room is the tail.
+    heap: Box<[UnsafeCell<u8>]>,
+    claimed: AtomicU16,
+}
+
+// SAFETY: the cells are written only by `Tail::append`, and only past
+// `claimed`, which it moves forward atomically before writing: no two
+// threads write one byte, and no byte a copy of the list holds (below its
+// `tail`, at most `claimed`) is written while it may be read. A copy's bytes
+// reach another thread with the copy (the generation it is in is published
+// with release, taken with acquire), so the reader sees them written.
+unsafe impl Sync for Tail {}
+
+impl Tail {
+    /// A tail holding `bytes`, with room for `cap` in all.
+    fn with(bytes: &[u8], cap: usize) -> Self {
+        let heap = if cap > INLINE {
+            (0..cap).map(|_| UnsafeCell::new(0)).collect()
+        } else {
+            Box::default()
+        };
+        let tail = Self {
+            inline: std::array::from_fn(|_| UnsafeCell::new(0)),
+            heap,
+            claimed: AtomicU16::new(0),
+        };
+        let appended = tail.append(0, bytes);
+        debug_assert!(appended, "room for the bytes");
+        tail
+    }
+
+    fn cells(&self) -> &[UnsafeCell<u8>] {
+        if self.heap.is_empty() {
+            &self.inline
+        } else {
+            &self.heap
         }
+    }
+
+    fn cap(&self) -> usize {
+        self.cells().len()
+    }
+
+    /// Where the byte after the first `n` is, for a prefetch.
+    fn end(&self, n: u16) -> *const u8 {
+        self.cells().as_ptr().cast::<u8>().wrapping_add(n as usize)
+    }
+
+    /// The first `n` bytes, for a copy of the list that holds `n`.
+    fn bytes(&self, n: u16) -> &[u8] {
+        let cells = &self.cells()[..n as usize];
+        // SAFETY: `UnsafeCell<u8>` has the layout of `u8`. These bytes were
+        // written before the copy that holds them was made (see `Sync`
+        // above), and `append` writes only past `claimed`, at least `n`: no
+        // one writes them while this borrow lives.
+        unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<u8>(), cells.len()) }
+    }
+
+    /// Writes `bytes` after the first `at`, if no copy has written past
+    /// `at` and there is room; false otherwise (the caller copies).
+    fn append(&self, at: u16, bytes: &[u8]) -> bool {
+        let end = at as usize + bytes.len();
+        let cells = self.cells();
+        if end > cells.len()
+            || self
+                .claimed
+                .compare_exchange(at, end as u16, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        let to = cells[at as usize..end].as_ptr().cast_mut().cast::<u8>();
+        // SAFETY: the cells `at..end` are in bounds and were claimed by this
+        // call alone (`claimed` only moves forward while the tail is
+        // shared); no copy of the list holds bytes past `at` to read them.
+        // Writing through a shared `UnsafeCell` is what it permits.
+        unsafe { to.copy_from_nonoverlapping(bytes.as_ptr(), bytes.len()) };
+        true
     }
 }
 
-fn put(bytes: &mut SmallVec<[u8; 16]>, mut v: u32) {
+/// Writes `v` as a varint at `at` (which it moves past).
+fn put(out: &mut [u8; MAX_POSTING], at: &mut usize, mut v: u32) {
     while v >= 0x80 {
-        bytes.push((v as u8) | 0x80);
+        out[*at] = (v as u8) | 0x80;
+        *at += 1;
         v >>= 7;
     }
-    bytes.push(v as u8);
+    out[*at] = v as u8;
+    *at += 1;
+}
+
+/// A posting's bytes: the gap from the last document and the frequency.
+fn encode(gap: u32, tf: u32) -> ([u8; MAX_POSTING], usize) {
+    let (mut out, mut n) = ([0; MAX_POSTING], 0);
+    put(&mut out, &mut n, gap);
+    put(&mut out, &mut n, tf);
+    (out, n)
 }
 
 /// The varint at `at` (which it moves past).
@@ -95,24 +190,42 @@ pub(crate) fn take(bytes: &[u8], at: &mut usize) -> u32 {
 }
 
 impl Many {
-    fn push(&mut self, doc: u32, tf: u32) {
-        let gap = if self.len == 0 { doc } else { doc - self.last };
-        put(&mut self.tail, gap);
-        put(&mut self.tail, tf);
-        self.len += 1;
-        self.last = doc;
-        if self.tail.len() >= FREEZE_AT {
-            self.freeze();
+    /// A list of `levels` (oldest first) and then `tail`, with room for
+    /// `cap` tail bytes.
+    fn new(levels: Vec<Arc<[u8]>>, tail: &[u8], cap: usize) -> Self {
+        let mut levels = levels.into_iter();
+        let base = levels.next();
+        let upper: Vec<Arc<[u8]>> = levels.collect();
+        Self {
+            base,
+            upper: (!upper.is_empty()).then(|| upper.into()),
+            tail: Tail::with(tail, cap.max(tail.len())),
         }
     }
 
-    /// Moves the tail into a level of its own, first merging it with the
-    /// newest levels while they are less than twice its size (so a byte is
-    /// copied once per doubling of the list, as a growing vector's is).
-    fn freeze(&mut self) {
+    /// This list's levels and the first `tail` bytes of its tail, with
+    /// room for `room` bytes more: the copy a write makes of a list when
+    /// its tail is full, or another copy has appended past this one's end.
+    fn regrown(&self, tail: u16, room: usize) -> Self {
+        let need = tail as usize + room;
+        let cap = match self.tail.cap() {
+            cap if cap >= need => cap,
+            cap => (2 * cap).max(need),
+        };
+        Self {
+            base: self.base.clone(),
+            upper: self.upper.clone(),
+            tail: Tail::with(self.tail.bytes(tail), cap.min(FREEZE_AT + MAX_POSTING)),
+        }
+    }
+
+    /// A new list of the first `tail` bytes of this one's tail in a level
+    /// of its own, first merged with the newest levels while they are less
+    /// than twice its size (so a byte is copied once per doubling of the
+    /// list, as a growing vector's is).
+    fn frozen(&self, tail: u16) -> Self {
         let mut levels: Vec<Arc<[u8]>> = self.levels().cloned().collect();
-        let mut newest: Vec<u8> = self.tail.to_vec();
-        self.tail.clear();
+        let mut newest: Vec<u8> = self.tail.bytes(tail).to_vec();
         while let Some(level) = levels.pop_if(|l| l.len() < 2 * newest.len()) {
             let mut merged = Vec::with_capacity(level.len() + newest.len());
             merged.extend_from_slice(&level);
@@ -120,26 +233,7 @@ impl Many {
             newest = merged;
         }
         levels.push(newest.into());
-        let mut levels = levels.into_iter();
-        self.base = levels.next();
-        let upper: Vec<Arc<[u8]>> = levels.collect();
-        self.upper = (!upper.is_empty()).then(|| upper.into());
-    }
-
-    /// All the bytes in one level (or inline when short): a list built
-    /// whole takes exactly its size.
-    fn settle(&mut self) {
-        if self.base.is_none() {
-            self.tail.shrink_to_fit();
-            return;
-        }
-        if self.upper.is_none() && self.tail.is_empty() {
-            return;
-        }
-        let bytes: Vec<u8> = self.segments().flatten().copied().collect();
-        self.base = Some(bytes.into());
-        self.upper = None;
-        self.tail = SmallVec::new();
+        Self::new(levels, &[], 0)
     }
 
     /// The frozen levels, oldest first.
@@ -149,21 +243,12 @@ impl Many {
             .chain(self.upper.iter().flat_map(|u| u.iter()))
     }
 
-    /// The bytes in order, level by level then the tail.
-    pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
+    /// The bytes in order of a copy holding `tail` tail bytes, level by
+    /// level then the tail.
+    pub(crate) fn segments(&self, tail: u16) -> impl Iterator<Item = &[u8]> {
         self.levels()
             .map(|l| &l[..])
-            .chain(std::iter::once(&self.tail[..]))
-    }
-
-    /// (postings, last document, the bytes in order), for the snapshot.
-    pub(crate) fn parts(&self) -> (u32, u32, impl Iterator<Item = &[u8]>) {
-        (self.len, self.last, self.segments())
-    }
-
-    /// Bytes held.
-    pub(crate) fn byte_len(&self) -> usize {
-        self.segments().map(<[u8]>::len).sum()
+            .chain(std::iter::once(self.tail.bytes(tail)))
     }
 }
 
@@ -216,21 +301,24 @@ impl Postings {
         if seen != len || len < 2 || doc != last || dead > len {
             return bad("whose counts do not match its bytes");
         }
-        let (base, tail) = if bytes.len() <= 16 {
-            (None, SmallVec::from_slice(bytes))
+        Ok(Self::whole(bytes, len, last, dead))
+    }
+
+    /// A list of exactly `bytes` (`len` postings, the last `last`): inline
+    /// when short, else one level.
+    fn whole(bytes: &[u8], len: u32, last: u32, dead: u32) -> Self {
+        let (list, tail) = if bytes.len() <= INLINE {
+            (Many::new(Vec::new(), bytes, INLINE), bytes.len() as u16)
         } else {
-            (Some(bytes.into()), SmallVec::new())
+            (Many::new(vec![bytes.into()], &[], 0), 0)
         };
-        Ok(Postings::Many {
-            list: Arc::new(Many {
-                len,
-                last,
-                base,
-                upper: None,
-                tail,
-            }),
+        Postings::Many {
+            list: Arc::new(list),
+            len,
+            last,
             dead,
-        })
+            tail,
+        }
     }
 
     /// Builds a list from pairs sorted by document (duplicates: last wins).
@@ -239,8 +327,9 @@ impl Postings {
         for (doc, tf) in pairs {
             p.add(doc, tf);
         }
-        if let Postings::Many { list, .. } = &mut p {
-            Arc::make_mut(list).settle();
+        if let Postings::Many { len, last, .. } = p {
+            let bytes: Vec<u8> = p.segments().flatten().copied().collect();
+            p = Self::whole(&bytes, len, last, 0);
         }
         p
     }
@@ -251,7 +340,7 @@ impl Postings {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
-            Postings::Many { list, .. } => list.len,
+            Postings::Many { len, .. } => *len,
         }
     }
 
@@ -260,7 +349,7 @@ impl Postings {
         match self {
             Postings::Empty => None,
             Postings::One { doc, .. } => Some(*doc),
-            Postings::Many { list, .. } => Some(list.last),
+            Postings::Many { last, .. } => Some(*last),
         }
     }
 
@@ -269,8 +358,22 @@ impl Postings {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
-            Postings::Many { list, dead } => list.len - dead,
+            Postings::Many { len, dead, .. } => len - dead,
         }
+    }
+
+    /// The bytes in order, for the snapshot (none unless two or more).
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
+        let many = match self {
+            Postings::Many { list, tail, .. } => Some(list.segments(*tail)),
+            _ => None,
+        };
+        many.into_iter().flatten()
+    }
+
+    /// Bytes held.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.segments().map(<[u8]>::len).sum()
     }
 
     /// Adds `doc` with `tf`: an append when `doc` is past the last one (the
@@ -279,15 +382,18 @@ impl Postings {
         match self {
             Postings::Empty => *self = Postings::One { doc, tf },
             Postings::One { doc: d, tf: t } if doc > *d => {
-                let mut m = Many::default();
-                m.push(*d, *t);
-                m.push(doc, tf);
+                let (first, n) = encode(*d, *t);
+                let (second, m) = encode(doc - *d, tf);
+                let bytes = [&first[..n], &second[..m]].concat();
                 *self = Postings::Many {
-                    list: Arc::new(m),
+                    list: Arc::new(Many::new(Vec::new(), &bytes, INLINE)),
+                    len: 2,
+                    last: doc,
                     dead: 0,
+                    tail: bytes.len() as u16,
                 };
             }
-            Postings::Many { list, .. } if doc > list.last => Arc::make_mut(list).push(doc, tf),
+            Postings::Many { last, .. } if doc > *last => self.append(doc, tf),
             _ => {
                 let mut pairs: Vec<(u32, u32)> = self.iter().collect();
                 match pairs.binary_search_by_key(&doc, |p| p.0) {
@@ -296,6 +402,41 @@ impl Postings {
                 }
                 self.rebuild(pairs);
             }
+        }
+    }
+
+    /// Appends a posting past the last to a list of two or more: in the
+    /// shared tail when it has room and no other copy has appended past
+    /// this one's end, else in a copy of the tail with room to grow.
+    fn append(&mut self, doc: u32, tf: u32) {
+        let Postings::Many {
+            list,
+            len,
+            last,
+            tail,
+            ..
+        } = self
+        else {
+            return;
+        };
+        let (bytes, n) = encode(doc - *last, tf);
+        if let Some(only) = Arc::get_mut(list) {
+            // No other copy: what was written past this one's end is no
+            // one's.
+            *only.tail.claimed.get_mut() = *tail;
+        }
+        if !list.tail.append(*tail, &bytes[..n]) {
+            let grown = list.regrown(*tail, n);
+            let appended = grown.tail.append(*tail, &bytes[..n]);
+            debug_assert!(appended, "a regrown tail has room");
+            *list = Arc::new(grown);
+        }
+        *tail += n as u16;
+        *len += 1;
+        *last = doc;
+        if *tail as usize >= FREEZE_AT {
+            *list = Arc::new(list.frozen(*tail));
+            *tail = 0;
         }
     }
 
@@ -319,9 +460,9 @@ impl Postings {
         match self {
             Postings::Empty => {}
             Postings::One { .. } => *self = Postings::Empty,
-            Postings::Many { list, dead } => {
+            Postings::Many { len, dead, .. } => {
                 *dead += 1;
-                if *dead * 2 > list.len {
+                if *dead * 2 > *len {
                     self.purge(alive);
                 }
             }
@@ -363,13 +504,14 @@ impl Postings {
         match self {
             Postings::Empty => Iter::One(None),
             Postings::One { doc, tf } => Iter::One(Some((*doc, *tf))),
-            Postings::Many { list, .. } => {
+            Postings::Many { list, tail, .. } => {
                 // Without a base there are no levels: the first frozen
                 // level is the base.
                 let levels = list.upper.as_deref().unwrap_or(&[]).iter();
+                let tail = list.tail.bytes(*tail);
                 let (bytes, tail) = match list.base.as_deref() {
-                    Some(base) => (base, Some(&list.tail[..])),
-                    None => (&list.tail[..], None),
+                    Some(base) => (base, Some(tail)),
+                    None => (tail, None),
                 };
                 Iter::Many(ManyIter {
                     bytes,
@@ -395,9 +537,9 @@ macro_rules! each_posting {
                 let ($doc, $tf) = (*doc, *tf);
                 $body
             }
-            $crate::postings::Postings::Many { list, .. } => {
+            $crate::postings::Postings::Many { list, tail, .. } => {
                 let mut last = 0u32;
-                for bytes in list.segments() {
+                for bytes in list.segments(*tail) {
                     let mut at = 0;
                     while at < bytes.len() {
                         last += $crate::postings::take(bytes, &mut at);

@@ -45,14 +45,17 @@ impl Field {
                     out.extend_from_slice(&doc.to_le_bytes());
                     out.extend_from_slice(&tf.to_le_bytes());
                 }
-                Some(Postings::Many { list, dead }) => {
-                    let (len, last, segments) = list.parts();
-                    let dead = *dead;
+                Some(
+                    list @ Postings::Many {
+                        len, dead, last, ..
+                    },
+                ) => {
                     out.push(2);
-                    for v in [len, dead, last, list.byte_len() as u32] {
+                    for v in [*len, *dead, *last, list.byte_len() as u32] {
                         out.extend_from_slice(&v.to_le_bytes());
                     }
-                    segments.for_each(|bytes| out.extend_from_slice(bytes));
+                    list.segments()
+                        .for_each(|bytes| out.extend_from_slice(bytes));
                 }
             }
             w.write_all(&out)?;

@@ -1,7 +1,8 @@
-//! Fetching ahead what a write to a list reads first. Copying a list that
-//! another generation shares increments its frozen levels' count: a locked
-//! instruction, which waits for a cache miss before it (and no later work
-//! overlaps it), where a prefetch is waited for by nothing.
+//! Fetching ahead what a write to a list reads first: the list's counts
+//! (an `Arc`'s, which a copy of the list increments with a locked
+//! instruction that waits for a cache miss before it, and no later work
+//! overlaps) and the bytes an append writes, where a prefetch is waited for
+//! by nothing.
 
 use std::sync::Arc;
 
@@ -45,16 +46,11 @@ impl Postings {
         }
     }
 
-    /// Fetches ahead the counts of a list's frozen levels, which a copy of
-    /// the list increments.
-    pub(crate) fn prefetch_levels(&self) {
-        if let Postings::Many { list, .. } = self {
-            if let Some(base) = &list.base {
-                prefetch(base.as_ptr().wrapping_sub(ARC_COUNTS));
-            }
-            if let Some(upper) = &list.upper {
-                prefetch(Arc::as_ptr(upper).cast::<u8>().wrapping_sub(ARC_COUNTS));
-            }
+    /// Fetches ahead the line of a list's tail an append writes (the
+    /// list itself must be in cache, or this waits for it).
+    pub(crate) fn prefetch_tail(&self) {
+        if let Postings::Many { list, tail, .. } = self {
+            prefetch(list.tail.end(*tail));
         }
     }
 }

@@ -20,7 +20,7 @@ fn round_trips_in_order_and_out_of_order() {
 
 #[test]
 fn a_short_list_stays_inline_and_a_long_one_is_compact() {
-    assert_eq!(std::mem::size_of::<Postings>(), 16);
+    assert_eq!(std::mem::size_of::<Postings>(), 24);
     let mut p = Postings::default();
     p.add(123_456, 1);
     assert!(
@@ -32,46 +32,41 @@ fn a_short_list_stays_inline_and_a_long_one_is_compact() {
         panic!("two postings")
     };
     assert!(
-        m.base.is_none() && m.upper.is_none() && !m.tail.spilled(),
+        m.base.is_none() && m.upper.is_none() && m.tail.heap.is_empty(),
         "a short list stays inline"
     );
     let mut long = Postings::default();
     for d in 0..100_000 {
         long.add(d * 3, 1);
     }
-    let Postings::Many { list: m, .. } = &long else {
-        panic!("a long list")
-    };
-    assert!(m.byte_len() <= 2 * 100_000, "{} bytes", m.byte_len());
+    assert!(long.byte_len() <= 2 * 100_000, "{} bytes", long.byte_len());
 }
 
 #[test]
-fn a_copy_shares_the_frozen_levels_and_copies_only_a_short_tail() {
+fn copies_share_the_bytes_and_append_without_copying_them() {
     let mut p = Postings::default();
     let pairs: Vec<(u32, u32)> = (0..50_000).map(|d| (d * 7, d % 5 + 1)).collect();
     for &(d, tf) in &pairs {
         p.add(d, tf);
     }
-    let Postings::Many { list, .. } = &p else {
+    let Postings::Many { list, tail, .. } = &p else {
         panic!("a long list")
     };
     let levels = list.levels().count();
     assert!((2..=12).contains(&levels), "{levels} levels");
     let sizes: Vec<usize> = list.levels().map(|l| l.len()).collect();
     assert!(sizes.windows(2).all(|w| w[0] >= 2 * w[1]), "{sizes:?}");
-    assert!(list.tail.len() < FREEZE_AT);
-    let copy = Many::clone(list);
-    assert!(Arc::ptr_eq(
-        copy.base.as_ref().unwrap(),
-        list.base.as_ref().unwrap()
-    ));
-    assert!(Arc::ptr_eq(
-        copy.upper.as_ref().unwrap(),
-        list.upper.as_ref().unwrap()
-    ));
-    // The copy appends on its own; the original reads as it was.
-    let mut shared = p.clone();
-    shared.add(1_000_000, 3);
+    assert!((*tail as usize) < FREEZE_AT);
+    let original = Arc::clone(list);
+
+    // A copy (a newer generation's) appends into the same bytes; the
+    // original reads as it was.
+    let mut newer = p.clone();
+    newer.add(1_000_000, 3);
+    let Postings::Many { list: shared, .. } = &newer else {
+        panic!("a long list")
+    };
+    assert!(Arc::ptr_eq(shared, &original), "appended in place, no copy");
     assert_eq!(p.iter().collect::<Vec<_>>(), pairs);
     let mut walked = Vec::new();
     each_posting!(&p, |d, tf| {
@@ -80,14 +75,63 @@ fn a_copy_shares_the_frozen_levels_and_copies_only_a_short_tail() {
     assert_eq!(walked, pairs, "each_posting walks what iter yields");
     let mut longer = pairs.clone();
     longer.push((1_000_000, 3));
-    assert_eq!(shared.iter().collect::<Vec<_>>(), longer);
-    // Built whole, a list is one level of exactly its bytes.
-    let whole = Postings::from_sorted(pairs.iter().copied());
-    let Postings::Many { list, .. } = &whole else {
+    assert_eq!(newer.iter().collect::<Vec<_>>(), longer);
+    assert_eq!((p.len(), newer.len()), (50_000, 50_001));
+
+    // The original appending past its end, where the copy wrote, copies
+    // its tail first (sharing the levels): neither sees the other's.
+    p.add(2_000_000, 4);
+    let Postings::Many { list: own, .. } = &p else {
         panic!("a long list")
     };
-    assert_eq!((list.levels().count(), list.tail.len()), (1, 0));
+    assert!(!Arc::ptr_eq(own, &original), "copied");
+    assert!(Arc::ptr_eq(
+        own.base.as_ref().unwrap(),
+        original.base.as_ref().unwrap()
+    ));
+    let mut other = pairs.clone();
+    other.push((2_000_000, 4));
+    assert_eq!(p.iter().collect::<Vec<_>>(), other);
+    assert_eq!(newer.iter().collect::<Vec<_>>(), longer);
+
+    // Appending until the tail freezes leaves every copy whole.
+    let before = newer.clone();
+    for d in 0..200 {
+        newer.add(3_000_000 + d, 1);
+    }
+    assert_eq!(before.iter().collect::<Vec<_>>(), longer);
+    assert_eq!(newer.iter().count(), longer.len() + 200);
+
+    // Built whole, a list is one level of exactly its bytes.
+    let whole = Postings::from_sorted(pairs.iter().copied());
+    let Postings::Many { list, tail, .. } = &whole else {
+        panic!("a long list")
+    };
+    assert_eq!((list.levels().count(), *tail), (1, 0));
     assert_eq!(whole.iter().collect::<Vec<_>>(), pairs);
+}
+
+#[test]
+fn copies_appending_on_other_threads_read_their_own_postings() {
+    let mut p = Postings::from_sorted((0..10).map(|d| (d, 1)));
+    p.add(10, 1);
+    let readers: Vec<Postings> = (0..4).map(|_| p.clone()).collect();
+    std::thread::scope(|s| {
+        for (i, mut r) in readers.into_iter().enumerate() {
+            s.spawn(move || {
+                for d in 0..300 {
+                    r.add(100 + d * (i as u32 + 1), i as u32 + 1);
+                }
+                let got: Vec<(u32, u32)> = r.iter().collect();
+                assert_eq!(got.len(), 311);
+                assert!(got[11..]
+                    .iter()
+                    .enumerate()
+                    .all(|(d, &p)| p == (100 + d as u32 * (i as u32 + 1), i as u32 + 1)));
+            });
+        }
+        s.spawn(|| assert_eq!(p.iter().count(), 11, "the original reads on"));
+    });
 }
 
 #[test]
