@@ -117,65 +117,30 @@ impl Field {
         self.postings.settle();
     }
 
-    /// Removes a document given the terms it was added with, its postings
-    /// left in place and counted dead until most of a list is (then that
-    /// list is rewritten): a source of a million chunks is removed in
-    /// linear time. The id must not be added again before [`Field::renumber`]
-    /// (the text field's slots never are).
-    pub fn retire(&mut self, doc: u32, terms: &[String]) {
-        self.retire_all([(doc, terms)]);
-    }
-
-    /// [`Field::retire`] for many documents: their lists' slots and counts
-    /// fetched ahead as [`Field::add_all`] does (each a miss, and beside a
-    /// view a list's copy). A document is counted out just before its own
-    /// lists, so a list rewritten on the way keeps the documents that
-    /// come after it.
-    pub fn retire_all<'a>(&mut self, docs: impl IntoIterator<Item = (u32, &'a [String])>) {
-        /// Marks where a document's lists begin.
-        const NEXT: u32 = u32::MAX;
-        let mut steps: Vec<(u32, u32)> = Vec::new();
-        for (doc, terms) in docs {
-            steps.push((NEXT, doc));
-            for (term, _) in frequencies(terms) {
-                if let Some(id) = self.terms.get(term) {
-                    steps.push((id, doc));
-                }
-            }
-        }
-        let ahead = |i: usize| steps.get(i).map(|s| s.0).filter(|&id| id != NEXT);
-        for (i, &(id, doc)) in steps.iter().enumerate() {
-            // A retired posting is counted, not written: no tail to fetch.
-            self.fetch_ahead(i, ahead, false);
-            if id == NEXT {
-                self.count_out(doc);
-            } else {
-                let lengths = &self.lengths;
-                self.postings[id as usize].retire(|d| alive(lengths, d));
-            }
-        }
-        self.postings.settle();
-    }
-
-    /// Counts a document out without its terms; its postings stay until
-    /// [`Field::purge_forgotten`], which must run before the field is read.
-    pub fn forget(&mut self, doc: u32) {
+    /// Counts a document out: its postings stay, skipped by every reader
+    /// (its length is 0) and counted by none, until [`Field::purge_retired`]
+    /// or compaction drops them. So retiring reads no list and no text, and
+    /// writes nothing another generation shares but a page of lengths. The
+    /// id must not be added again before [`Field::renumber`] (the text
+    /// field's slots never are).
+    pub fn retire(&mut self, doc: u32) {
         self.count_out(doc);
     }
 
-    /// Drops the postings of every document counted out: one pass over all
-    /// lists, for when a large part of the field was removed at once.
-    pub fn purge_forgotten(&mut self) {
+    /// Drops the postings of every retired document: one pass over all
+    /// lists, for when a large part of the field was removed at once (the
+    /// memory back now, not at the next compaction).
+    pub fn purge_retired(&mut self) {
         let lengths = &self.lengths;
         self.postings
             .all_mut()
             .for_each_mut(|list| list.purge(|d| alive(lengths, d)));
     }
 
-    /// A term's postings, `None` when no live document holds it.
+    /// A term's postings, `None` when the term holds none.
     fn list(&self, term: &str) -> Option<&Postings> {
         let list = &self.postings[self.terms.get(term)? as usize];
-        (list.live() > 0).then_some(list)
+        (!list.is_empty()).then_some(list)
     }
 
     /// Live postings of a list (a retired document's length is 0, and a
@@ -185,23 +150,43 @@ impl Field {
     }
 
     /// BM25 of every document matching any of `terms` (distinct terms).
+    /// A term's document frequency is its live postings: with no document
+    /// retired, every posting it holds (counted from its bytes); otherwise
+    /// counted on the way, each one's part kept until the count gives the
+    /// idf.
     pub fn score(&self, terms: &[&str], mut add: impl FnMut(u32, f32)) {
         if self.live == 0 {
             return;
         }
         let n = self.live as f32;
         let avg = (self.total_len as f32 / n).max(1.0);
+        let none_retired = self.retired() == 0;
+        let mut parts: Vec<(u32, f32)> = Vec::new();
         for term in terms {
             let Some(list) = self.list(term) else {
                 continue;
             };
-            let idf = idf(n, list.live() as f32);
+            if none_retired {
+                let idf = idf(n, list.len() as f32);
+                each_posting!(list, |doc, tf| {
+                    let dl = self.length(doc);
+                    if dl > 0 {
+                        add(doc, idf * tf_part(tf as f32, dl as f32, avg));
+                    }
+                });
+                continue;
+            }
+            parts.clear();
             each_posting!(list, |doc, tf| {
                 let dl = self.length(doc);
                 if dl > 0 {
-                    add(doc, idf * tf_part(tf as f32, dl as f32, avg));
+                    parts.push((doc, tf_part(tf as f32, dl as f32, avg)));
                 }
             });
+            let idf = idf(n, parts.len() as f32);
+            for &(doc, part) in &parts {
+                add(doc, idf * part);
+            }
         }
     }
 
@@ -292,6 +277,17 @@ impl Field {
             })
     }
 
+    /// Documents retired since the field was last renumbered: their
+    /// postings are still in the lists, read past by every query.
+    pub fn retired(&self) -> u64 {
+        (self.lengths.len() as u64).saturating_sub(self.live)
+    }
+
+    /// Documents in the field.
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+
     /// The length a document was added with (0 once removed).
     pub fn length(&self, doc: u32) -> u32 {
         self.lengths.get(doc as usize).copied().unwrap_or(0)
@@ -372,7 +368,7 @@ mod tests {
             f.add(d, &t("a b"));
         }
         let held = f.clone();
-        f.retire(5, &t("a b"));
+        f.retire(5);
         f.add(20_000, &t("b c"));
         // Five pages of 4,096 lengths: the first (a retired document) and the
         // last (a new one) are copied, the three between stay shared.
@@ -439,42 +435,35 @@ mod tests {
     }
 
     #[test]
-    fn forgetting_then_purging_equals_retiring() {
-        let docs = ["a b c", "b c d", "c d e", "a e", "b"];
+    fn retired_documents_score_as_if_never_added_and_a_copy_keeps_them() {
+        // "c" is in every document, "w{d}" in one: retiring most of them
+        // leaves lists of mostly retired postings, and some of none live.
+        let docs: Vec<Vec<String>> = (0..40)
+            .map(|d| t(&format!("c w{d} w{} c", d % 3)))
+            .collect();
+        let gone = |d: u32| !d.is_multiple_of(5);
         let mut retired = Field::default();
-        let mut forgotten = Field::default();
-        for (d, text) in docs.iter().enumerate() {
-            retired.add(d as u32, &t(text));
-            forgotten.add(d as u32, &t(text));
+        let mut never = Field::default();
+        for (d, terms) in docs.iter().enumerate() {
+            retired.add(d as u32, terms);
+            if !gone(d as u32) {
+                never.add(d as u32, terms);
+            }
         }
-        for d in [0u32, 2, 3] {
-            retired.retire(d, &t(docs[d as usize]));
-            forgotten.forget(d);
-        }
-        forgotten.purge_forgotten();
-        assert_same_scores(&retired, &forgotten, &["a", "b", "c", "d", "e"]);
-        assert!(forgotten.list("a").is_none(), "no live document holds a");
-    }
+        let held = retired.clone();
+        (0..40).filter(|&d| gone(d)).for_each(|d| retired.retire(d));
+        let terms = ["c", "w0", "w1", "w2", "w5", "w7"];
+        assert_same_scores(&retired, &never, &terms);
+        assert!(retired.list("w7").is_some(), "doc 7's postings stay");
+        let mut hits = Vec::new();
+        retired.score(&["w7"], |d, _| hits.push(d));
+        assert!(hits.is_empty(), "doc 7 alone held w7");
+        let mut all = Vec::new();
+        held.score(&["c"], |d, _| all.push(d));
+        assert_eq!(all.len(), 40, "the copy taken before still reads them");
 
-    #[test]
-    fn retiring_a_batch_equals_retiring_one_by_one_whatever_lists_it_rewrites() {
-        // Term "c" is in every document: retiring most of them rewrites its
-        // list part-way through the batch.
-        let docs: Vec<String> = (0..40).map(|d| format!("c w{d} w{}", d % 3)).collect();
-        let mut batch = Field::default();
-        let mut single = Field::default();
-        for (d, text) in docs.iter().enumerate() {
-            batch.add(d as u32, &t(text));
-            single.add(d as u32, &t(text));
-        }
-        let gone: Vec<u32> = (0..40).filter(|d| d % 5 != 0).collect();
-        let terms: Vec<Vec<String>> = gone.iter().map(|&d| t(&docs[d as usize])).collect();
-        batch.retire_all(gone.iter().zip(&terms).map(|(&d, w)| (d, w.as_slice())));
-        for (&d, w) in gone.iter().zip(&terms) {
-            single.retire(d, w);
-        }
-        assert_same_scores(&batch, &single, &["c", "w0", "w1", "w2", "w5"]);
-        assert_eq!(batch.list("c").map(Postings::live), Some(8), "df exact");
-        assert!(batch.list("w7").is_none(), "doc 7 alone held w7");
+        retired.purge_retired();
+        assert_same_scores(&retired, &never, &terms);
+        assert!(retired.list("w7").is_none(), "purged");
     }
 }

@@ -65,6 +65,13 @@ use recovery::*;
 /// past the snapshot's own size, whichever is larger).
 pub const COMPACT_AFTER_BYTES: u64 = 64 << 20;
 
+/// Fold the log into a new snapshot, too, once more chunks were retired
+/// since the last than are live, and at least this many: their postings
+/// stay in the lists until compaction drops them, and a query reads past
+/// them (a small index re-synced often would otherwise wait for the
+/// [`COMPACT_AFTER_BYTES`] of log).
+pub const COMPACT_AFTER_RETIRED: u64 = 4096;
+
 /// At the end of a sync, fold the log into a snapshot once it holds more
 /// than this many bytes and more than [`SETTLE_SHARE`] of the snapshot:
 /// every process that opens the index later (a CLI query, a `status`
@@ -260,7 +267,8 @@ impl MemIndex {
             let n = inner.state.apply(op);
             (
                 n,
-                inner.wal_end > self.compact_after.max(inner.snapshot_bytes),
+                inner.wal_end > self.compact_after.max(inner.snapshot_bytes)
+                    || inner.state.mostly_retired(),
             )
         });
         if fold {

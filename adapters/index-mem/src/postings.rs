@@ -1,6 +1,6 @@
 //! One term's postings, compressed. A million-chunk file has millions of
 //! terms held by a single chunk (ids, amounts, dates): such a term is one
-//! 24-byte value here, where a `Vec<(u32, u32)>` cost a 24-byte header and
+//! 16-byte value here, where a `Vec<(u32, u32)>` cost a 24-byte header and
 //! a 32-byte heap block. Longer lists are (document gap, term frequency)
 //! pairs as LEB128 varints, about 2 bytes a posting instead of 8.
 
@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 
 /// Documents in increasing order, each with its term frequency. Postings of
-/// retired documents stay until [`Postings::purge`]; they are counted so
-/// the document frequency stays exact.
+/// retired documents stay until [`Postings::purge`] (or compaction): a
+/// reader skips them, and counts the document frequency as it reads.
 #[derive(Debug, Clone, Default)]
 pub(crate) enum Postings {
     #[default]
     Empty,
-    /// A single document (never retired: retiring it empties the list).
+    /// A single document.
     One { doc: u32, tf: u32 },
     /// Two or more postings, whose bytes the index's generations share and
     /// only ever append to: this copy of the list holds the first `tail`
@@ -23,15 +23,12 @@ pub(crate) enum Postings {
     /// older one reads without copying it, and the older reads on as it was.
     Many {
         list: Arc<Many>,
-        /// Postings held, retired ones included.
-        len: u32,
         /// The last (largest) document held.
         last: u32,
-        /// Postings of retired documents still held: counted here, so
-        /// retiring one never writes what another generation reads.
-        dead: u32,
         /// Bytes of `list`'s tail this copy holds.
         tail: u16,
+        /// Postings in those bytes (at most [`FREEZE_AT`] / 2 + 1).
+        tail_len: u8,
     },
 }
 
@@ -46,6 +43,8 @@ pub(crate) struct Many {
     /// The newer frozen levels, oldest first; with `base`, each level at
     /// least twice the size of the next: a few levels for any length.
     upper: Option<Arc<[Arc<[u8]>]>>,
+    /// Postings in the levels.
+    frozen_len: u32,
     /// The newest bytes.
     tail: Tail,
 }
@@ -190,15 +189,16 @@ pub(crate) fn take(bytes: &[u8], at: &mut usize) -> u32 {
 }
 
 impl Many {
-    /// A list of `levels` (oldest first) and then `tail`, with room for
-    /// `cap` tail bytes.
-    fn new(levels: Vec<Arc<[u8]>>, tail: &[u8], cap: usize) -> Self {
+    /// A list of `levels` (oldest first, `frozen_len` postings) and then
+    /// `tail`, with room for `cap` tail bytes.
+    fn new(levels: Vec<Arc<[u8]>>, frozen_len: u32, tail: &[u8], cap: usize) -> Self {
         let mut levels = levels.into_iter();
         let base = levels.next();
         let upper: Vec<Arc<[u8]>> = levels.collect();
         Self {
             base,
             upper: (!upper.is_empty()).then(|| upper.into()),
+            frozen_len,
             tail: Tail::with(tail, cap.max(tail.len())),
         }
     }
@@ -215,15 +215,16 @@ impl Many {
         Self {
             base: self.base.clone(),
             upper: self.upper.clone(),
+            frozen_len: self.frozen_len,
             tail: Tail::with(self.tail.bytes(tail), cap.min(FREEZE_AT + MAX_POSTING)),
         }
     }
 
-    /// A new list of the first `tail` bytes of this one's tail in a level
-    /// of its own, first merged with the newest levels while they are less
+    /// A new list of the first `tail` bytes (`tail_len` postings) of this
+    /// one's tail in a level of its own, first merged with the newest levels while they are less
     /// than twice its size (so a byte is copied once per doubling of the
     /// list, as a growing vector's is).
-    fn frozen(&self, tail: u16) -> Self {
+    fn frozen(&self, tail: u16, tail_len: u8) -> Self {
         let mut levels: Vec<Arc<[u8]>> = self.levels().cloned().collect();
         let mut newest: Vec<u8> = self.tail.bytes(tail).to_vec();
         while let Some(level) = levels.pop_if(|l| l.len() < 2 * newest.len()) {
@@ -233,7 +234,7 @@ impl Many {
             newest = merged;
         }
         levels.push(newest.into());
-        Self::new(levels, &[], 0)
+        Self::new(levels, self.frozen_len + u32::from(tail_len), &[], 0)
     }
 
     /// The frozen levels, oldest first.
@@ -301,23 +302,23 @@ impl Postings {
         if seen != len || len < 2 || doc != last || dead > len {
             return bad("whose counts do not match its bytes");
         }
-        Ok(Self::whole(bytes, len, last, dead))
+        Ok(Self::whole(bytes, len, last))
     }
 
-    /// A list of exactly `bytes` (`len` postings, the last `last`): inline
-    /// when short, else one level.
-    fn whole(bytes: &[u8], len: u32, last: u32, dead: u32) -> Self {
-        let (list, tail) = if bytes.len() <= INLINE {
-            (Many::new(Vec::new(), bytes, INLINE), bytes.len() as u16)
+    /// A list of exactly `bytes` (`len` postings, two or more, the last
+    /// `last`): inline when short (at most 8 postings), else one level.
+    fn whole(bytes: &[u8], len: u32, last: u32) -> Self {
+        let (list, tail, tail_len) = if bytes.len() <= INLINE {
+            let list = Many::new(Vec::new(), 0, bytes, INLINE);
+            (list, bytes.len() as u16, len as u8)
         } else {
-            (Many::new(vec![bytes.into()], &[], 0), 0)
+            (Many::new(vec![bytes.into()], len, &[], 0), 0, 0)
         };
         Postings::Many {
             list: Arc::new(list),
-            len,
             last,
-            dead,
             tail,
+            tail_len,
         }
     }
 
@@ -327,21 +328,25 @@ impl Postings {
         for (doc, tf) in pairs {
             p.add(doc, tf);
         }
-        if let Postings::Many { len, last, .. } = p {
+        if let Postings::Many { last, .. } = p {
             let bytes: Vec<u8> = p.segments().flatten().copied().collect();
-            p = Self::whole(&bytes, len, last, 0);
+            p = Self::whole(&bytes, p.len(), last);
         }
         p
     }
 
     /// Postings held, retired ones included.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> u32 {
         match self {
             Postings::Empty => 0,
             Postings::One { .. } => 1,
-            Postings::Many { len, .. } => *len,
+            Postings::Many { list, tail_len, .. } => list.frozen_len + u32::from(*tail_len),
         }
+    }
+
+    /// Whether the list holds no posting.
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self, Postings::Empty)
     }
 
     /// The last (largest) document held, retired or not.
@@ -350,15 +355,6 @@ impl Postings {
             Postings::Empty => None,
             Postings::One { doc, .. } => Some(*doc),
             Postings::Many { last, .. } => Some(*last),
-        }
-    }
-
-    /// Documents that hold the term: the document frequency.
-    pub(crate) fn live(&self) -> u32 {
-        match self {
-            Postings::Empty => 0,
-            Postings::One { .. } => 1,
-            Postings::Many { len, dead, .. } => len - dead,
         }
     }
 
@@ -386,11 +382,10 @@ impl Postings {
                 let (second, m) = encode(doc - *d, tf);
                 let bytes = [&first[..n], &second[..m]].concat();
                 *self = Postings::Many {
-                    list: Arc::new(Many::new(Vec::new(), &bytes, INLINE)),
-                    len: 2,
+                    list: Arc::new(Many::new(Vec::new(), 0, &bytes, INLINE)),
                     last: doc,
-                    dead: 0,
                     tail: bytes.len() as u16,
+                    tail_len: 2,
                 };
             }
             Postings::Many { last, .. } if doc > *last => self.append(doc, tf),
@@ -400,7 +395,7 @@ impl Postings {
                     Ok(i) => pairs[i].1 = tf,
                     Err(i) => pairs.insert(i, (doc, tf)),
                 }
-                self.rebuild(pairs);
+                *self = Self::from_sorted(pairs);
             }
         }
     }
@@ -411,10 +406,9 @@ impl Postings {
     fn append(&mut self, doc: u32, tf: u32) {
         let Postings::Many {
             list,
-            len,
             last,
             tail,
-            ..
+            tail_len,
         } = self
         else {
             return;
@@ -432,40 +426,11 @@ impl Postings {
             *list = Arc::new(grown);
         }
         *tail += n as u16;
-        *len += 1;
+        *tail_len += 1;
         *last = doc;
         if *tail as usize >= FREEZE_AT {
-            *list = Arc::new(list.frozen(*tail));
-            *tail = 0;
-        }
-    }
-
-    /// Replaces the postings by `pairs` (sorted), still counting as retired
-    /// those that were: the retired documents are among the pairs.
-    fn rebuild(&mut self, pairs: Vec<(u32, u32)>) {
-        let retired = match self {
-            Postings::Many { dead, .. } => *dead,
-            _ => 0,
-        };
-        *self = Self::from_sorted(pairs);
-        if let Postings::Many { dead, .. } = self {
-            *dead = retired;
-        }
-    }
-
-    /// Counts one posting as retired (its document is gone); when retired
-    /// postings are the majority, drops them (`alive` says which documents
-    /// remain), so removal costs amortized O(1) per posting.
-    pub(crate) fn retire(&mut self, alive: impl Fn(u32) -> bool) {
-        match self {
-            Postings::Empty => {}
-            Postings::One { .. } => *self = Postings::Empty,
-            Postings::Many { len, dead, .. } => {
-                *dead += 1;
-                if *dead * 2 > *len {
-                    self.purge(alive);
-                }
-            }
+            *list = Arc::new(list.frozen(*tail, *tail_len));
+            (*tail, *tail_len) = (0, 0);
         }
     }
 
@@ -482,9 +447,6 @@ impl Postings {
             Postings::Many { .. } => {}
         }
         if self.iter().all(|(d, _)| keep(d)) {
-            if let Postings::Many { dead, .. } = self {
-                *dead = 0;
-            }
             return;
         }
         let kept: Vec<(u32, u32)> = self.iter().filter(|&(d, _)| keep(d)).collect();
@@ -495,8 +457,8 @@ impl Postings {
     /// reused: the title field's source ids).
     pub(crate) fn remove(&mut self, doc: u32) {
         if self.iter().any(|(d, _)| d == doc) {
-            let kept = self.iter().filter(|&(d, _)| d != doc).collect();
-            self.rebuild(kept);
+            let kept: Vec<(u32, u32)> = self.iter().filter(|&(d, _)| d != doc).collect();
+            *self = Self::from_sorted(kept);
         }
     }
 

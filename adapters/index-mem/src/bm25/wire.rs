@@ -153,10 +153,6 @@ mod tests {
         bincode::config::standard()
     }
 
-    fn t(s: &str) -> Vec<String> {
-        s.split(' ').map(str::to_string).collect()
-    }
-
     #[test]
     fn reads_the_old_form_and_writes_it_without_retired_postings() {
         let old = OldField {
@@ -177,7 +173,7 @@ mod tests {
         field.score(&["b"], |d, _| hits.push(d));
         assert_eq!(hits, [300]);
 
-        field.retire(300, &t("a b"));
+        field.retire(300);
         let bytes = bincode::serde::encode_to_vec(&field, config()).unwrap();
         let (back, _): (OldField, usize) =
             bincode::serde::decode_from_slice(&bytes, config()).unwrap();

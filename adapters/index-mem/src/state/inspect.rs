@@ -12,6 +12,13 @@ impl State {
         self.sources[*self.ids.get(source)? as usize].as_deref()
     }
 
+    /// Whether more chunks were retired since the last compaction than are
+    /// live (and at least [`crate::COMPACT_AFTER_RETIRED`]).
+    pub(crate) fn mostly_retired(&self) -> bool {
+        let retired = self.text.retired();
+        retired >= crate::COMPACT_AFTER_RETIRED && retired > self.text.live()
+    }
+
     /// Chunks `op` adds, retires, moves or gives vectors: what applying it
     /// costs, known before it is applied.
     pub(crate) fn chunks_touched(&self, op: &Op) -> usize {

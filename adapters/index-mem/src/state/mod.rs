@@ -17,14 +17,9 @@ use minirag_rank::{Analyzer, Repeats};
 pub use crate::records::SourceEntry;
 
 /// Chunks from which a source counts as big: removing one that is also a
-/// quarter of the index purges every postings list once instead of
-/// analysing each of its chunks again.
+/// quarter of the index purges every postings list of it at once, rather
+/// than leaving its postings to the next compaction.
 const BIG_SOURCE: usize = 1 << 16;
-
-/// Chunks of a source whose terms are held at once to be retired together:
-/// enough for the lists to be fetched well ahead, few enough that a large
-/// source's terms are never all in memory.
-const RETIRE_BATCH: usize = 256;
 
 /// One generation of the index. A clone shares everything large (the
 /// mapped snapshot, the postings' pages and lists, each source's entry), so
@@ -252,7 +247,7 @@ impl State {
                     map.insert(key, slot);
                 }
             } else if let Some((_, chunk)) = self.chunks.take(slot) {
-                self.text.retire(slot, &self.analyzer.terms(&chunk.text));
+                self.text.retire(slot);
                 self.forget_text(text_key(&chunk.text), slot);
                 if !had {
                     self.vectorless -= 1;
@@ -421,37 +416,16 @@ impl State {
     pub(crate) fn remove_source(&mut self, source: &str) -> Option<u32> {
         let sid = *self.ids.get(source)?;
         let entry = self.sources[sid as usize].as_ref()?.clone();
-        // A source that is a large part of the index: its chunks are counted
-        // out without analysing their text again, and every list is purged
-        // once (cheaper than finding each chunk's terms when most go).
+        // A source that is a large part of the index: every list is purged
+        // of its postings at once, for the memory (others wait for
+        // compaction).
         let bulk = entry.slots.len() >= BIG_SOURCE && entry.slots.len() * 4 >= self.chunks.len();
-        // Retired a batch at a time, their lists fetched ahead.
-        let mut retired: Vec<(u32, Vec<String>)> = Vec::new();
-        let retire = |text: &mut Field, retired: &mut Vec<(u32, Vec<String>)>| {
-            text.retire_all(
-                retired
-                    .iter()
-                    .map(|(slot, terms)| (*slot, terms.as_slice())),
-            );
-            retired.clear();
-        };
         for &slot in &entry.slots {
-            // In bulk no chunk is decoded: its text's key is in the table.
+            // No chunk is decoded: its text's key is in the table, and
+            // retiring it needs no terms.
             if let Some(h) = self.chunks.key(slot) {
-                if bulk {
-                    self.chunks.remove(slot);
-                    self.text.forget(slot);
-                } else if let Some((_, chunk)) = self.chunks.take(slot) {
-                    retired.push((slot, self.analyzer.terms(&chunk.text)));
-                    if retired.len() == RETIRE_BATCH {
-                        retire(&mut self.text, &mut retired);
-                    }
-                } else {
-                    // Undecodable (damage past the CRC): counted out whole.
-                    self.chunks.remove(slot);
-                    self.text.forget(slot);
-                    self.text.purge_forgotten();
-                }
+                self.chunks.remove(slot);
+                self.text.retire(slot);
                 self.forget_text(h, slot);
                 if !self.vectors.has(slot) {
                     self.vectorless -= 1;
@@ -459,9 +433,8 @@ impl State {
             }
             self.vectors.clear_row(slot);
         }
-        retire(&mut self.text, &mut retired);
         if bulk {
-            self.text.purge_forgotten();
+            self.text.purge_retired();
         }
         self.title
             .remove(sid, &self.analyzer.terms(&entry.record.title));

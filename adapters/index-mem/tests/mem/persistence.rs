@@ -753,3 +753,30 @@ fn without_history_a_damaged_derived_section_is_named_and_nothing_else_is_lost()
         assert!(index.verify().unwrap().is_empty(), "{named}");
     }
 }
+
+/// Retired chunks' postings stay in the lists until compaction: once more
+/// chunks were retired than are live (and a few thousand), the log is
+/// folded whatever its size, and what a search finds is unchanged.
+#[test]
+fn mostly_retired_chunks_fold_the_log_whatever_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemIndex::open(dir.path()).unwrap();
+    let texts: Vec<String> = (0..10).map(|i| format!("part {i} of the notes")).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let log_bytes = || index.read().unwrap().stats().unwrap().log_bytes;
+    // Each write after the first retires the 10 chunks before it.
+    let writes = minirag_index_mem::COMPACT_AFTER_RETIRED / 10 + 1;
+    for _ in 0..writes {
+        put(&index, "/d/edited.md", &texts);
+    }
+    assert!(log_bytes() > 0, "{} retired: not yet", (writes - 1) * 10);
+    put(&index, "/d/edited.md", &texts);
+    assert_eq!(log_bytes(), 0, "folded");
+    assert!(dir.path().join("snapshot.meta").is_file());
+    let hits = index
+        .read()
+        .unwrap()
+        .keyword_search("notes", 20, &Scope::all())
+        .unwrap();
+    assert_eq!(hits.len(), 10);
+}
