@@ -4,9 +4,11 @@
 //! a 32-byte heap block. Longer lists are (document gap, term frequency)
 //! pairs as LEB128 varints, about 2 bytes a posting instead of 8.
 
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
+
+pub(crate) use iter::Iter;
+use iter::ManyIter;
+use tail::{Tail, INLINE};
 
 /// Documents in increasing order, each with its term frequency. Postings of
 /// retired documents stay until [`Postings::purge`] (or compaction): a
@@ -61,97 +63,6 @@ const FREEZE_AT: usize = 256;
 
 /// The longest posting: two five-byte varints.
 const MAX_POSTING: usize = 10;
-
-/// Tail bytes kept inside the list itself: a short list takes no block of
-/// its own.
-const INLINE: usize = 16;
-
-/// Room for a list's newest bytes that never moves, so one copy of the
-/// list writes past the bytes the others hold while they read them.
-/// `claimed` is how far any copy has written: a copy appends only where
-/// its own bytes end there, so no byte a copy holds is written again.
-struct Tail {
-    inline: [UnsafeCell<u8>; INLINE],
-    /// Room past [`INLINE`] bytes: empty when the inline room is the tail.
-    heap: Box<[UnsafeCell<u8>]>,
-    claimed: AtomicU16,
-}
-
-// SAFETY: the cells are written only by `Tail::append`, and only past
-// `claimed`, which it moves forward atomically before writing: no two
-// threads write one byte, and no byte a copy of the list holds (below its
-// `tail`, at most `claimed`) is written while it may be read. A copy's bytes
-// reach another thread with the copy (the generation it is in is published
-// with release, taken with acquire), so the reader sees them written.
-unsafe impl Sync for Tail {}
-
-impl Tail {
-    /// A tail holding `bytes`, with room for `cap` in all.
-    fn with(bytes: &[u8], cap: usize) -> Self {
-        let heap = if cap > INLINE {
-            (0..cap).map(|_| UnsafeCell::new(0)).collect()
-        } else {
-            Box::default()
-        };
-        let tail = Self {
-            inline: std::array::from_fn(|_| UnsafeCell::new(0)),
-            heap,
-            claimed: AtomicU16::new(0),
-        };
-        let appended = tail.append(0, bytes);
-        debug_assert!(appended, "room for the bytes");
-        tail
-    }
-
-    fn cells(&self) -> &[UnsafeCell<u8>] {
-        if self.heap.is_empty() {
-            &self.inline
-        } else {
-            &self.heap
-        }
-    }
-
-    fn cap(&self) -> usize {
-        self.cells().len()
-    }
-
-    /// Where the byte after the first `n` is, for a prefetch.
-    fn end(&self, n: u16) -> *const u8 {
-        self.cells().as_ptr().cast::<u8>().wrapping_add(n as usize)
-    }
-
-    /// The first `n` bytes, for a copy of the list that holds `n`.
-    fn bytes(&self, n: u16) -> &[u8] {
-        let cells = &self.cells()[..n as usize];
-        // SAFETY: `UnsafeCell<u8>` has the layout of `u8`. These bytes were
-        // written before the copy that holds them was made (see `Sync`
-        // above), and `append` writes only past `claimed`, at least `n`: no
-        // one writes them while this borrow lives.
-        unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<u8>(), cells.len()) }
-    }
-
-    /// Writes `bytes` after the first `at`, if no copy has written past
-    /// `at` and there is room; false otherwise (the caller copies).
-    fn append(&self, at: u16, bytes: &[u8]) -> bool {
-        let end = at as usize + bytes.len();
-        let cells = self.cells();
-        if end > cells.len()
-            || self
-                .claimed
-                .compare_exchange(at, end as u16, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
-            return false;
-        }
-        let to = cells[at as usize..end].as_ptr().cast_mut().cast::<u8>();
-        // SAFETY: the cells `at..end` are in bounds and were claimed by this
-        // call alone (`claimed` only moves forward while the tail is
-        // shared); no copy of the list holds bytes past `at` to read them.
-        // Writing through a shared `UnsafeCell` is what it permits.
-        unsafe { to.copy_from_nonoverlapping(bytes.as_ptr(), bytes.len()) };
-        true
-    }
-}
 
 /// Writes `v` as a varint at `at` (which it moves past).
 fn put(out: &mut [u8; MAX_POSTING], at: &mut usize, mut v: u32) {
@@ -417,7 +328,7 @@ impl Postings {
         if let Some(only) = Arc::get_mut(list) {
             // No other copy: what was written past this one's end is no
             // one's.
-            *only.tail.claimed.get_mut() = *tail;
+            only.tail.forget_past(*tail);
         }
         if !list.tail.append(*tail, &bytes[..n]) {
             let grown = list.regrown(*tail, n);
@@ -515,62 +426,9 @@ macro_rules! each_posting {
 }
 pub(crate) use each_posting;
 
-/// (document, term frequency) in document order.
-pub(crate) enum Iter<'a> {
-    One(Option<(u32, u32)>),
-    Many(ManyIter<'a>),
-}
-
-/// A list's postings, segment by segment: the base, the levels, the tail.
-pub(crate) struct ManyIter<'a> {
-    /// The segment being read.
-    bytes: &'a [u8],
-    at: usize,
-    /// The last document read (0 before the first, whose gap is from 0).
-    doc: u32,
-    levels: std::slice::Iter<'a, Arc<[u8]>>,
-    tail: Option<&'a [u8]>,
-}
-
-impl ManyIter<'_> {
-    /// Moves to the next segment with bytes; false at the end.
-    #[cold]
-    fn advance(&mut self) -> bool {
-        loop {
-            self.bytes = match self.levels.next() {
-                Some(level) => level,
-                None => match self.tail.take() {
-                    Some(tail) => tail,
-                    None => return false,
-                },
-            };
-            self.at = 0;
-            if !self.bytes.is_empty() {
-                return true;
-            }
-        }
-    }
-}
-
-impl Iterator for Iter<'_> {
-    type Item = (u32, u32);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u32, u32)> {
-        match self {
-            Iter::One(p) => p.take(),
-            Iter::Many(m) => {
-                if m.at >= m.bytes.len() && !m.advance() {
-                    return None;
-                }
-                m.doc += take(m.bytes, &mut m.at);
-                Some((m.doc, take(m.bytes, &mut m.at)))
-            }
-        }
-    }
-}
-
+mod iter;
 mod prefetch;
+mod tail;
 #[cfg(test)]
 mod tests;
 

@@ -32,7 +32,7 @@ fn a_short_list_stays_inline_and_a_long_one_is_compact() {
         panic!("two postings")
     };
     assert!(
-        m.base.is_none() && m.upper.is_none() && m.tail.heap.is_empty(),
+        m.base.is_none() && m.upper.is_none() && !m.tail.spilled(),
         "a short list stays inline"
     );
     let mut long = Postings::default();
