@@ -112,7 +112,11 @@ impl Dictionary {
 
     fn get(&self, term: &str) -> Option<u32> {
         let hash = self.hasher.hash_one(term);
-        self.table.find(hash, |&id| self.term(id) == term).copied()
+        // Bytes against bytes: a look-up need not check the arena's UTF-8.
+        let bytes = term.as_bytes();
+        self.table
+            .find(hash, |&id| bytes_in(&self.arena, &self.ends, id) == bytes)
+            .copied()
     }
 
     /// The dictionary of an arena and its terms' ends (from [`Terms::parts`]);
@@ -159,13 +163,18 @@ impl Dictionary {
 
 /// Term `id` of an arena and its end offsets.
 fn term_in<'a>(arena: &'a [u8], ends: &[u64], id: u32) -> &'a str {
+    // Only whole `&str`s are appended, so every range is UTF-8.
+    std::str::from_utf8(bytes_in(arena, ends, id)).unwrap_or_default()
+}
+
+/// Term `id`'s bytes in `arena`.
+fn bytes_in<'a>(arena: &'a [u8], ends: &[u64], id: u32) -> &'a [u8] {
     let end = ends[id as usize] as usize;
     let start = match id {
         0 => 0,
         _ => ends[id as usize - 1] as usize,
     };
-    // Only whole `&str`s are appended, so every range is UTF-8.
-    std::str::from_utf8(&arena[start..end]).unwrap_or_default()
+    &arena[start..end]
 }
 
 #[cfg(test)]
