@@ -132,9 +132,9 @@ impl Many {
     }
 
     /// A new list of the first `tail` bytes (`tail_len` postings) of this
-    /// one's tail in a level of its own, first merged with the newest levels while they are less
-    /// than twice its size (so a byte is copied once per doubling of the
-    /// list, as a growing vector's is).
+    /// one's tail in a level of its own, first merged with the newest
+    /// levels while they are less than twice its size (so a byte is copied
+    /// once per doubling of the list, as a growing vector's is).
     fn frozen(&self, tail: u16, tail_len: u8) -> Self {
         let mut levels: Vec<Arc<[u8]>> = self.levels().cloned().collect();
         let mut newest: Vec<u8> = self.tail.bytes(tail).to_vec();
