@@ -74,7 +74,7 @@ impl Field {
         }
         let ahead = |i: usize| adds.get(i).map(|a| a.0);
         for (i, &(id, doc, tf)) in adds.iter().enumerate() {
-            self.fetch_ahead(i, ahead, true);
+            self.fetch_ahead(i, ahead);
             self.postings[id as usize].add(doc, tf);
         }
         self.postings.settle();
@@ -82,16 +82,16 @@ impl Field {
 
     /// Fetches ahead for step `i` of a pass over lists, where `at(j)` is
     /// the list step `j` writes: three steps, each needing the line the
-    /// one before fetched (the list's slot in its page, the list, and with
-    /// `tail` the bytes an append to it writes).
-    fn fetch_ahead(&self, i: usize, at: impl Fn(usize) -> Option<u32>, tail: bool) {
+    /// one before fetched (the list's slot in its page, the list, and the
+    /// bytes an append to it writes).
+    fn fetch_ahead(&self, i: usize, at: impl Fn(usize) -> Option<u32>) {
         if let Some(id) = at(i + 16) {
             postings::prefetch((&self.postings[id as usize] as *const Postings).cast());
         }
         if let Some(id) = at(i + 8) {
             self.postings[id as usize].prefetch_list();
         }
-        if let Some(id) = at(i + 4).filter(|_| tail) {
+        if let Some(id) = at(i + 4) {
             self.postings[id as usize].prefetch_tail();
         }
     }
@@ -454,6 +454,20 @@ mod tests {
         (0..40).filter(|&d| gone(d)).for_each(|d| retired.retire(d));
         let terms = ["c", "w0", "w1", "w2", "w5", "w7"];
         assert_same_scores(&retired, &never, &terms);
+        // The same eight documents with no slot retired (their document
+        // frequency counted from the lists' sizes) score alike, slot d/5.
+        let mut dense = Field::default();
+        for d in (0..40).filter(|&d| !gone(d)) {
+            dense.add(d / 5, &docs[d as usize]);
+        }
+        assert_eq!(dense.retired(), 0);
+        for term in terms {
+            let mut x = Vec::new();
+            retired.score(&[term], |d, s| x.push((d / 5, s)));
+            let mut y = Vec::new();
+            dense.score(&[term], |d, s| y.push((d, s)));
+            assert_eq!(x, y, "{term}");
+        }
         assert!(retired.list("w7").is_some(), "doc 7's postings stay");
         let mut hits = Vec::new();
         retired.score(&["w7"], |d, _| hits.push(d));

@@ -14,7 +14,8 @@ pub(super) const INLINE: usize = 16;
 /// its own bytes end there, so no byte a copy holds is written again.
 pub(super) struct Tail {
     inline: [UnsafeCell<u8>; INLINE],
-    /// Room past [`INLINE`] bytes: empty when the inline room is the tail.
+    /// The room when more than [`INLINE`] bytes are wanted (the inline
+    /// cells then unused); empty otherwise.
     heap: Box<[UnsafeCell<u8>]>,
     claimed: AtomicU16,
 }
