@@ -9,20 +9,30 @@ use crate::lists::Lists;
 use crate::pages::Column;
 use crate::postings::{self, each_posting, Postings};
 use crate::terms::Terms;
+use delta::Delta;
 
+/// The delta goes into the lists, even beside views, once it holds this
+/// many postings and a quarter of the field's length: a query then reads a
+/// few segments more at most, and the fold's copies are paid rarely.
+const FOLD_DELTA: u64 = 1 << 16;
+
+pub(crate) mod delta;
 mod raw;
 mod wire;
 
 /// One field's postings: term → (doc, term frequency), sorted by doc, kept
 /// compact ([`Terms`], [`Postings`]). A copy shares the dictionary and the
 /// lists, so the next generation of the index costs what its write
-/// changes (see [`Lists`] and [`Pages`](crate::pages::Pages)).
+/// changes (see [`Lists`], [`Delta`] and [`Pages`](crate::pages::Pages)).
 #[derive(Debug, Clone, Default)]
 pub struct Field {
     /// Copied whole only when a write to a shared copy adds a term.
     terms: Arc<Terms>,
-    /// By term id.
+    /// By term id, up to the newest documents of `delta`.
     postings: Lists,
+    /// Postings added beside views since, each document past every one in
+    /// `postings`: a term's list is its list there and then its lists here.
+    delta: Delta,
     /// By document; 0 for a removed one. In pages, so a write copies the
     /// pages of the documents it adds or removes, not the column.
     lengths: Column<u32>,
@@ -56,7 +66,12 @@ impl Field {
     /// memory list after list.
     pub fn add_all<'a>(&mut self, docs: impl IntoIterator<Item = (u32, &'a [String])>) {
         let mut adds: Vec<(u32, u32, u32)> = Vec::new();
+        // New slots (past every document held) beside a view that shares the
+        // lists go to a segment; anything else into the lists themselves.
+        let first_new = self.lengths.len() as u32;
+        let mut all_new = true;
         for (doc, terms) in docs {
+            all_new &= doc >= first_new;
             self.lengths.grow(doc as usize + 1, 0);
             self.lengths[doc as usize] = terms.len() as u32;
             self.live += 1;
@@ -66,18 +81,64 @@ impl Field {
                     Some(id) => id,
                     None => Arc::make_mut(&mut self.terms).add_new(term),
                 };
-                if id as usize == self.postings.len() {
-                    self.postings.push(Postings::default());
-                }
                 adds.push((id, doc, tf));
             }
         }
+        if all_new && self.postings.shared() {
+            self.delta.push(&mut adds);
+            if self.delta.postings() as u64 >= FOLD_DELTA.max(self.total_len / 4) {
+                self.fold_delta();
+            }
+            return;
+        }
+        self.fold_delta();
+        self.grow_lists();
         let ahead = |i: usize| adds.get(i).map(|a| a.0);
         for (i, &(id, doc, tf)) in adds.iter().enumerate() {
             self.fetch_ahead(i, ahead);
             self.postings[id as usize].add(doc, tf);
         }
         self.postings.settle();
+    }
+
+    /// A list for every term, empty for those only the delta held.
+    fn grow_lists(&mut self) {
+        while self.postings.len() < self.terms.len() as usize {
+            self.postings.push(Postings::default());
+        }
+    }
+
+    /// Moves the delta's postings into the lists (in place when no view
+    /// shares them, else through copies of what they change).
+    fn fold_delta(&mut self) {
+        if self.delta.is_empty() {
+            return;
+        }
+        self.grow_lists();
+        for segment in self.delta.take() {
+            for (id, list) in segment.lists() {
+                let into = &mut self.postings[id as usize];
+                list.iter().for_each(|(doc, tf)| into.add(doc, tf));
+            }
+        }
+        self.postings.settle();
+    }
+
+    /// Term `id`'s lists, oldest first: the field's, then the delta's.
+    fn lists_of(&self, id: u32) -> impl Iterator<Item = &Postings> + '_ {
+        let own = self.postings.get(id as usize).filter(|l| !l.is_empty());
+        own.into_iter().chain(self.delta.lists(id))
+    }
+
+    /// Term `id`'s postings as one list (borrowed when the delta holds
+    /// none), for the passes over every list: checks and snapshots.
+    pub(crate) fn whole_list(&self, id: u32) -> std::borrow::Cow<'_, Postings> {
+        let lists: Vec<&Postings> = self.lists_of(id).collect();
+        match lists[..] {
+            [] => std::borrow::Cow::Owned(Postings::Empty),
+            [only] => std::borrow::Cow::Borrowed(only),
+            _ => std::borrow::Cow::Owned(Postings::joined(&lists)),
+        }
     }
 
     /// Fetches ahead for step `i` of a pass over lists, where `at(j)` is
@@ -108,6 +169,7 @@ impl Field {
     /// Removes a document given the terms it was added with, its postings
     /// at once: for a field whose ids come back (the title field's sources).
     pub fn remove(&mut self, doc: u32, terms: &[String]) {
+        self.fold_delta();
         self.count_out(doc);
         for (term, _) in frequencies(terms) {
             if let Some(id) = self.terms.get(term) {
@@ -131,16 +193,17 @@ impl Field {
     /// lists, for when a large part of the field was removed at once (the
     /// memory back now, not at the next compaction).
     pub fn purge_retired(&mut self) {
+        self.fold_delta();
         let lengths = &self.lengths;
         self.postings
             .all_mut()
             .for_each_mut(|list| list.purge(|d| alive(lengths, d)));
     }
 
-    /// A term's postings, `None` when the term holds none.
-    fn list(&self, term: &str) -> Option<&Postings> {
-        let list = &self.postings[self.terms.get(term)? as usize];
-        (!list.is_empty()).then_some(list)
+    /// A term's lists, oldest first (none when the term holds no posting).
+    fn lists(&self, term: &str) -> impl Iterator<Item = &Postings> + '_ {
+        let id = self.terms.get(term);
+        id.into_iter().flat_map(|id| self.lists_of(id))
     }
 
     /// Live postings of a list (a retired document's length is 0, and a
@@ -163,26 +226,37 @@ impl Field {
         let none_retired = self.retired() == 0;
         let mut parts: Vec<(u32, f32)> = Vec::new();
         for term in terms {
-            let Some(list) = self.list(term) else {
+            let Some(id) = self.terms.get(term) else {
                 continue;
             };
             if none_retired {
-                let idf = idf(n, list.len() as f32);
-                each_posting!(list, |doc, tf| {
-                    let dl = self.length(doc);
-                    if dl > 0 {
-                        add(doc, idf * tf_part(tf as f32, dl as f32, avg));
-                    }
-                });
+                let held: u32 = self.lists_of(id).map(Postings::len).sum();
+                if held == 0 {
+                    continue;
+                }
+                let idf = idf(n, held as f32);
+                for list in self.lists_of(id) {
+                    each_posting!(list, |doc, tf| {
+                        let dl = self.length(doc);
+                        if dl > 0 {
+                            add(doc, idf * tf_part(tf as f32, dl as f32, avg));
+                        }
+                    });
+                }
                 continue;
             }
             parts.clear();
-            each_posting!(list, |doc, tf| {
-                let dl = self.length(doc);
-                if dl > 0 {
-                    parts.push((doc, tf_part(tf as f32, dl as f32, avg)));
-                }
-            });
+            for list in self.lists_of(id) {
+                each_posting!(list, |doc, tf| {
+                    let dl = self.length(doc);
+                    if dl > 0 {
+                        parts.push((doc, tf_part(tf as f32, dl as f32, avg)));
+                    }
+                });
+            }
+            if parts.is_empty() {
+                continue;
+            }
             let idf = idf(n, parts.len() as f32);
             for &(doc, part) in &parts {
                 add(doc, idf * part);
@@ -222,20 +296,22 @@ impl Field {
         // A group's length sums its members': once per group and query.
         let mut lengths = vec![f32::NAN; group_ids];
         for term in terms {
-            let Some(list) = self.list(term) else {
-                continue;
-            };
-            each_posting!(list, |doc, tf| {
-                if alive(&self.lengths, doc) {
-                    if let Some(g) = group_of(doc) {
-                        let t = &mut tf_of[g as usize];
-                        if *t == 0 {
-                            touched.push(g);
+            for list in self.lists(term) {
+                each_posting!(list, |doc, tf| {
+                    if alive(&self.lengths, doc) {
+                        if let Some(g) = group_of(doc) {
+                            let t = &mut tf_of[g as usize];
+                            if *t == 0 {
+                                touched.push(g);
+                            }
+                            *t += tf;
                         }
-                        *t += tf;
                     }
-                }
-            });
+                });
+            }
+            if touched.is_empty() {
+                continue;
+            }
             let idf = idf(n, touched.len() as f32);
             for &g in &touched {
                 let tf = std::mem::take(&mut tf_of[g as usize]);
@@ -255,7 +331,8 @@ impl Field {
     /// does not add up to the field's total. For `verify`.
     pub fn dangling(&self, exists: impl Fn(u32) -> bool) -> (u64, bool) {
         let mut bad = 0;
-        for list in self.postings.iter() {
+        let delta = self.delta.iter().flat_map(|s| s.lists().map(|(_, l)| l));
+        for list in self.postings.iter().chain(delta) {
             for (doc, _) in self.live_postings(list) {
                 if !exists(doc) {
                     bad += 1;
@@ -270,8 +347,9 @@ impl Field {
     /// a decoded snapshot must hold before it is used.
     pub fn fits(&self, n: usize) -> bool {
         // A list's documents rise, so its last one is its largest.
+        let delta = self.delta.iter().flat_map(|s| s.lists().map(|(_, l)| l));
         self.lengths.len() <= n
-            && self.postings.iter().all(|list| {
+            && self.postings.iter().chain(delta).all(|list| {
                 list.last_doc()
                     .is_none_or(|doc| (doc as usize) < self.lengths.len())
             })
@@ -297,6 +375,7 @@ impl Field {
     /// views keep alive ([`ChainedPages`](crate::chained_pages)), for a
     /// field compaction hands on.
     pub fn straighten(&mut self) {
+        self.fold_delta();
         self.postings.all_mut().straighten();
     }
 
@@ -306,6 +385,7 @@ impl Field {
     /// holds any more stays in the dictionary, with no postings, until the
     /// snapshot is next opened.
     pub fn renumber(&mut self, map: &[Option<u32>], new_len: usize) {
+        self.fold_delta();
         let lists = self.postings.all_mut();
         for i in 0..lists.len() {
             let list = &lists[i];
@@ -334,150 +414,4 @@ fn alive(lengths: &Column<u32>, doc: u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn t(s: &str) -> Vec<String> {
-        s.split(' ').map(str::to_string).collect()
-    }
-
-    #[test]
-    fn rarer_terms_and_shorter_docs_score_higher() {
-        let mut f = Field::default();
-        f.add(0, &t("apple banana"));
-        f.add(1, &t("apple cherry cherry date elderberry fig grape"));
-        f.add(2, &t("apple"));
-        let mut scores = HashMap::new();
-        f.score(&["cherry", "apple"], |d, s| {
-            *scores.entry(d).or_insert(0.0) += s
-        });
-        assert!(scores[&1] > scores[&0], "cherry is rare");
-        let mut only_apple = HashMap::new();
-        f.score(&["apple"], |d, s| *only_apple.entry(d).or_insert(0.0) += s);
-        assert!(
-            only_apple[&2] > only_apple[&1],
-            "shorter doc wins on a common term"
-        );
-    }
-
-    #[test]
-    fn a_write_to_a_copy_copies_the_length_pages_it_touches() {
-        let mut f = Field::default();
-        for d in 0..20_000 {
-            f.add(d, &t("a b"));
-        }
-        let held = f.clone();
-        f.retire(5);
-        f.add(20_000, &t("b c"));
-        // Five pages of 4,096 lengths: the first (a retired document) and the
-        // last (a new one) are copied, the three between stay shared.
-        assert_eq!(f.lengths.pages_shared_with(&held.lengths), 3);
-        assert_eq!((held.length(5), f.length(5), f.length(20_000)), (2, 0, 2));
-    }
-
-    #[test]
-    fn adding_documents_together_equals_adding_them_one_by_one_and_leaves_a_copy_alone() {
-        let docs: Vec<Vec<String>> = (0..300u32)
-            .map(|d| t(&format!("w{} w{} w{} common w{}", d % 7, d % 13, d % 7, d)))
-            .collect();
-        let (mut one_by_one, mut together) = (Field::default(), Field::default());
-        for (d, terms) in docs.iter().enumerate().take(100) {
-            one_by_one.add(d as u32, terms);
-            together.add(d as u32, terms);
-        }
-        let held = together.clone();
-        for (d, terms) in docs.iter().enumerate().skip(100) {
-            one_by_one.add(d as u32, terms);
-        }
-        together.add_all(
-            docs.iter()
-                .enumerate()
-                .skip(100)
-                .map(|(d, terms)| (d as u32, terms.as_slice())),
-        );
-        let scores = |f: &Field, term: &str| {
-            let mut x = Vec::new();
-            f.score(&[term], |d, s| x.push((d, s)));
-            x
-        };
-        for term in ["w0", "w3", "w12", "common", "w150", "w299"] {
-            assert_eq!(scores(&together, term), scores(&one_by_one, term), "{term}");
-        }
-        assert_eq!(scores(&held, "common").len(), 100, "the copy keeps its 100");
-        assert_eq!(scores(&held, "w150"), []);
-    }
-
-    #[test]
-    fn remove_then_renumber() {
-        let mut f = Field::default();
-        f.add(0, &t("a b"));
-        f.add(1, &t("b c"));
-        f.remove(0, &t("a b"));
-        let mut hits = Vec::new();
-        f.score(&["a"], |d, _| hits.push(d));
-        assert!(hits.is_empty());
-        f.renumber(&[None, Some(0)], 1);
-        let mut hits = Vec::new();
-        f.score(&["c"], |d, _| hits.push(d));
-        assert_eq!(hits, [0]);
-    }
-
-    /// Both fields score each of `terms` alike, document by document.
-    fn assert_same_scores(a: &Field, b: &Field, terms: &[&str]) {
-        for term in terms {
-            let mut x = Vec::new();
-            a.score(&[term], |d, s| x.push((d, s)));
-            let mut y = Vec::new();
-            b.score(&[term], |d, s| y.push((d, s)));
-            assert_eq!(x, y, "{term}");
-        }
-    }
-
-    #[test]
-    fn retired_documents_score_as_if_never_added_and_a_copy_keeps_them() {
-        // "c" is in every document, "w{d}" in one: retiring most of them
-        // leaves lists of mostly retired postings, and some of none live.
-        let docs: Vec<Vec<String>> = (0..40)
-            .map(|d| t(&format!("c w{d} w{} c", d % 3)))
-            .collect();
-        let gone = |d: u32| !d.is_multiple_of(5);
-        let mut retired = Field::default();
-        let mut never = Field::default();
-        for (d, terms) in docs.iter().enumerate() {
-            retired.add(d as u32, terms);
-            if !gone(d as u32) {
-                never.add(d as u32, terms);
-            }
-        }
-        let held = retired.clone();
-        (0..40).filter(|&d| gone(d)).for_each(|d| retired.retire(d));
-        let terms = ["c", "w0", "w1", "w2", "w5", "w7"];
-        assert_same_scores(&retired, &never, &terms);
-        // The same eight documents with no slot retired (their document
-        // frequency counted from the lists' sizes) score alike, slot d/5.
-        let mut dense = Field::default();
-        for d in (0..40).filter(|&d| !gone(d)) {
-            dense.add(d / 5, &docs[d as usize]);
-        }
-        assert_eq!(dense.retired(), 0);
-        for term in terms {
-            let mut x = Vec::new();
-            retired.score(&[term], |d, s| x.push((d / 5, s)));
-            let mut y = Vec::new();
-            dense.score(&[term], |d, s| y.push((d, s)));
-            assert_eq!(x, y, "{term}");
-        }
-        assert!(retired.list("w7").is_some(), "doc 7's postings stay");
-        let mut hits = Vec::new();
-        retired.score(&["w7"], |d, _| hits.push(d));
-        assert!(hits.is_empty(), "doc 7 alone held w7");
-        let mut all = Vec::new();
-        held.score(&["c"], |d, _| all.push(d));
-        assert_eq!(all.len(), 40, "the copy taken before still reads them");
-
-        retired.purge_retired();
-        assert_same_scores(&retired, &never, &terms);
-        assert!(retired.list("w7").is_none(), "purged");
-    }
-}
+mod tests;

@@ -90,6 +90,12 @@ impl Lists {
         self.len += 1;
     }
 
+    /// Whether a copy of the field (a view's generation) shares the lists:
+    /// then a write copies what it changes.
+    pub(crate) fn shared(&mut self) -> bool {
+        Arc::get_mut(&mut self.frozen).is_none()
+    }
+
     /// Whether writes go through the frozen pages ([`Lists::all_mut`]):
     /// when no other copy of the field shares them (nothing is copied), or
     /// when they are few (the pages written are copied).

@@ -426,6 +426,7 @@ macro_rules! each_posting {
 }
 pub(crate) use each_posting;
 
+mod build;
 mod iter;
 mod prefetch;
 mod tail;

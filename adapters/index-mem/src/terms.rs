@@ -37,6 +37,11 @@ impl Terms {
         }
     }
 
+    /// Terms held.
+    pub(crate) fn len(&self) -> u32 {
+        self.frozen.len() + self.fresh.len()
+    }
+
     pub(crate) fn get(&self, term: &str) -> Option<u32> {
         self.frozen
             .get(term)

@@ -38,14 +38,14 @@ impl Field {
         w.write_all(&out)?;
         for id in 0..ends.len() {
             out.clear();
-            match self.postings.get(id) {
-                None | Some(Postings::Empty) => out.push(0),
-                Some(Postings::One { doc, tf }) => {
+            match &*self.whole_list(id as u32) {
+                Postings::Empty => out.push(0),
+                Postings::One { doc, tf } => {
                     out.push(1);
                     out.extend_from_slice(&doc.to_le_bytes());
                     out.extend_from_slice(&tf.to_le_bytes());
                 }
-                Some(list @ Postings::Many { last, .. }) => {
+                list @ Postings::Many { last, .. } => {
                     out.push(2);
                     // Retired postings are not counted apart (the format's
                     // second number, read and checked, not used): a reader
@@ -96,6 +96,7 @@ impl Field {
         let field = Field {
             terms: Arc::new(terms),
             postings: postings.into(),
+            delta: Default::default(),
             lengths: Column::from_slice(&lengths),
             live,
             total_len,

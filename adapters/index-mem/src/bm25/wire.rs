@@ -34,11 +34,11 @@ impl Serialize for MapOut<'_> {
         let f = self.0;
         // Counted from the postings themselves, not the dead counters: the
         // lengths written must be those of what follows.
-        let held = |id: usize| f.live_postings(&f.postings[id]).next().is_some();
-        let n = (0..f.postings.len()).filter(|&id| held(id)).count();
+        let held = |id: u32| f.live_postings(&f.whole_list(id)).next().is_some();
+        let n = (0..f.terms.len()).filter(|&id| held(id)).count();
         let mut map = s.serialize_map(Some(n))?;
-        for id in (0..f.postings.len()).filter(|&id| held(id)) {
-            map.serialize_entry(f.terms.term(id as u32), &ListOut(f, &f.postings[id]))?;
+        for id in (0..f.terms.len()).filter(|&id| held(id)) {
+            map.serialize_entry(f.terms.term(id), &ListOut(f, &f.whole_list(id)))?;
         }
         map.end()
     }
@@ -128,6 +128,7 @@ impl<'de> Deserialize<'de> for Field {
         Ok(Field {
             terms: Arc::new(terms),
             postings: postings.into_iter().collect(),
+            delta: Default::default(),
             lengths: Column::from_slice(&lengths),
             live,
             total_len,
