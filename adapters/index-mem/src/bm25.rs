@@ -66,8 +66,10 @@ impl Field {
     /// memory list after list.
     pub fn add_all<'a>(&mut self, docs: impl IntoIterator<Item = (u32, &'a [String])>) {
         let mut adds: Vec<(u32, u32, u32)> = Vec::new();
-        // New slots (past every document held) beside a view that shares the
-        // lists go to a segment; anything else into the lists themselves.
+        // New slots (past every document held) go to a segment beside a
+        // view that shares the lists, and while segments are held (folding
+        // them could make a write in place, which a query may wait for,
+        // long); anything else into the lists themselves.
         let first_new = self.lengths.len() as u32;
         let mut all_new = true;
         for (doc, terms) in docs {
@@ -84,7 +86,7 @@ impl Field {
                 adds.push((id, doc, tf));
             }
         }
-        if all_new && self.postings.shared() {
+        if all_new && (!self.delta.is_empty() || self.postings.shared()) {
             self.delta.push(&mut adds);
             if self.delta.postings() as u64 >= FOLD_DELTA.max(self.total_len / 4) {
                 self.fold_delta();

@@ -206,7 +206,9 @@ fn writes_beside_a_copy_go_to_segments_and_read_as_writes_in_place() {
         in_place.dangling(|d| d < 200).0
     );
 
-    // With the copy gone, the next write folds the segments in.
+    // With the copy gone, writes still go to the segments (folding them
+    // could make a write in place long); a write that is not all new slots
+    // folds them in first.
     assert_eq!(
         scores_of(&held, "common").len(),
         100,
@@ -216,9 +218,34 @@ fn writes_beside_a_copy_go_to_segments_and_read_as_writes_in_place() {
     let more = t("common w301");
     in_place.add(300, &more);
     beside.add(300, &more);
+    assert!(!beside.delta.is_empty());
+    assert_same_scores(&beside, &in_place, &terms);
+    in_place.remove(300, &more);
+    beside.remove(300, &more);
     assert!(beside.delta.is_empty(), "folded");
     assert_same_scores(&beside, &in_place, &terms);
     assert_eq!(raw(&beside), raw(&in_place));
+}
+
+#[test]
+fn segments_fold_into_the_lists_once_they_hold_a_quarter_of_the_field() {
+    let words = t("a b c d");
+    let (mut f, mut in_place) = (Field::default(), Field::default());
+    let _held = f.clone();
+    let per_write = 1_000;
+    let writes = FOLD_DELTA as usize / (4 * per_write);
+    for w in 0..=writes {
+        let docs = (w * per_write..(w + 1) * per_write).map(|d| (d as u32, words.as_slice()));
+        f.add_all(docs.clone());
+        in_place.add_all(docs);
+        let held = f.delta.postings();
+        assert_eq!(
+            held == 0,
+            w == writes,
+            "write {w}: {held} postings in segments"
+        );
+    }
+    assert_same_scores(&f, &in_place, &["a", "d", "e"]);
 }
 
 fn scores_of(f: &Field, term: &str) -> Vec<(u32, f32)> {
