@@ -699,8 +699,10 @@ impl IndexError {
 
 /// One consistent read of the index, like tantivy's `Searcher`: every call
 /// sees the same generation, so a query's searches, chunks, titles and
-/// parents agree even while another process writes. Hold it for one use
-/// case, not longer: this process's writers wait while it lives.
+/// parents agree even while another process writes. Writers never wait
+/// for it; hold it for one use case, not longer, as it pins what it reads
+/// (a generation's memory in the embedded index, a transaction and a
+/// pooled connection on PostgreSQL).
 pub trait IndexView: Sync {
     /// Nearest chunks to a unit query vector, nearest first, `scope` applied
     /// before the cut at `k`. Only vectors of [`IndexView::vector_model`].

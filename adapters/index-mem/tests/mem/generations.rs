@@ -100,3 +100,59 @@ fn views_beside_a_writer_each_read_one_whole_write() {
     assert_eq!(check_one_write(&*index.read().unwrap()), Some(rounds));
     assert!(!seen.is_empty());
 }
+
+/// Writes beside held views go to segments of their own: what the index
+/// answers then, after a compaction and after reopening is what an index
+/// written with no view answers, score for score.
+#[test]
+fn writes_beside_held_views_answer_as_writes_alone_through_compaction_and_reopening() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let beside = MemIndex::open(a.path()).unwrap();
+    let alone = MemIndex::open(b.path()).unwrap();
+    let write = |index: &MemIndex, round: usize| {
+        for s in 0..5 {
+            let t: Vec<String> = (0..4)
+                .map(|i| format!("w{} v{} common r{round} s{s}", (round + i) % 7, s * i % 11))
+                .collect();
+            let source = format!("/d/{s}.md");
+            let (rec, ch) = (record(&source, "Title", t.len()), chunks(&t));
+            index.replace_source(rec, ch, Some(vectors(&t))).unwrap();
+        }
+    };
+    let queries = ["common", "w3 v4", "r39 s2", "r7", "w0 w1 w2", "title v0"];
+    let answers = |index: &MemIndex| {
+        let view = index.read().unwrap();
+        let all = Scope::all();
+        queries.map(|q| {
+            let chunks = view.keyword_search(q, 50, &all).unwrap();
+            let documents = view.document_search(q, 10, &all).unwrap();
+            format!("{chunks:?} {documents:?}")
+        })
+    };
+    let mut views = Vec::new();
+    for round in 0..40 {
+        views.push(beside.read().unwrap());
+        write(&beside, round);
+        write(&alone, round);
+    }
+    let want = answers(&alone);
+    let every = alone
+        .read()
+        .unwrap()
+        .keyword_search("common", 50, &Scope::all());
+    assert_eq!(
+        every.unwrap().len(),
+        20,
+        "the last round's 5 sources of 4 chunks"
+    );
+    assert_eq!(answers(&beside), want, "beside the views");
+    drop(views);
+    beside.compact().unwrap();
+    alone.compact().unwrap();
+    assert_eq!(answers(&beside), answers(&alone), "compacted");
+    drop((beside, alone));
+    let beside = MemIndex::open(a.path()).unwrap();
+    let alone = MemIndex::open(b.path()).unwrap();
+    assert_eq!(answers(&beside), answers(&alone), "reopened");
+    assert_eq!(answers(&alone), want, "compaction keeps every answer");
+}
