@@ -135,11 +135,14 @@ impl Field {
     /// Term `id`'s postings as one list (borrowed when the delta holds
     /// none), for the passes over every list: checks and snapshots.
     pub(crate) fn whole_list(&self, id: u32) -> std::borrow::Cow<'_, Postings> {
-        let lists: Vec<&Postings> = self.lists_of(id).collect();
-        match lists[..] {
-            [] => std::borrow::Cow::Owned(Postings::Empty),
-            [only] => std::borrow::Cow::Borrowed(only),
-            _ => std::borrow::Cow::Owned(Postings::joined(&lists)),
+        let mut lists = self.lists_of(id);
+        match (lists.next(), lists.next()) {
+            (None, _) => std::borrow::Cow::Owned(Postings::Empty),
+            (Some(only), None) => std::borrow::Cow::Borrowed(only),
+            _ => {
+                let lists: Vec<&Postings> = self.lists_of(id).collect();
+                std::borrow::Cow::Owned(Postings::joined(&lists))
+            }
         }
     }
 

@@ -18,7 +18,7 @@ use crate::postings::Postings;
 /// A write's postings, or several writes' merged: term ids, rising, each
 /// with its list. Every document is past every document of the field's
 /// lists and of the segments before.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Segment {
     ids: Box<[u32]>,
     lists: Box<[Postings]>,
@@ -90,10 +90,17 @@ impl Segment {
 
 /// A field's segments, oldest first, in tiers that fall: fewer than
 /// [`FAN_IN`] of each.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Delta {
     segments: Vec<Arc<Segment>>,
     postings: usize,
+}
+
+impl std::fmt::Debug for Delta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, p) = (self.segments.len(), self.postings);
+        write!(f, "Delta({n} segments, {p} postings)")
+    }
 }
 
 impl Delta {
