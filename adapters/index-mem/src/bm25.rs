@@ -118,32 +118,44 @@ impl Field {
         }
         self.grow_lists();
         for segment in self.delta.take() {
-            for (id, list) in segment.lists() {
+            for (id, run) in segment.runs() {
                 let into = &mut self.postings[id as usize];
-                list.iter().for_each(|(doc, tf)| into.add(doc, tf));
+                run.iter().for_each(|(doc, tf)| into.add(doc, tf));
             }
         }
         self.postings.settle();
     }
 
-    /// Term `id`'s lists, oldest first: the field's, then the delta's.
-    fn lists_of(&self, id: u32) -> impl Iterator<Item = &Postings> + '_ {
-        let own = self.postings.get(id as usize).filter(|l| !l.is_empty());
-        own.into_iter().chain(self.delta.lists(id))
+    /// Term `id`'s list in the lists (`None` when it holds no posting).
+    fn list(&self, id: u32) -> Option<&Postings> {
+        self.postings.get(id as usize).filter(|l| !l.is_empty())
     }
 
-    /// Term `id`'s postings as one list (borrowed when the delta holds
-    /// none), for the passes over every list: checks and snapshots.
+    /// Term `id`'s postings held: in its list and its segments.
+    fn held(&self, id: u32) -> u32 {
+        let runs: u32 = self.delta.runs(id).map(|r| r.len()).sum();
+        self.list(id).map_or(0, Postings::len) + runs
+    }
+
+    /// Term `id`'s postings as one list (borrowed when no segment holds
+    /// any), for the passes over every list: checks and snapshots.
     pub(crate) fn whole_list(&self, id: u32) -> std::borrow::Cow<'_, Postings> {
-        let mut lists = self.lists_of(id);
-        match (lists.next(), lists.next()) {
-            (None, _) => std::borrow::Cow::Owned(Postings::Empty),
-            (Some(only), None) => std::borrow::Cow::Borrowed(only),
-            _ => {
-                let lists: Vec<&Postings> = self.lists_of(id).collect();
-                std::borrow::Cow::Owned(Postings::joined(&lists))
-            }
+        let list = self.list(id);
+        if self.delta.runs(id).next().is_none() {
+            return match list {
+                Some(list) => std::borrow::Cow::Borrowed(list),
+                None => std::borrow::Cow::Owned(Postings::Empty),
+            };
         }
+        let own = list.into_iter().flat_map(Postings::iter);
+        let runs = self.delta.runs(id).flat_map(|r| r.iter());
+        std::borrow::Cow::Owned(Postings::from_sorted(own.chain(runs)))
+    }
+
+    /// Whether `term` holds a posting, retired or not, for tests.
+    #[cfg(test)]
+    fn holds(&self, term: &str) -> bool {
+        self.terms.get(term).is_some_and(|id| self.held(id) > 0)
     }
 
     /// Fetches ahead for step `i` of a pass over lists, where `at(j)` is
@@ -205,12 +217,6 @@ impl Field {
             .for_each_mut(|list| list.purge(|d| alive(lengths, d)));
     }
 
-    /// A term's lists, oldest first (none when the term holds no posting).
-    fn lists(&self, term: &str) -> impl Iterator<Item = &Postings> + '_ {
-        let id = self.terms.get(term);
-        id.into_iter().flat_map(|id| self.lists_of(id))
-    }
-
     /// Live postings of a list (a retired document's length is 0, and a
     /// document of no terms has no postings).
     fn live_postings<'a>(&'a self, list: &'a Postings) -> impl Iterator<Item = (u32, u32)> + 'a {
@@ -235,30 +241,38 @@ impl Field {
                 continue;
             };
             if none_retired {
-                let held: u32 = self.lists_of(id).map(Postings::len).sum();
+                let held = self.held(id);
                 if held == 0 {
                     continue;
                 }
                 let idf = idf(n, held as f32);
-                for list in self.lists_of(id) {
-                    each_posting!(list, |doc, tf| {
-                        let dl = self.length(doc);
-                        if dl > 0 {
-                            add(doc, idf * tf_part(tf as f32, dl as f32, avg));
-                        }
-                    });
+                let mut one = |doc: u32, tf: u32| {
+                    let dl = self.length(doc);
+                    if dl > 0 {
+                        add(doc, idf * tf_part(tf as f32, dl as f32, avg));
+                    }
+                };
+                if let Some(list) = self.list(id) {
+                    each_posting!(list, |doc, tf| { one(doc, tf) });
                 }
+                self.delta
+                    .runs(id)
+                    .for_each(|r| r.iter().for_each(|(d, tf)| one(d, tf)));
                 continue;
             }
             parts.clear();
-            for list in self.lists_of(id) {
-                each_posting!(list, |doc, tf| {
-                    let dl = self.length(doc);
-                    if dl > 0 {
-                        parts.push((doc, tf_part(tf as f32, dl as f32, avg)));
-                    }
-                });
+            let mut one = |doc: u32, tf: u32| {
+                let dl = self.length(doc);
+                if dl > 0 {
+                    parts.push((doc, tf_part(tf as f32, dl as f32, avg)));
+                }
+            };
+            if let Some(list) = self.list(id) {
+                each_posting!(list, |doc, tf| { one(doc, tf) });
             }
+            self.delta
+                .runs(id)
+                .for_each(|r| r.iter().for_each(|(d, tf)| one(d, tf)));
             if parts.is_empty() {
                 continue;
             }
@@ -301,19 +315,26 @@ impl Field {
         // A group's length sums its members': once per group and query.
         let mut lengths = vec![f32::NAN; group_ids];
         for term in terms {
-            for list in self.lists(term) {
-                each_posting!(list, |doc, tf| {
-                    if alive(&self.lengths, doc) {
-                        if let Some(g) = group_of(doc) {
-                            let t = &mut tf_of[g as usize];
-                            if *t == 0 {
-                                touched.push(g);
-                            }
-                            *t += tf;
+            let Some(id) = self.terms.get(term) else {
+                continue;
+            };
+            let mut one = |doc: u32, tf: u32| {
+                if alive(&self.lengths, doc) {
+                    if let Some(g) = group_of(doc) {
+                        let t = &mut tf_of[g as usize];
+                        if *t == 0 {
+                            touched.push(g);
                         }
+                        *t += tf;
                     }
-                });
+                }
+            };
+            if let Some(list) = self.list(id) {
+                each_posting!(list, |doc, tf| { one(doc, tf) });
             }
+            self.delta
+                .runs(id)
+                .for_each(|r| r.iter().for_each(|(d, tf)| one(d, tf)));
             if touched.is_empty() {
                 continue;
             }
@@ -335,15 +356,12 @@ impl Field {
     /// `exists` does not know; and documents in the field whose length
     /// does not add up to the field's total. For `verify`.
     pub fn dangling(&self, exists: impl Fn(u32) -> bool) -> (u64, bool) {
-        let mut bad = 0;
-        let delta = self.delta.iter().flat_map(|s| s.lists().map(|(_, l)| l));
-        for list in self.postings.iter().chain(delta) {
-            for (doc, _) in self.live_postings(list) {
-                if !exists(doc) {
-                    bad += 1;
-                }
-            }
-        }
+        let lists = self.postings.iter().flat_map(Postings::iter);
+        let runs = self.delta.all_runs().flat_map(|r| r.iter());
+        let live = lists
+            .chain(runs)
+            .filter(|&(doc, _)| alive(&self.lengths, doc));
+        let bad = live.filter(|&(doc, _)| !exists(doc)).count() as u64;
         let total: u64 = self.lengths.iter().map(|&l| u64::from(l)).sum();
         (bad, total == self.total_len)
     }
@@ -352,12 +370,9 @@ impl Field {
     /// a decoded snapshot must hold before it is used.
     pub fn fits(&self, n: usize) -> bool {
         // A list's documents rise, so its last one is its largest.
-        let delta = self.delta.iter().flat_map(|s| s.lists().map(|(_, l)| l));
-        self.lengths.len() <= n
-            && self.postings.iter().chain(delta).all(|list| {
-                list.last_doc()
-                    .is_none_or(|doc| (doc as usize) < self.lengths.len())
-            })
+        let lasts = self.postings.iter().filter_map(Postings::last_doc);
+        let mut lasts = lasts.chain(self.delta.all_runs().map(|r| r.last_doc()));
+        self.lengths.len() <= n && lasts.all(|doc| (doc as usize) < self.lengths.len())
     }
 
     /// Documents retired since the field was last renumbered: their

@@ -76,7 +76,7 @@ fn put(out: &mut [u8; MAX_POSTING], at: &mut usize, mut v: u32) {
 }
 
 /// A posting's bytes: the gap from the last document and the frequency.
-fn encode(gap: u32, tf: u32) -> ([u8; MAX_POSTING], usize) {
+pub(crate) fn encode(gap: u32, tf: u32) -> ([u8; MAX_POSTING], usize) {
     let (mut out, mut n) = ([0; MAX_POSTING], 0);
     put(&mut out, &mut n, gap);
     put(&mut out, &mut n, tf);
@@ -426,7 +426,6 @@ macro_rules! each_posting {
 }
 pub(crate) use each_posting;
 
-mod build;
 mod iter;
 mod prefetch;
 mod tail;

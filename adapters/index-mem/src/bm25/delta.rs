@@ -13,15 +13,23 @@
 
 use std::sync::Arc;
 
-use crate::postings::Postings;
+use crate::postings::{encode, take};
 
 /// A write's postings, or several writes' merged: term ids, rising, each
-/// with its list. Every document is past every document of the field's
-/// lists and of the segments before.
+/// with its list, every list's bytes in one buffer (one allocation a
+/// segment, not one a list). Every document is past every document of the
+/// field's lists and of the segments before.
 #[derive(Default)]
 pub(crate) struct Segment {
     ids: Box<[u32]>,
-    lists: Box<[Postings]>,
+    /// Where each list's bytes end in `bytes` (they start where the one
+    /// before ends): (document gap, frequency) varint pairs, the first gap
+    /// from 0, as a [`Postings`](crate::postings::Postings) list's.
+    ends: Box<[usize]>,
+    /// Each list's postings and last document.
+    lens: Box<[u32]>,
+    lasts: Box<[u32]>,
+    bytes: Box<[u8]>,
     postings: usize,
     /// Merges it came through: a segment of tier t holds [`FAN_IN`]^t
     /// writes.
@@ -33,58 +41,152 @@ pub(crate) struct Segment {
 /// tier at most.
 const FAN_IN: usize = 8;
 
+/// One term's postings in a segment.
+#[derive(Clone, Copy)]
+pub(crate) struct Run<'a> {
+    bytes: &'a [u8],
+    len: u32,
+    last: u32,
+}
+
+impl<'a> Run<'a> {
+    pub(crate) fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub(crate) fn last_doc(&self) -> u32 {
+        self.last
+    }
+
+    /// The postings, (document, frequency) in rising document order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let (bytes, mut at, mut doc) = (self.bytes, 0, 0u32);
+        std::iter::from_fn(move || {
+            if at >= bytes.len() {
+                return None;
+            }
+            doc += take(bytes, &mut at);
+            Some((doc, take(bytes, &mut at)))
+        })
+    }
+}
+
+/// Builds a segment list by list.
+#[derive(Default)]
+struct Builder {
+    ids: Vec<u32>,
+    ends: Vec<usize>,
+    lens: Vec<u32>,
+    lasts: Vec<u32>,
+    bytes: Vec<u8>,
+}
+
+impl Builder {
+    fn with_capacity(lists: usize, bytes: usize) -> Self {
+        Self {
+            ids: Vec::with_capacity(lists),
+            ends: Vec::with_capacity(lists),
+            lens: Vec::with_capacity(lists),
+            lasts: Vec::with_capacity(lists),
+            bytes: Vec::with_capacity(bytes),
+        }
+    }
+
+    /// Writes `doc`'s posting after the list's last document `prev` (0 to
+    /// start a list).
+    fn posting(&mut self, prev: u32, doc: u32, tf: u32) {
+        let (b, n) = encode(doc - prev, tf);
+        self.bytes.extend_from_slice(&b[..n]);
+    }
+
+    /// Writes `run` after the list's last document `prev`: its first gap
+    /// anew, the rest of its bytes as they are.
+    fn run(&mut self, prev: u32, run: Run<'_>) {
+        let mut at = 0;
+        let doc = take(run.bytes, &mut at);
+        let tf = take(run.bytes, &mut at);
+        self.posting(prev, doc, tf);
+        self.bytes.extend_from_slice(&run.bytes[at..]);
+    }
+
+    /// Ends list `id` of `len` postings, the last `last`.
+    fn end(&mut self, id: u32, len: u32, last: u32) {
+        self.ids.push(id);
+        self.ends.push(self.bytes.len());
+        self.lens.push(len);
+        self.lasts.push(last);
+    }
+
+    fn build(self, postings: usize, tier: u8) -> Segment {
+        Segment {
+            ids: self.ids.into(),
+            ends: self.ends.into(),
+            lens: self.lens.into(),
+            lasts: self.lasts.into(),
+            bytes: self.bytes.into(),
+            postings,
+            tier,
+        }
+    }
+}
+
 impl Segment {
     /// The segment of `adds`, (term id, document, frequency) sorted by term
     /// and then document.
     fn from_sorted(adds: &[(u32, u32, u32)]) -> Self {
-        let (mut ids, mut lists) = (Vec::new(), Vec::new());
+        let mut out = Builder::with_capacity(adds.len(), 3 * adds.len());
         for run in adds.chunk_by(|a, b| a.0 == b.0) {
-            ids.push(run[0].0);
-            lists.push(Postings::encoded(run.iter().map(|&(_, d, tf)| (d, tf))));
+            let mut prev = 0;
+            for &(_, doc, tf) in run {
+                out.posting(prev, doc, tf);
+                prev = doc;
+            }
+            out.end(run[0].0, run.len() as u32, prev);
         }
-        Self {
-            ids: ids.into(),
-            lists: lists.into(),
-            postings: adds.len(),
-            tier: 0,
+        out.build(adds.len(), 0)
+    }
+
+    fn run(&self, i: usize) -> Run<'_> {
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        Run {
+            bytes: &self.bytes[start..self.ends[i]],
+            len: self.lens[i],
+            last: self.lasts[i],
         }
     }
 
-    pub(crate) fn get(&self, id: u32) -> Option<&Postings> {
+    pub(crate) fn get(&self, id: u32) -> Option<Run<'_>> {
         let i = self.ids.binary_search(&id).ok()?;
-        Some(&self.lists[i])
+        Some(self.run(i))
     }
 
     /// Every (term id, list), ids rising.
-    pub(crate) fn lists(&self) -> impl Iterator<Item = (u32, &Postings)> + '_ {
-        self.ids.iter().copied().zip(self.lists.iter())
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (u32, Run<'_>)> + '_ {
+        (0..self.ids.len()).map(|i| (self.ids[i], self.run(i)))
     }
 
-    /// `parts` (oldest first) as one: a term in several has its lists
-    /// joined, one in a single part shares its list.
+    /// `parts` (oldest first) as one: a term's lists joined end to end.
     fn merged(parts: &[Arc<Segment>]) -> Self {
-        let n = parts.iter().map(|s| s.ids.len()).max().unwrap_or(0);
-        let (mut ids, mut lists) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let lists = parts.iter().map(|s| s.ids.len()).max().unwrap_or(0);
+        let bytes = parts.iter().map(|s| s.bytes.len()).sum();
+        let mut out = Builder::with_capacity(lists, bytes);
         let mut at = vec![0; parts.len()];
-        let mut same: Vec<&Postings> = Vec::with_capacity(parts.len());
         let head = |s: &Segment, i: usize| s.ids.get(i).copied();
         while let Some(id) = parts.iter().zip(&at).filter_map(|(s, &i)| head(s, i)).min() {
-            same.clear();
+            let (mut prev, mut len) = (0, 0);
             for (s, i) in parts.iter().zip(at.iter_mut()) {
                 if head(s, *i) == Some(id) {
-                    same.push(&s.lists[*i]);
+                    let run = s.run(*i);
+                    out.run(prev, run);
+                    (prev, len) = (run.last, len + run.len);
                     *i += 1;
                 }
             }
-            ids.push(id);
-            lists.push(Postings::joined(&same));
+            out.end(id, len, prev);
         }
-        Self {
-            ids: ids.into(),
-            lists: lists.into(),
-            postings: parts.iter().map(|s| s.postings).sum(),
-            tier: parts.iter().map(|s| s.tier).max().unwrap_or(0) + 1,
-        }
+        let postings = parts.iter().map(|s| s.postings).sum();
+        let tier = parts.iter().map(|s| s.tier).max().unwrap_or(0) + 1;
+        out.build(postings, tier)
     }
 }
 
@@ -141,7 +243,7 @@ impl Delta {
     }
 
     /// Term `id`'s lists, oldest first (those that hold it).
-    pub(crate) fn lists(&self, id: u32) -> impl Iterator<Item = &Postings> + '_ {
+    pub(crate) fn runs(&self, id: u32) -> impl Iterator<Item = Run<'_>> + '_ {
         self.segments.iter().filter_map(move |s| s.get(id))
     }
 
@@ -151,9 +253,9 @@ impl Delta {
         std::mem::take(&mut self.segments)
     }
 
-    /// Every segment, oldest first.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Segment> + '_ {
-        self.segments.iter().map(|s| &**s)
+    /// Every list of every segment, oldest segment first.
+    pub(crate) fn all_runs(&self) -> impl Iterator<Item = Run<'_>> + '_ {
+        self.segments.iter().flat_map(|s| s.runs().map(|(_, r)| r))
     }
 }
 
@@ -194,10 +296,14 @@ mod tests {
         let total: usize = expected.iter().map(Vec::len).sum();
         assert_eq!(delta.postings(), total);
         for (t, want) in expected.iter().enumerate() {
-            let got: Vec<(u32, u32)> = delta.lists(t as u32).flat_map(|l| l.iter()).collect();
+            let got: Vec<(u32, u32)> = delta.runs(t as u32).flat_map(|r| r.iter()).collect();
+            let lens: u32 = delta.runs(t as u32).map(|r| r.len()).sum();
+            assert_eq!(lens as usize, want.len());
+            let last = delta.runs(t as u32).last().map(|r| r.last_doc());
+            assert_eq!(last, want.last().map(|p| p.0));
             assert_eq!(&got, want, "term {t}");
         }
-        assert_eq!(delta.lists(9).count(), 0);
+        assert_eq!(delta.runs(9).count(), 0);
         let taken = delta.take();
         assert!(!taken.is_empty());
         assert_eq!((delta.is_empty(), delta.postings()), (true, 0));
