@@ -5,6 +5,7 @@ use minirag_rank::{idf, tf_part};
 
 use std::sync::Arc;
 
+use crate::chained_pages::ChainedPages;
 use crate::lists::Lists;
 use crate::pages::Column;
 use crate::postings::{self, each_posting, Postings};
@@ -96,11 +97,11 @@ impl Field {
         self.fold_delta();
         self.grow_lists();
         let ahead = |i: usize| adds.get(i).map(|a| a.0);
+        let lists = self.postings.all_mut();
         for (i, &(id, doc, tf)) in adds.iter().enumerate() {
-            self.fetch_ahead(i, ahead);
-            self.postings[id as usize].add(doc, tf);
+            fetch_ahead(lists, i, ahead);
+            lists[id as usize].add(doc, tf);
         }
-        self.postings.settle();
     }
 
     /// A list for every term, empty for those only the delta held.
@@ -117,13 +118,16 @@ impl Field {
             return;
         }
         self.grow_lists();
+        // Set list by list: a page another copy shares is copied bit for
+        // bit, borrowing the lists the fold leaves alone.
+        let lists = self.postings.all_mut();
         for segment in self.delta.take() {
             for (id, run) in segment.runs() {
-                let into = &mut self.postings[id as usize];
-                run.iter().for_each(|(doc, tf)| into.add(doc, tf));
+                let mut list = lists[id as usize].clone();
+                run.iter().for_each(|(doc, tf)| list.add(doc, tf));
+                lists.set(id as usize, list);
             }
         }
-        self.postings.settle();
     }
 
     /// Term `id`'s list in the lists (`None` when it holds no posting).
@@ -158,22 +162,6 @@ impl Field {
         self.terms.get(term).is_some_and(|id| self.held(id) > 0)
     }
 
-    /// Fetches ahead for step `i` of a pass over lists, where `at(j)` is
-    /// the list step `j` writes: three steps, each needing the line the
-    /// one before fetched (the list's slot in its page, the list, and the
-    /// bytes an append to it writes).
-    fn fetch_ahead(&self, i: usize, at: impl Fn(usize) -> Option<u32>) {
-        if let Some(id) = at(i + 16) {
-            postings::prefetch((&self.postings[id as usize] as *const Postings).cast());
-        }
-        if let Some(id) = at(i + 8) {
-            self.postings[id as usize].prefetch_list();
-        }
-        if let Some(id) = at(i + 4) {
-            self.postings[id as usize].prefetch_tail();
-        }
-    }
-
     /// Counts a document out: its length and the field's totals.
     fn count_out(&mut self, doc: u32) {
         if let Some(len) = self.lengths.get_mut(doc as usize) {
@@ -193,7 +181,6 @@ impl Field {
                 self.postings[id as usize].remove(doc);
             }
         }
-        self.postings.settle();
     }
 
     /// Counts a document out: its postings stay, skipped by every reader
@@ -424,6 +411,22 @@ impl Field {
             }
         }
         self.lengths = Column::from_slice(&lengths);
+    }
+}
+
+/// Fetches ahead for step `i` of a pass over `lists`, where `at(j)` is
+/// the list step `j` writes: three steps, each needing the line the one
+/// before fetched (the list's slot in its page, the list, and the bytes an
+/// append to it writes).
+fn fetch_ahead(lists: &ChainedPages<Postings>, i: usize, at: impl Fn(usize) -> Option<u32>) {
+    if let Some(id) = at(i + 16) {
+        postings::prefetch((&lists[id as usize] as *const Postings).cast());
+    }
+    if let Some(id) = at(i + 8) {
+        lists[id as usize].prefetch_list();
+    }
+    if let Some(id) = at(i + 4) {
+        lists[id as usize].prefetch_tail();
     }
 }
 

@@ -278,7 +278,8 @@ impl<T: Element> ChainedPages<T> {
 
     /// Puts `value` at `i`, dropping the element there if the page owned
     /// it (a borrowed one stays its parent's). A shared page is copied
-    /// borrowing its elements: a fold replaces a few of each page's.
+    /// borrowing its elements: a fold of segments replaces a few of each
+    /// page's.
     pub(crate) fn set(&mut self, i: usize, value: T) {
         if i >= self.len {
             return;
@@ -299,13 +300,6 @@ impl<T: Element> ChainedPages<T> {
         let last = self.pages.len() - 1;
         self.page_mut(last, Borrow::Yes).push(value);
         self.len += 1;
-    }
-
-    /// Grows to `len` elements, the new ones `value`.
-    pub(crate) fn grow(&mut self, len: usize, value: T) {
-        while self.len < len {
-            self.push(value.clone());
-        }
     }
 
     #[cfg(test)]
