@@ -135,6 +135,19 @@ impl Field {
         self.postings.get(id as usize).filter(|l| !l.is_empty())
     }
 
+    /// Runs `one` on each posting of term `id`, retired or not, in
+    /// document order: its list's, then its segments'. The scoring loops'
+    /// hot path, the list's loop expanded in place.
+    #[inline(always)]
+    fn each_posting(&self, id: u32, mut one: impl FnMut(u32, u32)) {
+        if let Some(list) = self.list(id) {
+            each_posting!(list, |doc, tf| { one(doc, tf) });
+        }
+        for run in self.delta.runs(id) {
+            run.iter().for_each(|(doc, tf)| one(doc, tf));
+        }
+    }
+
     /// Term `id`'s postings held: in its list and its segments.
     fn held(&self, id: u32) -> u32 {
         let runs: u32 = self.delta.runs(id).map(|r| r.len()).sum();
@@ -233,33 +246,23 @@ impl Field {
                     continue;
                 }
                 let idf = idf(n, held as f32);
-                let mut one = |doc: u32, tf: u32| {
+                let one = |doc: u32, tf: u32| {
                     let dl = self.length(doc);
                     if dl > 0 {
                         add(doc, idf * tf_part(tf as f32, dl as f32, avg));
                     }
                 };
-                if let Some(list) = self.list(id) {
-                    each_posting!(list, |doc, tf| { one(doc, tf) });
-                }
-                self.delta
-                    .runs(id)
-                    .for_each(|r| r.iter().for_each(|(d, tf)| one(d, tf)));
+                self.each_posting(id, one);
                 continue;
             }
             parts.clear();
-            let mut one = |doc: u32, tf: u32| {
+            let one = |doc: u32, tf: u32| {
                 let dl = self.length(doc);
                 if dl > 0 {
                     parts.push((doc, tf_part(tf as f32, dl as f32, avg)));
                 }
             };
-            if let Some(list) = self.list(id) {
-                each_posting!(list, |doc, tf| { one(doc, tf) });
-            }
-            self.delta
-                .runs(id)
-                .for_each(|r| r.iter().for_each(|(d, tf)| one(d, tf)));
+            self.each_posting(id, one);
             if parts.is_empty() {
                 continue;
             }
@@ -305,7 +308,7 @@ impl Field {
             let Some(id) = self.terms.get(term) else {
                 continue;
             };
-            let mut one = |doc: u32, tf: u32| {
+            let one = |doc: u32, tf: u32| {
                 if alive(&self.lengths, doc) {
                     if let Some(g) = group_of(doc) {
                         let t = &mut tf_of[g as usize];
@@ -316,12 +319,7 @@ impl Field {
                     }
                 }
             };
-            if let Some(list) = self.list(id) {
-                each_posting!(list, |doc, tf| { one(doc, tf) });
-            }
-            self.delta
-                .runs(id)
-                .for_each(|r| r.iter().for_each(|(d, tf)| one(d, tf)));
+            self.each_posting(id, one);
             if touched.is_empty() {
                 continue;
             }
