@@ -5,9 +5,8 @@ use minirag_rank::{idf, tf_part};
 
 use std::sync::Arc;
 
-use crate::chained_pages::ChainedPages;
 use crate::lists::Lists;
-use crate::pages::Column;
+use crate::pages::{Column, Pages};
 use crate::postings::{self, each_posting, Postings};
 use crate::terms::Terms;
 use delta::Delta;
@@ -118,14 +117,11 @@ impl Field {
             return;
         }
         self.grow_lists();
-        // Set list by list: a page another copy shares is copied bit for
-        // bit, borrowing the lists the fold leaves alone.
         let lists = self.postings.all_mut();
         for segment in self.delta.take() {
             for (id, run) in segment.runs() {
-                let mut list = lists[id as usize].clone();
-                run.iter().for_each(|(doc, tf)| list.add(doc, tf));
-                lists.set(id as usize, list);
+                let into = &mut lists[id as usize];
+                run.iter().for_each(|(doc, tf)| into.add(doc, tf));
             }
         }
     }
@@ -376,12 +372,10 @@ impl Field {
         self.lengths.get(doc as usize).copied().unwrap_or(0)
     }
 
-    /// Lets go of the superseded pages of lists that copies made beside
-    /// views keep alive ([`ChainedPages`](crate::chained_pages)), for a
-    /// field compaction hands on.
+    /// Folds the segments into the lists, for a field compaction hands on
+    /// (the generation it starts holds no segment).
     pub fn straighten(&mut self) {
         self.fold_delta();
-        self.postings.all_mut().straighten();
     }
 
     /// Re-numbers documents after compaction (`map[old] = Some(new)`),
@@ -416,7 +410,7 @@ impl Field {
 /// the list step `j` writes: three steps, each needing the line the one
 /// before fetched (the list's slot in its page, the list, and the bytes an
 /// append to it writes).
-fn fetch_ahead(lists: &ChainedPages<Postings>, i: usize, at: impl Fn(usize) -> Option<u32>) {
+fn fetch_ahead(lists: &Pages<Postings>, i: usize, at: impl Fn(usize) -> Option<u32>) {
     if let Some(id) = at(i + 16) {
         postings::prefetch((&lists[id as usize] as *const Postings).cast());
     }

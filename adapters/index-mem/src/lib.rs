@@ -22,7 +22,6 @@
 pub use minirag_rank as analyzer;
 #[doc(hidden)]
 pub mod bm25;
-mod chained_pages;
 mod compaction;
 mod damage;
 #[doc(hidden)]

@@ -1,20 +1,20 @@
 //! A field's postings lists by term id, in pages shared whole by every
-//! copy of the field ([`ChainedPages`] behind one `Arc`, so a copy costs a
+//! copy of the field ([`Pages`] behind one `Arc`, so a copy costs a
 //! count). A field no other copy shares (no view pins an older generation)
 //! is written in place. Beside a view, a write's new postings go to
 //! segments instead ([`crate::bm25::delta`]); what still writes the lists
 //! of a shared field (the segments folded in, a title's source written
-//! again, a pass over every list) copies the pages it writes, each bit for
-//! bit, borrowing the lists it keeps from the page it came from.
+//! again, a pass over every list) copies the pages it writes: rare writes,
+//! each reaching most pages.
 
 use std::sync::Arc;
 
-use crate::chained_pages::ChainedPages;
+use crate::pages::Pages;
 use crate::postings::Postings;
 
 #[derive(Default, Clone)]
 pub(crate) struct Lists {
-    pages: Arc<ChainedPages<Postings>>,
+    pages: Arc<Pages<Postings>>,
 }
 
 impl std::fmt::Debug for Lists {
@@ -54,7 +54,7 @@ impl Lists {
 
     /// Every list for writing (the pages' vector copied first when another
     /// copy of the field shares it; each page when written).
-    pub(crate) fn all_mut(&mut self) -> &mut ChainedPages<Postings> {
+    pub(crate) fn all_mut(&mut self) -> &mut Pages<Postings> {
         Arc::make_mut(&mut self.pages)
     }
 
@@ -70,13 +70,13 @@ impl Lists {
 impl Drop for Lists {
     fn drop(&mut self) {
         if let Some(pages) = Arc::get_mut(&mut self.pages) {
-            pages.drop_ahead();
+            pages.drop_each_ahead(&Postings::prefetch_count);
         }
     }
 }
 
-impl From<ChainedPages<Postings>> for Lists {
-    fn from(pages: ChainedPages<Postings>) -> Self {
+impl From<Pages<Postings>> for Lists {
+    fn from(pages: Pages<Postings>) -> Self {
         Self {
             pages: Arc::new(pages),
         }
@@ -85,7 +85,7 @@ impl From<ChainedPages<Postings>> for Lists {
 
 impl FromIterator<Postings> for Lists {
     fn from_iter<I: IntoIterator<Item = Postings>>(lists: I) -> Self {
-        ChainedPages::from_iter(lists).into()
+        Pages::from_iter(lists).into()
     }
 }
 

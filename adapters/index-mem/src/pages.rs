@@ -95,6 +95,26 @@ impl<T: Clone, const P: usize> Pages<T, P> {
         }
     }
 
+    /// Every element, mutably: each page another copy shares copied first.
+    pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(&mut T)) {
+        for page in &mut self.pages {
+            Arc::make_mut(page).iter_mut().for_each(&mut f);
+        }
+    }
+
+    /// Empties the pages, dropping the elements of those no other copy
+    /// shares with what each drop touches (`ahead`) fetched first; shared
+    /// pages are only let go.
+    pub(crate) fn drop_each_ahead(&mut self, ahead: &impl Fn(&T)) {
+        for page in &mut self.pages {
+            if let Some(items) = Arc::get_mut(page) {
+                drop_ahead(items, ahead);
+            }
+        }
+        self.pages.clear();
+        self.len = 0;
+    }
+
     /// Pages this vector shares with `other`, for tests of what a copy costs.
     #[cfg(test)]
     pub(crate) fn pages_shared_with(&self, other: &Self) -> usize {
@@ -111,22 +131,9 @@ impl<T: Clone, const P: usize> Pages<T, P> {
     }
 }
 
-/// How far ahead of a clone or drop [`copy_ahead`] and [`drop_ahead`]
-/// fetch: about as many misses as a core keeps in flight.
+/// How far ahead of a drop [`drop_ahead`] fetches: about as many misses
+/// as a core keeps in flight.
 pub(crate) const AHEAD: usize = 16;
-
-/// A copy of `items`, fetching ahead what the clones touch.
-pub(crate) fn copy_ahead<T: Clone>(items: &[T], ahead: &impl Fn(&T)) -> Vec<T> {
-    items.iter().take(AHEAD).for_each(ahead);
-    let mut copy = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        if let Some(next) = items.get(i + AHEAD) {
-            ahead(next);
-        }
-        copy.push(item.clone());
-    }
-    copy
-}
 
 /// Drops `items` from the last, fetching ahead what the drops touch.
 pub(crate) fn drop_ahead<T>(items: &mut Vec<T>, ahead: &impl Fn(&T)) {
@@ -183,20 +190,23 @@ mod tests {
     }
 
     #[test]
-    fn fetching_ahead_copies_and_drops_what_plain_copies_and_drops_do() {
+    fn dropping_ahead_drops_every_element_once() {
         let counted = Arc::new(());
-        let mut items: Vec<Arc<()>> = (0..40).map(|_| Arc::clone(&counted)).collect();
-        let seen = std::cell::Cell::new(0);
-        let copy = copy_ahead(&items, &|_| seen.set(seen.get() + 1));
-        assert_eq!(
-            (copy.len(), seen.get()),
-            (40, 40),
-            "each element fetched once"
-        );
+        let make = || (0..40).map(|_| Arc::clone(&counted)).collect::<Vec<_>>();
+        let mut items = make();
+        let mut pages: Pages<Arc<()>> = make().into_iter().collect();
+        let held = pages.clone();
         assert_eq!(Arc::strong_count(&counted), 81);
-        drop(copy);
         drop_ahead(&mut items, &|_| {});
-        assert_eq!((Arc::strong_count(&counted), items.len()), (1, 0));
+        assert_eq!((Arc::strong_count(&counted), items.len()), (41, 0));
+        pages.drop_each_ahead(&|_| {});
+        assert_eq!(
+            Arc::strong_count(&counted),
+            41,
+            "a shared page is only let go"
+        );
+        drop(held);
+        assert_eq!((Arc::strong_count(&counted), pages.len()), (1, 0));
     }
 
     #[test]

@@ -14,8 +14,8 @@ use std::io::Write;
 use super::Field;
 use std::sync::Arc;
 
-use crate::chained_pages::ChainedPages;
 use crate::pages::Column;
+use crate::pages::Pages;
 use crate::postings::Postings;
 use crate::terms::Terms;
 
@@ -87,7 +87,7 @@ impl Field {
         let terms = Terms::from_parts(arena, ends).ok_or("term ends out of order")?;
         // The first bad list stops the reading and is the error.
         let mut failed = None;
-        let postings: ChainedPages<Postings> = (0..n_terms)
+        let postings: Pages<Postings> = (0..n_terms)
             .map_while(|_| read_list(&mut r, n).map_err(|e| failed = Some(e)).ok())
             .collect();
         if let Some(e) = failed {

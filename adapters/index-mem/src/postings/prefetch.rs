@@ -54,10 +54,3 @@ impl Postings {
         }
     }
 }
-
-/// Copying or dropping a list touches its count first.
-impl crate::chained_pages::Element for Postings {
-    fn fetch_ahead(&self) {
-        self.prefetch_count();
-    }
-}
