@@ -373,8 +373,9 @@ impl Field {
     }
 
     /// Folds the segments into the lists, for a field compaction hands on
-    /// (the generation it starts holds no segment).
-    pub fn straighten(&mut self) {
+    /// (the generation it starts holds no segment; [`Field::renumber`]
+    /// folds them too).
+    pub fn fold_segments(&mut self) {
         self.fold_delta();
     }
 

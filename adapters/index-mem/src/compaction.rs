@@ -82,14 +82,14 @@ pub(crate) fn write_next(paths: &Paths, inner: &Inner) -> Result<Inner, IndexErr
     // list (a million-posting list is an 8 MB copy) to write it back.
     let identity = in_order && next as usize == old_chunks.len();
     let mut text = st.text.clone();
-    if !identity {
+    if identity {
+        text.fold_segments();
+    } else {
         text.renumber(&slot_map, next as usize);
     }
     drop(slot_map);
     let mut title = st.title.clone();
     title.renumber(&sid_map, sources.len());
-    text.straighten();
-    title.straighten();
     let repeats: Vec<DiskRepeats> = st
         .repeats
         .iter()

@@ -59,16 +59,17 @@ fn adding_documents_together_equals_adding_them_one_by_one_and_leaves_a_copy_alo
             .skip(100)
             .map(|(d, terms)| (d as u32, terms.as_slice())),
     );
-    let scores = |f: &Field, term: &str| {
-        let mut x = Vec::new();
-        f.score(&[term], |d, s| x.push((d, s)));
-        x
-    };
-    for term in ["w0", "w3", "w12", "common", "w150", "w299"] {
-        assert_eq!(scores(&together, term), scores(&one_by_one, term), "{term}");
-    }
-    assert_eq!(scores(&held, "common").len(), 100, "the copy keeps its 100");
-    assert_eq!(scores(&held, "w150"), []);
+    assert_same_scores(
+        &together,
+        &one_by_one,
+        &["w0", "w3", "w12", "common", "w150", "w299"],
+    );
+    assert_eq!(
+        scores_of(&held, "common").len(),
+        100,
+        "the copy keeps its 100"
+    );
+    assert_eq!(scores_of(&held, "w150"), []);
 }
 
 #[test]
@@ -89,11 +90,7 @@ fn remove_then_renumber() {
 /// Both fields score each of `terms` alike, document by document.
 fn assert_same_scores(a: &Field, b: &Field, terms: &[&str]) {
     for term in terms {
-        let mut x = Vec::new();
-        a.score(&[term], |d, s| x.push((d, s)));
-        let mut y = Vec::new();
-        b.score(&[term], |d, s| y.push((d, s)));
-        assert_eq!(x, y, "{term}");
+        assert_eq!(scores_of(a, term), scores_of(b, term), "{term}");
     }
 }
 
@@ -125,11 +122,11 @@ fn retired_documents_score_as_if_never_added_and_a_copy_keeps_them() {
     }
     assert_eq!(dense.retired(), 0);
     for term in terms {
-        let mut x = Vec::new();
-        retired.score(&[term], |d, s| x.push((d / 5, s)));
-        let mut y = Vec::new();
-        dense.score(&[term], |d, s| y.push((d, s)));
-        assert_eq!(x, y, "{term}");
+        let x: Vec<(u32, f32)> = scores_of(&retired, term)
+            .into_iter()
+            .map(|(d, s)| (d / 5, s))
+            .collect();
+        assert_eq!(x, scores_of(&dense, term), "{term}");
     }
     assert!(retired.holds("w7"), "doc 7's postings stay");
     let mut hits = Vec::new();
