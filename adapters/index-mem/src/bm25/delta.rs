@@ -1,15 +1,15 @@
 //! Postings added beside views, in segments that are never written again.
 //!
-//! A write to a big field whose lists a view's generation shares would
-//! write them through copies of what it changes (a map of lists and, every
-//! few writes, the pages of them all), at a real vocabulary a large part of
-//! the writer's work. Instead such a write builds a segment of its own
-//! postings, sorted by term: one small allocation a list, shared by every
-//! later generation as it is. Segments merge eight at
-//! a time as they come to one size (so a posting is copied a few times, and
-//! a field holds a few dozen at most), and go into the field's lists at
-//! the next write that finds no view sharing them (in place, nothing
-//! copied) or once they hold a large part of the field.
+//! A write to a field whose lists a view's generation shares would write
+//! them through copies of the pages it changes, and at a real vocabulary a
+//! write reaches most pages. Instead such a write builds a segment of its
+//! own postings, sorted by term, its lists' bytes in one buffer: one
+//! allocation, shared by every later generation as it is. Segments merge
+//! eight at a time as they come to one size (so a posting is copied a few
+//! times, and a field holds a few dozen at most). Once a field holds
+//! segments its new postings go on to segments; they go into the field's
+//! lists once they hold a quarter of the field, or first thing when a
+//! write is not all new slots ([`crate::bm25::Field`]).
 
 use std::sync::Arc;
 
