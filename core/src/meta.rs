@@ -15,6 +15,18 @@ const ALIASES: [(&str, &str); 7] = [
     ("category", "categories"),
     ("dc.subject", "subject"),
 ];
+/// Fields kept first when a document declares more than [`MAX_PAIRS`]:
+/// junk fields cannot push out the ones people filter on.
+const KNOWN_FIELDS: [&str; 8] = [
+    "title",
+    "author",
+    "subject",
+    "keywords",
+    "tags",
+    "categories",
+    "date",
+    "description",
+];
 /// Caps that keep a hostile file's fields from filling the index.
 const MAX_PAIRS: usize = 128;
 const MAX_FIELD_CHARS: usize = 64;
@@ -35,9 +47,134 @@ fn tidy(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What a converter may gather of a document's declared fields before it
+/// stops reading them: one value, all of them together, and their count.
+/// Real documents declare a few hundred bytes; these bound what a hostile
+/// one costs in memory before [`normalized`] cuts it to what is stored.
+pub const MAX_DECLARED_VALUE_BYTES: usize = 16 * 1024;
+/// See [`MAX_DECLARED_VALUE_BYTES`].
+pub const MAX_DECLARED_BYTES: usize = 64 * 1024;
+/// See [`MAX_DECLARED_VALUE_BYTES`].
+pub const MAX_DECLARED_PAIRS: usize = 1024;
+/// The largest metadata part a converter reads (`docProps/core.xml`, a
+/// PDF's Info object stream): real ones are a few kilobytes.
+pub const MAX_DECLARING_PART_BYTES: usize = 1 << 20;
+
+/// Why a document's declared fields were dropped (its text is indexed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverBudget {
+    /// One value is longer than [`MAX_DECLARED_VALUE_BYTES`].
+    LongValue,
+    /// All values together pass [`MAX_DECLARED_BYTES`].
+    TooMuch,
+    /// More than [`MAX_DECLARED_PAIRS`] fields.
+    TooMany,
+    /// The part holding them is larger than [`MAX_DECLARING_PART_BYTES`].
+    LargePart,
+    /// Front matter with YAML aliases (`&a` … `*a`), which can expand a few
+    /// bytes into gigabytes; they are not read.
+    Aliases,
+}
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::LongValue => write!(
+                f,
+                "a declared field's value is over {} KiB",
+                MAX_DECLARED_VALUE_BYTES / 1024
+            ),
+            Self::TooMuch => write!(
+                f,
+                "its declared fields are over {} KiB together",
+                MAX_DECLARED_BYTES / 1024
+            ),
+            Self::TooMany => write!(f, "it declares over {MAX_DECLARED_PAIRS} fields"),
+            Self::LargePart => write!(
+                f,
+                "the part holding its properties is over {} MiB",
+                MAX_DECLARING_PART_BYTES >> 20
+            ),
+            Self::Aliases => f.write_str("its front matter uses YAML aliases (`*name`)"),
+        }
+    }
+}
+
+/// A document's declared fields as a converter gathers them, under the one
+/// budget every format shares. Past a cap the fields are dropped, all of
+/// them, and [`Declared::over_budget`] says why, for the file's notice.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Declared {
+    pairs: Vec<(String, String)>,
+    bytes: usize,
+    over: Option<OverBudget>,
+}
+
+impl Declared {
+    /// Adds one field as the format names it; ignored once over budget.
+    pub fn push(&mut self, field: impl Into<String>, value: impl Into<String>) {
+        if self.over.is_some() {
+            return;
+        }
+        let (field, value) = (field.into(), value.into());
+        let size = field.len() + value.len();
+        if value.len() > MAX_DECLARED_VALUE_BYTES {
+            self.refuse(OverBudget::LongValue);
+        } else if self.bytes + size > MAX_DECLARED_BYTES {
+            self.refuse(OverBudget::TooMuch);
+        } else if self.pairs.len() >= MAX_DECLARED_PAIRS {
+            self.refuse(OverBudget::TooMany);
+        } else {
+            self.bytes += size;
+            self.pairs.push((field, value));
+        }
+    }
+
+    /// Drops every field, saying why.
+    pub fn refuse(&mut self, why: OverBudget) {
+        self.pairs = Vec::new();
+        self.bytes = 0;
+        self.over = Some(why);
+    }
+
+    /// Whether fields are still taken.
+    pub fn open(&self) -> bool {
+        self.over.is_none()
+    }
+
+    /// Why the fields were dropped, if they were.
+    pub fn over_budget(&self) -> Option<OverBudget> {
+        self.over
+    }
+
+    /// The fields gathered, in the document's order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
+    /// The fields gathered, in the document's order.
+    pub fn into_pairs(self) -> Vec<(String, String)> {
+        self.pairs
+    }
+}
+
+impl<F: Into<String>, V: Into<String>> FromIterator<(F, V)> for Declared {
+    fn from_iter<I: IntoIterator<Item = (F, V)>>(iter: I) -> Self {
+        let mut declared = Declared::default();
+        for (field, value) in iter {
+            if !declared.open() {
+                break;
+            }
+            declared.push(field, value);
+        }
+        declared
+    }
+}
+
 /// The pairs a converter found, as the index keeps them: names through
 /// [`field_name`], list fields split into one pair per item, empty values,
-/// control characters and duplicates dropped, long values cut, sorted.
+/// control characters and duplicates dropped, long values cut, the well-known
+/// fields kept first under the cap, sorted.
 pub fn normalized(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (field, value) in pairs {
@@ -58,9 +195,11 @@ pub fn normalized(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<(Str
             }
         }
     }
-    out.sort();
-    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|pair| seen.insert(pair.clone()));
+    out.sort_by_key(|(field, _)| !KNOWN_FIELDS.contains(&field.as_str()));
     out.truncate(MAX_PAIRS);
+    out.sort();
     out
 }
 
@@ -108,6 +247,36 @@ mod tests {
         assert!(got
             .iter()
             .all(|(_, v)| v.chars().count() == MAX_VALUE_CHARS));
+    }
+
+    #[test]
+    fn junk_fields_cannot_push_out_the_known_ones() {
+        let mut many: Vec<(String, String)> = (0..500)
+            .map(|i| (format!("a{i:03}"), "junk".into()))
+            .collect();
+        many.push(("author".into(), "Ada".into()));
+        let got = normalized(many);
+        assert_eq!(got.len(), MAX_PAIRS);
+        assert!(got.contains(&("author".into(), "Ada".into())), "{got:?}");
+    }
+
+    #[test]
+    fn a_declaration_over_budget_is_dropped_whole_and_named() {
+        let mut d = Declared::default();
+        d.push("author", "Ada");
+        d.push("keywords", "a,".repeat(MAX_DECLARED_VALUE_BYTES));
+        d.push("title", "After");
+        assert_eq!(d.over_budget(), Some(OverBudget::LongValue));
+        assert!(d.pairs().is_empty());
+        let d: Declared = (0..MAX_DECLARED_PAIRS + 1)
+            .map(|i| (format!("f{i}"), ""))
+            .collect();
+        assert_eq!(d.over_budget(), Some(OverBudget::TooMany));
+        let d: Declared = (0..100)
+            .map(|i| (format!("f{i}"), "x".repeat(1000)))
+            .collect();
+        assert_eq!(d.over_budget(), Some(OverBudget::TooMuch));
+        assert!(OverBudget::TooMuch.to_string().contains("64 KiB"));
     }
 
     #[test]

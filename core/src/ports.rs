@@ -41,8 +41,9 @@ pub struct Converted {
     /// cells, file lines), sorted by line; see [`crate::location`].
     pub places: Vec<crate::location::Place>,
     /// Fields the document declares about itself, as the format names them
-    /// (`author`, `keywords`, front matter keys); the engine normalises them.
-    pub meta: Vec<(String, String)>,
+    /// (`author`, `keywords`, front matter keys), gathered under the shared
+    /// budget; the engine normalises them.
+    pub meta: crate::meta::Declared,
 }
 
 /// Why a document could not be converted. Messages name the document.

@@ -41,7 +41,12 @@ pub fn parse_instant(text: &str) -> Option<f64> {
     let mut hms = clock.split(':');
     let (h, min) = (digits(hms.next()?)?, digits(hms.next()?)?);
     let sec: f64 = match hms.next() {
-        Some(s) if s.len() >= 2 && s[..2].bytes().all(|b| b.is_ascii_digit()) => s.parse().ok()?,
+        Some(s)
+            if s.get(..2)
+                .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            s.parse().ok()?
+        }
         Some(_) => return None,
         None => 0.0,
     };
@@ -52,7 +57,7 @@ pub fn parse_instant(text: &str) -> Option<f64> {
         "Z" | "z" => 0,
         _ => {
             let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let (oh, om) = zone[1..].split_once(':')?;
+            let (oh, om) = zone.get(1..)?.split_once(':')?;
             let (oh, om) = (digits(oh)?, digits(om)?);
             if oh > 23 || om > 59 {
                 return None;
@@ -133,6 +138,10 @@ mod tests {
             "2026-12-01T10:00",
             "2026-12-01T10:00:00+2",
             "2026-12-01x",
+            "2026-12-01T09:30:€Z",
+            "2026-12-01T09:€:00Z",
+            "2026-12-01T09:30:00+€:00",
+            "2026-12-0€",
         ] {
             assert_eq!(parse_instant(bad), None, "{bad}");
         }

@@ -24,7 +24,7 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let xml = archive
         .text("word/document.xml")?
         .ok_or_else(|| malformed(name, "no word/document.xml: not a Word document"))?;
-    let properties = core_properties(&mut archive, name)?;
+    let properties = core_properties(&mut archive, name);
     let title = properties.title;
     let numbering = match archive.text("word/numbering.xml")? {
         Some(xml) => Numbering::parse(name, &xml)?,
@@ -43,8 +43,8 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut table_depth = 0usize;
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut cell = String::new();
-    for n in nodes(name, &xml)? {
-        match n {
+    for n in nodes(name, &xml) {
+        match n? {
             Node::Open(t, attrs) => match t.as_str() {
                 "w:tbl" => {
                     table_depth += 1;

@@ -67,8 +67,8 @@ impl Numbering {
         let mut level: Option<u32> = None;
         let mut override_level: Option<u32> = None;
         let (mut format, mut start) = (Format::Decimal, 1);
-        for node in nodes(name, xml)? {
-            match node {
+        for node in nodes(name, xml) {
+            match node? {
                 Node::Open(tag, a) => match tag.as_str() {
                     "w:abstractNum" => abstract_id = val(&a, "w:abstractNumId"),
                     "w:num" => num_id = val(&a, "w:numId"),

@@ -4,7 +4,7 @@
 use minirag_core::location::{Mark, Place};
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::{malformed, nodes, Archive, Node};
+use crate::office::{malformed, node_list, nodes, Archive, Node};
 
 fn attr<'a>(attrs: &'a [(String, String)], key: &str) -> Option<&'a str> {
     attrs
@@ -62,8 +62,8 @@ fn table_of_contents(
     let mut target: Option<String> = None;
     let mut label = String::new();
     let mut collecting = false;
-    for n in nodes(name, &xml)? {
-        match n {
+    for n in nodes(name, &xml) {
+        match n? {
             Node::Open(t, _) if t.ends_with(level_tag) => depth += 1,
             Node::Close(t) if t.ends_with(level_tag) => depth = depth.saturating_sub(1),
             // NCX: <navLabel><text>label</text></navLabel><content src=".."/>
@@ -128,7 +128,7 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let container = archive
         .text("META-INF/container.xml")?
         .ok_or_else(|| malformed(name, "no META-INF/container.xml: not an EPUB"))?;
-    let opf_path = nodes(name, &container)?
+    let opf_path = node_list(name, &container)?
         .into_iter()
         .find_map(|n| match n {
             Node::Open(t, a) if t.ends_with("rootfile") => {
@@ -145,8 +145,8 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut spine: Vec<String> = Vec::new();
     let mut title = String::new();
     let mut in_title = false;
-    for n in nodes(name, &opf)? {
-        match n {
+    for n in nodes(name, &opf) {
+        match n? {
             Node::Open(t, a) if t.ends_with("item") => {
                 if let (Some(id), Some(href)) = (attr(&a, "id"), attr(&a, "href")) {
                     manifest.push((
@@ -212,6 +212,6 @@ pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
         metadata_title: (!title.is_empty()).then_some(title),
         page_chars: Vec::new(),
         places,
-        meta: Vec::new(),
+        meta: Default::default(),
     })
 }

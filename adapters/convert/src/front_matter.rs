@@ -4,6 +4,8 @@
 //! block itself is blanked, not removed, so every line below keeps its
 //! number (citations give file lines).
 
+use minirag_core::meta::{Declared, OverBudget};
+use yaml_rust2::parser::{Event, EventReceiver, Parser};
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// A block longer than this is not front matter but a document that
@@ -17,7 +19,44 @@ const MAX_NESTING: usize = 32;
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct FrontMatter {
     pub title: Option<String>,
-    pub fields: Vec<(String, String)>,
+    pub fields: Declared,
+}
+
+/// What a first pass over the block's events finds, before any tree is
+/// built: aliases, which the loader would expand by copying (a few hundred
+/// bytes of nested aliases become gigabytes), and the deepest nesting.
+#[derive(Default)]
+struct Shape {
+    /// The first node is a mapping, as front matter's is.
+    mapping: Option<bool>,
+    aliases: bool,
+    depth: usize,
+    deepest: usize,
+}
+
+impl EventReceiver for Shape {
+    fn on_event(&mut self, ev: Event) {
+        if self.mapping.is_none()
+            && matches!(
+                ev,
+                Event::MappingStart(..)
+                    | Event::SequenceStart(..)
+                    | Event::Scalar(..)
+                    | Event::Alias(_)
+            )
+        {
+            self.mapping = Some(matches!(ev, Event::MappingStart(..)));
+        }
+        match ev {
+            Event::Alias(_) => self.aliases = true,
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                self.depth += 1;
+                self.deepest = self.deepest.max(self.depth);
+            }
+            Event::MappingEnd | Event::SequenceEnd => self.depth = self.depth.saturating_sub(1),
+            _ => {}
+        }
+    }
 }
 
 /// Splits a note into its front matter and its text with the block
@@ -46,6 +85,21 @@ pub(crate) fn split(text: &str) -> Option<(FrontMatter, String)> {
     if nesting(yaml) > MAX_NESTING {
         return None;
     }
+    let blanked = "\n".repeat(block_lines) + &body[block_end..];
+    let mut shape = Shape::default();
+    Parser::new_from_str(yaml).load(&mut shape, false).ok()?;
+    if shape.deepest > MAX_NESTING || shape.mapping != Some(true) {
+        return None;
+    }
+    if shape.aliases {
+        let mut fields = Declared::default();
+        fields.refuse(OverBudget::Aliases);
+        let matter = FrontMatter {
+            title: None,
+            fields,
+        };
+        return Some((matter, blanked));
+    }
     let docs = YamlLoader::load_from_str(yaml).ok()?;
     let Some(Yaml::Hash(map)) = docs.into_iter().next() else {
         return None;
@@ -56,7 +110,7 @@ pub(crate) fn split(text: &str) -> Option<(FrontMatter, String)> {
         match value {
             Yaml::Array(items) => {
                 for item in items.iter().filter_map(scalar) {
-                    matter.fields.push((key.clone(), item));
+                    matter.fields.push(key.clone(), item);
                 }
             }
             other => {
@@ -64,12 +118,11 @@ pub(crate) fn split(text: &str) -> Option<(FrontMatter, String)> {
                     if key.eq_ignore_ascii_case("title") {
                         matter.title = Some(v.clone());
                     }
-                    matter.fields.push((key, v));
+                    matter.fields.push(key, v);
                 }
             }
         }
     }
-    let blanked = "\n".repeat(block_lines) + &body[block_end..];
     Some((matter, blanked))
 }
 
@@ -109,6 +162,7 @@ mod tests {
         assert_eq!(matter.title.as_deref(), Some("Outage review"));
         let pairs: Vec<(&str, &str)> = matter
             .fields
+            .pairs()
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
@@ -124,6 +178,22 @@ mod tests {
             ]
         );
         assert_eq!(text, "\n".repeat(9) + "# Heading\n\nBody.\n");
+        assert_eq!(text.lines().count(), note.lines().count());
+    }
+
+    #[test]
+    fn aliases_are_not_expanded_and_the_fields_are_dropped_with_a_reason() {
+        let mut yaml = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..8 {
+            let refs = vec![format!("*a{}", level - 1); 10].join(", ");
+            yaml.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
+        }
+        let note = format!("---\ntitle: Bomb\n{yaml}---\nBody words.\n");
+        let (matter, text) = split(&note).unwrap();
+        assert_eq!(matter.fields.over_budget(), Some(OverBudget::Aliases));
+        assert!(matter.fields.pairs().is_empty());
+        assert_eq!(matter.title, None);
+        assert!(text.ends_with("Body words.\n"));
         assert_eq!(text.lines().count(), note.lines().count());
     }
 

@@ -41,7 +41,7 @@ pub(crate) fn fields(html: &str) -> Vec<(String, String)> {
     let mut rest = head;
     while let Some(at) = find_ci(rest, "<meta") {
         rest = &rest[at + 5..];
-        let close = rest.find('>').unwrap_or(rest.len());
+        let close = tag_end(rest);
         let attrs = attributes(&rest[..close]);
         rest = &rest[close..];
         let get = |key: &str| {
@@ -65,6 +65,25 @@ pub(crate) fn fields(html: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Where a tag's inside ends: its first `>` outside a quoted value (a
+/// quote opens one only right after `=`, as in `content="a > b"`).
+fn tag_end(rest: &str) -> usize {
+    let mut quote = None;
+    let mut after_equals = false;
+    for (at, c) in rest.char_indices() {
+        match (quote, c) {
+            (None, '>') => return at,
+            (None, '"' | '\'') if after_equals => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            after_equals = quote.is_none() && c == '=';
+        }
+    }
+    rest.len()
 }
 
 fn find_ci(hay: &str, needle: &str) -> Option<usize> {
@@ -129,6 +148,21 @@ mod tests {
             vec![
                 ("author".to_string(), "Ada &amp; Co".to_string()),
                 ("keywords".to_string(), "storage, backup".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_quoted_greater_than_sign_does_not_end_the_tag() {
+        let html = r#"<meta name="description" content="costs > benefits, isn't it"><meta name=author content=Ada>"#;
+        assert_eq!(
+            fields(html),
+            vec![
+                (
+                    "description".to_string(),
+                    "costs > benefits, isn't it".to_string()
+                ),
+                ("author".to_string(), "Ada".to_string()),
             ]
         );
     }

@@ -84,7 +84,7 @@ pub fn convert_unguarded(r: ConvertRequest<'_>) -> Result<Converted, ConvertErro
                 metadata_title: None,
                 page_chars: Vec::new(),
                 places: minirag_core::location::file_lines(),
-                meta: Vec::new(),
+                meta: Default::default(),
             }),
             "html" | "htm" => html::convert(&text::decode(r.name, r.bytes)?),
             other => Err(ConvertError::Unsupported {

@@ -4,6 +4,9 @@
 
 use std::io::{Cursor, Read};
 
+use minirag_core::meta::{
+    Declared, OverBudget, MAX_DECLARED_VALUE_BYTES, MAX_DECLARING_PART_BYTES,
+};
 use minirag_core::ports::ConvertError;
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -78,6 +81,29 @@ impl<'a> Archive<'a> {
             .collect()
     }
 
+    /// One entry's bytes when it holds at most `cap` of them; `None` when
+    /// absent.
+    pub fn bytes_within(
+        &mut self,
+        entry: &str,
+        cap: usize,
+    ) -> Result<Option<Within>, ConvertError> {
+        let file = match self.zip.by_name(entry) {
+            Ok(f) => f,
+            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+            Err(e) => return Err(malformed_by(self.name, e.to_string(), e)),
+        };
+        let mut out = Vec::new();
+        file.take(cap as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| malformed_by(self.name, format!("{entry}: {e}"), e))?;
+        Ok(Some(if out.len() > cap {
+            Within::Over
+        } else {
+            Within::Whole(out)
+        }))
+    }
+
     /// One entry as text; `None` when absent.
     pub fn text(&mut self, entry: &str) -> Result<Option<String>, ConvertError> {
         let mut file = match self.zip.by_name(entry) {
@@ -94,6 +120,14 @@ impl<'a> Archive<'a> {
     }
 }
 
+/// An entry read up to a cap.
+pub enum Within {
+    /// All of it.
+    Whole(Vec<u8>),
+    /// It is longer than the cap.
+    Over,
+}
+
 /// A flattened XML event stream with entity references resolved.
 pub enum Node {
     /// An element opens: its name and attributes.
@@ -104,56 +138,99 @@ pub enum Node {
     Text(String),
 }
 
-/// Parses `xml` into events, refusing nesting past [`MAX_DEPTH`].
-pub fn nodes(name: &str, xml: &str) -> Result<Vec<Node>, ConvertError> {
-    let mut reader = Reader::from_str(xml);
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    loop {
-        match reader
-            .read_event()
-            .map_err(|e| malformed_by(name, format!("broken XML: {e}"), e))?
-        {
-            Event::Start(e) => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return Err(malformed(
-                        name,
-                        format!("XML nested deeper than {MAX_DEPTH}"),
-                    ));
-                }
-                out.push(Node::Open(e.name().as_ref().to_string(), attrs(&e)));
-            }
-            Event::Empty(e) => {
-                let tag = e.name().as_ref().to_string();
-                out.push(Node::Open(tag.clone(), attrs(&e)));
-                out.push(Node::Close(tag));
-            }
-            Event::End(e) => {
-                depth = depth.saturating_sub(1);
-                out.push(Node::Close(e.name().as_ref().to_string()));
-            }
-            Event::Text(t) => out.push(Node::Text(t.into_inner().into_owned())),
-            Event::CData(t) => out.push(Node::Text(t.into_inner().into_owned())),
-            Event::GeneralRef(r) => {
-                let text = match r.resolve_char_ref() {
-                    Ok(Some(c)) => c.to_string(),
-                    _ => match r.into_inner().as_ref() {
-                        "amp" => "&".into(),
-                        "lt" => "<".into(),
-                        "gt" => ">".into(),
-                        "quot" => "\"".into(),
-                        "apos" => "'".into(),
-                        _ => String::new(),
-                    },
-                };
-                out.push(Node::Text(text));
-            }
-            Event::Eof => break,
-            _ => {}
-        }
+/// `xml`'s events one at a time, refusing nesting past [`MAX_DEPTH`]: a
+/// part is never held as a list of events (a few megabytes of empty
+/// elements would be gigabytes of them).
+pub fn nodes<'a>(name: &'a str, xml: &'a str) -> Nodes<'a> {
+    Nodes {
+        name,
+        reader: Reader::from_str(xml),
+        depth: 0,
+        pending_close: None,
+        done: false,
     }
-    Ok(out)
+}
+
+/// All of a small part's events at once (a relationships list, an EPUB
+/// container).
+pub fn node_list(name: &str, xml: &str) -> Result<Vec<Node>, ConvertError> {
+    nodes(name, xml).collect()
+}
+
+/// The iterator [`nodes`] returns; it ends after its first error.
+pub struct Nodes<'a> {
+    name: &'a str,
+    reader: Reader<&'a [u8]>,
+    depth: usize,
+    /// The close of an empty element (`<a/>`), given after its open.
+    pending_close: Option<String>,
+    done: bool,
+}
+
+impl Iterator for Nodes<'_> {
+    type Item = Result<Node, ConvertError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(tag) = self.pending_close.take() {
+            return Some(Ok(Node::Close(tag)));
+        }
+        while !self.done {
+            let event = match self.reader.read_event() {
+                Ok(event) => event,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(malformed_by(self.name, format!("broken XML: {e}"), e)));
+                }
+            };
+            let node = match event {
+                Event::Start(e) => {
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        self.done = true;
+                        return Some(Err(malformed(
+                            self.name,
+                            format!("XML nested deeper than {MAX_DEPTH}"),
+                        )));
+                    }
+                    Node::Open(e.name().as_ref().to_string(), attrs(&e))
+                }
+                Event::Empty(e) => {
+                    let tag = e.name().as_ref().to_string();
+                    self.pending_close = Some(tag.clone());
+                    Node::Open(tag, attrs(&e))
+                }
+                Event::End(e) => {
+                    self.depth = self.depth.saturating_sub(1);
+                    Node::Close(e.name().as_ref().to_string())
+                }
+                Event::Text(t) => Node::Text(t.into_inner().into_owned()),
+                Event::CData(t) => Node::Text(t.into_inner().into_owned()),
+                Event::GeneralRef(r) => Node::Text(resolved(&r)),
+                Event::Eof => {
+                    self.done = true;
+                    return None;
+                }
+                _ => continue,
+            };
+            return Some(Ok(node));
+        }
+        None
+    }
+}
+
+/// An entity or character reference's text.
+fn resolved(r: &quick_xml::events::BytesRef<'_>) -> String {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => c.to_string(),
+        _ => match &**r {
+            "amp" => "&".into(),
+            "lt" => "<".into(),
+            "gt" => ">".into(),
+            "quot" => "\"".into(),
+            "apos" => "'".into(),
+            _ => String::new(),
+        },
+    }
 }
 
 fn attrs(e: &quick_xml::events::BytesStart<'_>) -> Vec<(String, String)> {
@@ -169,56 +246,72 @@ fn attrs(e: &quick_xml::events::BytesStart<'_>) -> Vec<(String, String)> {
 pub struct CoreProperties {
     /// `dc:title`.
     pub title: Option<String>,
-    /// `(field, value)`: title, author, subject, keywords, category.
-    pub meta: Vec<(String, String)>,
+    /// title, author, subject, keywords, category.
+    pub meta: Declared,
 }
 
 /// The core properties' elements and the fields they fill.
 const CORE_FIELDS: [(&str, &str); 5] = [
     ("dc:title", "title"),
     ("dc:creator", "author"),
-    ("dc:subject", "subject"),
     ("cp:keywords", "keywords"),
+    ("dc:subject", "subject"),
     ("cp:category", "category"),
 ];
 
 /// The core properties of an OOXML package (none when it has no
-/// `docProps/core.xml`).
-pub fn core_properties(
-    archive: &mut Archive<'_>,
-    name: &str,
-) -> Result<CoreProperties, ConvertError> {
-    let Some(xml) = archive.text("docProps/core.xml")? else {
-        return Ok(CoreProperties::default());
+/// `docProps/core.xml`). They are the document's own account of itself,
+/// not its text: a part too large, broken or in an encoding other than
+/// UTF-8 or ISO-8859-1 leaves them out, never the document.
+pub fn core_properties(archive: &mut Archive<'_>, name: &str) -> CoreProperties {
+    let mut meta = Declared::default();
+    let xml = match archive.bytes_within("docProps/core.xml", MAX_DECLARING_PART_BYTES) {
+        Ok(Some(Within::Whole(bytes))) => decoded(bytes),
+        Ok(Some(Within::Over)) => {
+            meta.refuse(OverBudget::LargePart);
+            return CoreProperties { title: None, meta };
+        }
+        Ok(None) | Err(_) => return CoreProperties::default(),
     };
-    let mut open: Option<&'static str> = None;
-    let mut values: Vec<(String, String)> = Vec::new();
-    for n in nodes(name, &xml)? {
+    let mut open: Option<(&'static str, String)> = None;
+    for n in nodes(name, &xml) {
         match n {
-            Node::Open(t, _) => {
-                open = CORE_FIELDS.iter().find(|(e, _)| *e == t).map(|(_, f)| *f);
-                if let Some(field) = open {
-                    values.push((field.to_string(), String::new()));
+            Ok(Node::Open(t, _)) => {
+                open = CORE_FIELDS
+                    .iter()
+                    .find(|(e, _)| *e == t)
+                    .map(|(_, f)| (*f, String::new()));
+            }
+            Ok(Node::Close(_)) => {
+                if let Some((field, value)) = open.take() {
+                    if !value.trim().is_empty() {
+                        meta.push(field, value);
+                    }
                 }
             }
-            Node::Close(_) => open = None,
-            Node::Text(s) if open.is_some() => {
-                if let Some((_, v)) = values.last_mut() {
-                    v.push_str(&s);
+            Ok(Node::Text(text)) => {
+                if let Some((_, value)) = &mut open {
+                    if value.len() <= MAX_DECLARED_VALUE_BYTES {
+                        value.push_str(&text);
+                    }
                 }
             }
-            _ => {}
+            Err(_) => return CoreProperties::default(),
         }
     }
-    values.retain(|(_, v)| !v.trim().is_empty());
-    let title = values
+    let title = meta
+        .pairs()
         .iter()
         .find(|(f, _)| f == "title")
         .map(|(_, v)| v.trim().to_string());
-    Ok(CoreProperties {
-        title,
-        meta: values,
-    })
+    CoreProperties { title, meta }
+}
+
+/// A part's text: UTF-8, or else ISO-8859-1 (each byte its code point),
+/// which older tools wrote and declared.
+fn decoded(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|e| e.into_bytes().iter().map(|&b| char::from(b)).collect())
 }
 
 /// A GitHub pipe table; the first row is the header.

@@ -2,6 +2,7 @@
 //! (Title, Author, Subject, Keywords), for the `meta` filter.
 
 use lopdf::{decode_text_string, Document};
+use minirag_core::meta::Declared;
 
 /// Info entries and the fields they fill.
 const INFO_FIELDS: [(&[u8], &str); 4] = [
@@ -13,13 +14,13 @@ const INFO_FIELDS: [(&[u8], &str); 4] = [
 
 /// The fields the Info dictionary declares; none when it is missing or
 /// unreadable (the text is converted all the same).
-pub(crate) fn fields(doc: &Document) -> Vec<(String, String)> {
+pub(crate) fn fields(doc: &Document) -> Declared {
     let Ok(info) = doc
         .trailer
         .get_deref(b"Info", doc)
         .and_then(|o| o.as_dict())
     else {
-        return Vec::new();
+        return Declared::default();
     };
     INFO_FIELDS
         .iter()

@@ -4,7 +4,7 @@
 
 use minirag_core::ports::{ConvertError, Converted};
 
-use crate::office::{core_properties, nodes, pipe_table, Archive, Node};
+use crate::office::{core_properties, node_list, nodes, pipe_table, Archive, Node};
 
 /// Paragraphs and tables of one slide (or notes) part; the title
 /// placeholder's text is returned separately.
@@ -20,8 +20,8 @@ fn shapes(name: &str, xml: &str) -> Result<(Option<String>, Vec<String>), Conver
     let mut in_table = false;
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut cell = String::new();
-    for n in nodes(name, xml)? {
-        match n {
+    for n in nodes(name, xml) {
+        match n? {
             Node::Open(t, attrs) => match t.as_str() {
                 "p:sp" => {
                     in_title_shape = false;
@@ -95,15 +95,17 @@ fn notes_part(name: &str, archive: &mut Archive<'_>, n: u32) -> Result<String, C
     let Some(rels) = archive.text(&format!("ppt/slides/_rels/slide{n}.xml.rels"))? else {
         return Ok(fallback);
     };
-    let target = nodes(name, &rels)?.into_iter().find_map(|node| match node {
-        Node::Open(t, attrs) if t == "Relationship" => {
-            let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
-            get("Type")
-                .filter(|ty| ty.ends_with("/notesSlide"))
-                .and(get("Target"))
-        }
-        _ => None,
-    });
+    let target = node_list(name, &rels)?
+        .into_iter()
+        .find_map(|node| match node {
+            Node::Open(t, attrs) if t == "Relationship" => {
+                let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+                get("Type")
+                    .filter(|ty| ty.ends_with("/notesSlide"))
+                    .and(get("Target"))
+            }
+            _ => None,
+        });
     Ok(match target {
         Some(t) => match t.strip_prefix("../") {
             Some(rest) => format!("ppt/{rest}"),
@@ -116,7 +118,7 @@ fn notes_part(name: &str, archive: &mut Archive<'_>, n: u32) -> Result<String, C
 /// Converts a presentation: one section per slide, in order, slides marked.
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     let mut archive = Archive::open(name, bytes)?;
-    let properties = core_properties(&mut archive, name)?;
+    let properties = core_properties(&mut archive, name);
     let title = properties.title;
     let mut numbers: Vec<u32> = archive
         .names()

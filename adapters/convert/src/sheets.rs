@@ -14,7 +14,7 @@ use crate::office::{core_properties, malformed_by, Archive, PipeTable};
 /// Converts a workbook: one table per sheet, rows marked.
 pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     // Same zip guards as the other office formats before calamine reads it.
-    let properties = core_properties(&mut Archive::open(name, bytes)?, name)?;
+    let properties = core_properties(&mut Archive::open(name, bytes)?, name);
     let mut book: Xlsx<_> =
         Xlsx::new(Cursor::new(bytes)).map_err(|e| malformed_by(name, e.to_string(), e))?;
     let mut blocks = Vec::new();
@@ -117,7 +117,7 @@ pub fn csv(name: &str, text: &str) -> Result<Converted, ConvertError> {
         metadata_title: None,
         page_chars: Vec::new(),
         places,
-        meta: Vec::new(),
+        meta: Default::default(),
     })
 }
 

@@ -181,7 +181,7 @@ pub fn convert(name: &str, text: &str) -> Result<Converted, ConvertError> {
         metadata_title: None,
         page_chars: Vec::new(),
         places,
-        meta: Vec::new(),
+        meta: Default::default(),
     })
 }
 

@@ -55,8 +55,9 @@ enum ErrorDetail {
 
 /// The largest answer read: 1,024 texts of 4,096 floats as JSON fit.
 const MAX_ANSWER: u64 = 128 << 20;
-/// The longest `Retry-After` honoured; a server asking more is down.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// The longest `Retry-After` waited for; a server asking more is down for
+/// longer than anyone waits on a query or a file, and is not retried.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 
 pub(crate) struct Client {
     agent: ureq::Agent,
@@ -73,10 +74,14 @@ enum Attempt {
 
 impl Client {
     pub(crate) fn new(options: HttpOptions) -> Self {
+        // No pool: ureq 2 drops a pooled connection's time limits, so a
+        // reused one could wait on a silent server for ever. No redirects:
+        // the vectors come from the server the user named, or not at all.
+        // Each request has one deadline (see `deadline`).
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(options.connect_timeout)
-            .timeout_read(options.read_timeout)
-            .timeout_write(options.read_timeout)
+            .max_idle_connections(0)
+            .redirects(0)
             .user_agent(concat!("minirag-mcp/", env!("CARGO_PKG_VERSION")))
             .build();
         Self { agent, options }
@@ -99,13 +104,23 @@ impl Client {
                 Attempt::Done(v) => return Ok(v),
                 Attempt::Fatal(e) => return Err(e),
                 Attempt::Retry(e, _) if attempt >= self.options.retries => return Err(e),
+                Attempt::Retry(e, Some(after)) if after > MAX_RETRY_AFTER => return Err(e),
                 Attempt::Retry(_, after) => {
                     let backoff = Duration::from_millis(250 << attempt.min(6));
-                    sleep(after.unwrap_or(backoff).min(MAX_RETRY_AFTER));
+                    sleep(after.unwrap_or(backoff));
                     attempt += 1;
                 }
             }
         }
+    }
+
+    /// One request's whole time, headers trickled a byte at a time and the
+    /// body included: the read limit or the overall one, whichever is
+    /// shorter. ureq 2 keeps one deadline a request (its overall limit
+    /// replaces the per-read one), and an embeddings server answers all at
+    /// once when its batch is done, so waiting for the answer is the read.
+    fn deadline(&self) -> Duration {
+        self.options.read_timeout.min(self.options.total_timeout)
     }
 
     fn endpoint(&self) -> String {
@@ -126,13 +141,27 @@ impl Client {
         let mut request = self
             .agent
             .post(&self.options.embeddings_url())
+            .timeout(self.deadline())
             .set("Content-Type", "application/json");
         if let Some(key) = &self.options.api_key {
             request = request.set("Authorization", &format!("Bearer {}", key.expose()));
         }
         let started = Instant::now();
         match request.send_string(&body) {
-            Ok(response) => self.answer(response, texts.len(), started),
+            Ok(response) if (300..400).contains(&response.status()) => {
+                let code = response.status();
+                let location = response.header("Location").unwrap_or("nowhere").to_string();
+                Attempt::Fatal(EmbedError::Failed {
+                    reason: format!(
+                        "the embedding server at {} answered HTTP {code}, a redirect to {:?}, \
+                         which is not followed; set EMBED_URL to the address that answers",
+                        self.endpoint(),
+                        location.chars().take(200).collect::<String>()
+                    ),
+                    cause: None,
+                })
+            }
+            Ok(response) => self.answer(response, texts.len()),
             Err(ureq::Error::Status(code, response)) => {
                 let retry_after = response
                     .header("Retry-After")
@@ -154,13 +183,15 @@ impl Client {
             }
             Err(e) => {
                 let reason = format!(
-                    "the embedding server at {} could not be reached ({}) after {} ms; \
-                     connect limit {} s, read limit {} s (EMBED_CONNECT_TIMEOUT, EMBED_READ_TIMEOUT)",
+                    "the embedding server at {} did not answer ({}) after {} ms; \
+                     connect limit {} s, read limit {} s, whole request {} s \
+                     (EMBED_CONNECT_TIMEOUT, EMBED_READ_TIMEOUT, EMBED_TIMEOUT)",
                     self.endpoint(),
                     e.kind(),
                     started.elapsed().as_millis(),
                     self.options.connect_timeout.as_secs(),
-                    self.options.read_timeout.as_secs()
+                    self.options.read_timeout.as_secs(),
+                    self.options.total_timeout.as_secs()
                 );
                 let error = unavailable(reason, Some(Cause::new(e)));
                 // A server that went silent stays silent: another try would
@@ -174,30 +205,30 @@ impl Client {
         }
     }
 
-    fn answer(&self, response: ureq::Response, expected: usize, started: Instant) -> Attempt {
+    fn answer(&self, response: ureq::Response, expected: usize) -> Attempt {
         let bad = |what: String| {
             Attempt::Fatal(EmbedError::Failed {
                 reason: format!("the embedding server at {} sent {what}", self.endpoint()),
                 cause: None,
             })
         };
-        let body = Deadline {
-            inner: response.into_reader().take(MAX_ANSWER),
-            until: started + self.options.total_timeout,
-        };
+        let body = response.into_reader().take(MAX_ANSWER);
         let parsed: Response = match serde_json::from_reader(body) {
             Ok(r) => r,
             Err(e) if e.is_io() => {
-                return Attempt::Retry(
-                    unavailable(
-                        format!(
-                            "the answer of the embedding server at {} broke off ({e})",
-                            self.endpoint()
-                        ),
-                        Some(Cause::new(e)),
+                let error = unavailable(
+                    format!(
+                        "the answer of the embedding server at {} broke off ({e})",
+                        self.endpoint()
                     ),
-                    None,
-                )
+                    Some(Cause::new(e)),
+                );
+                // A body that stopped coming is a timeout: not retried.
+                return if timed_out(&error) {
+                    Attempt::Fatal(error)
+                } else {
+                    Attempt::Retry(error, None)
+                };
             }
             Err(e) => return bad(format!("an answer that is not an embeddings list ({e})")),
         };
@@ -245,25 +276,6 @@ fn timed_out(e: &EmbedError) -> bool {
         source = s.source();
     }
     false
-}
-
-/// A reader that fails once its deadline has passed: the overall limit of
-/// one request, checked between reads (each read has its own limit).
-struct Deadline<R> {
-    inner: R,
-    until: Instant,
-}
-
-impl<R: Read> Read for Deadline<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if Instant::now() > self.until {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the answer took longer than EMBED_TIMEOUT",
-            ));
-        }
-        self.inner.read(buf)
-    }
 }
 
 /// The server's own words: OpenAI's `{"error": {"message": …}}`, TEI's and

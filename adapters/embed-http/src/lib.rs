@@ -215,6 +215,13 @@ impl HttpEmbedder {
     /// Embeds in batches, `concurrency` requests at a time, in order.
     fn embed_all(&self, texts: Vec<String>, kind: InputType) -> Result<Embeddings, EmbedError> {
         let dim = self.identity()?.dim;
+        // A server that just failed is not asked again, with retries, for
+        // every file of a sync: calls fail at once until the pause is over.
+        if let State::Failed { reason, at } = &*self.lock_state() {
+            if at.elapsed() < RETRY_AFTER {
+                return Err(client::unavailable(reason.clone(), None));
+            }
+        }
         let batches: Vec<&[String]> = texts.chunks(self.options().batch.max(1)).collect();
         let next = AtomicUsize::new(0);
         let results: Vec<Mutex<Option<BatchResult>>> =
@@ -259,6 +266,7 @@ impl HttpEmbedder {
                 out.push(&v);
             }
         }
+        *self.lock_state() = State::Ready;
         Ok(out)
     }
 }

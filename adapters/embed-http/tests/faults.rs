@@ -87,7 +87,7 @@ fn a_server_that_never_answers_is_unavailable_within_its_limits() {
         started.elapsed()
     );
     assert!(matches!(err, EmbedError::Unavailable { .. }), "{err}");
-    assert!(err.to_string().contains("could not be reached"), "{err}");
+    assert!(err.to_string().contains("did not answer"), "{err}");
     assert!(matches!(e.state(), EmbedderState::Failed { .. }));
     // Until the pause is over, calls fail at once instead of waiting again.
     let again = Instant::now();
@@ -271,4 +271,150 @@ fn prefixes_are_put_in_front_once() {
         "input_type passage: {:?}",
         d.row(0)
     );
+}
+
+/// A loopback server that hands each connection (numbered) to `handle` on
+/// a thread of its own, for servers that misbehave below HTTP.
+fn raw_server(
+    handle: impl Fn(usize, TcpStream) + Send + Sync + 'static,
+) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    let handle = Arc::new(handle);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            let handle = handle.clone();
+            std::thread::spawn(move || handle(n, stream));
+        }
+    });
+    (url, seen)
+}
+
+/// Answers one request on `stream` with vectors, keeping the connection.
+fn answer_kept_alive(stream: &mut TcpStream) {
+    let body = vectors(&read_request(stream));
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+#[test]
+fn a_server_gone_silent_after_a_kept_alive_answer_is_given_up_at_the_deadline() {
+    // The first connection answers once and stays open; every later
+    // request, on it or on a new one, gets silence.
+    let (url, _) = raw_server(|n, mut stream| {
+        if n == 0 {
+            answer_kept_alive(&mut stream);
+        }
+        let _ = read_request(&stream);
+        std::thread::sleep(Duration::from_secs(60));
+    });
+    let e = embedder(&url, |o| o.retries = 0);
+    assert!(e.ready().is_ok());
+    let started = Instant::now();
+    let err = e.embed_documents(&["after the probe"]).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, EmbedError::Unavailable { .. }), "{err}");
+}
+
+#[test]
+fn headers_trickled_a_byte_at_a_time_end_at_the_deadline() {
+    let (url, _) = raw_server(|_, mut stream| {
+        let _ = read_request(&stream);
+        for b in b"HTTP/1.1 200 OK\r\nX-Slow: "
+            .iter()
+            .chain([b'a'; 200].iter())
+        {
+            if stream.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let e = embedder(&url, |o| {
+        o.read_timeout = Duration::from_secs(2);
+        o.retries = 0;
+    });
+    let started = Instant::now();
+    assert!(e.embed_query("slow").is_err());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_retry_after_of_an_hour_ends_the_try_at_once() {
+    let (url, seen) = server(|_, _| (429, "Retry-After: 3600\r\n", "{}".into()));
+    let e = embedder(&url, |_| {});
+    let started = Instant::now();
+    let err = e.embed_query("q").unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("HTTP 429"), "{err}");
+    assert_eq!(seen.load(Ordering::SeqCst), 1, "not retried");
+}
+
+#[test]
+fn redirects_are_named_and_never_followed() {
+    let (elsewhere, asked) = server(|_, body| (200, "", vectors(body)));
+    for target in [
+        "file:///etc/passwd".to_string(),
+        format!("{elsewhere}/embeddings"),
+    ] {
+        let (url, _) = raw_server(move |_, mut stream| {
+            let _ = read_request(&stream);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        });
+        let err = embedder(&url, |_| {}).embed_query("q").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("HTTP 302") && text.contains("not followed"),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        0,
+        "the other host supplied nothing"
+    );
+}
+
+#[test]
+fn a_server_that_just_failed_is_not_asked_again_for_the_next_file() {
+    let (url, seen) = server(|n, body| {
+        if n == 0 {
+            (200, "", vectors(body))
+        } else {
+            (503, "", r#"{"error":"overloaded"}"#.into())
+        }
+    });
+    let e = embedder(&url, |_| {});
+    assert!(e.embed_documents(&["first file"]).is_err());
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        4,
+        "the probe, one try, two retries"
+    );
+    let started = Instant::now();
+    let err = e.embed_documents(&["second file"]).unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(100));
+    assert!(err.to_string().contains("HTTP 503"), "{err}");
+    assert_eq!(seen.load(Ordering::SeqCst), 4, "not asked again");
 }

@@ -38,6 +38,8 @@ pub(crate) fn compact(paths: &Paths, inner: &mut Inner) -> Result<(), IndexError
 /// generation's state, the snapshot just written with its table mapped,
 /// for the caller to swap in.
 pub(crate) fn write_next(paths: &Paths, inner: &Inner) -> Result<Inner, IndexError> {
+    // Left by a compaction that was killed: their space is this one's.
+    disk::remove_temporaries(&paths.dir);
     let old_chunks = &inner.state.chunks;
     let st = &inner.state;
     let dim = st.dim();

@@ -16,6 +16,7 @@ use maud::Markup;
 use minirag_core::engine::QueryRequest;
 
 use crate::guard::{Guard, Refusal, COOKIE};
+use crate::sign_in::Wait;
 use crate::views::{self, document, search, status};
 use crate::Backend;
 
@@ -406,13 +407,19 @@ struct TokenArg {
 /// A few wrong tries a minute per address (the peer the server saw).
 async fn login(State(site): State<Site>, request: Request) -> Response {
     use axum::extract::{ConnectInfo, FromRequest};
-    let ip = request
+    let peer = request
         .extensions()
         .get::<ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip());
+    let ip = client_address(&site.guard, request.headers()).or(peer);
     let now = Instant::now();
     if let Some(Err(wait)) = ip.map(|ip| site.sign_in.check(ip, now)) {
-        let message = format!("Too many wrong tokens from this address; try again in {wait} s.");
+        let message = match wait {
+            Wait::Address(s) => format!("Too many wrong tokens from this address (5 a minute); try again in {s} s."),
+            Wait::Everyone(s) => format!(
+                "Too many wrong tokens from all addresses together (50 a minute); try again in {s} s."
+            ),
+        };
         return (StatusCode::TOO_MANY_REQUESTS, message).into_response();
     }
     let headers = request.headers().clone();
@@ -467,6 +474,16 @@ async fn logout(State(site): State<Site>, headers: HeaderMap) -> Response {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
     r
+}
+
+/// The client's address as a trusted proxy reports it: the last entry of
+/// `X-Forwarded-For`, the one the proxy itself appended.
+fn client_address(guard: &Guard, headers: &HeaderMap) -> Option<std::net::IpAddr> {
+    if !guard.trust_proxy {
+        return None;
+    }
+    let forwarded = headers.get("x-forwarded-for")?.to_str().ok()?;
+    forwarded.rsplit(',').next()?.trim().parse().ok()
 }
 
 /// Whether the request reached the proxy in front over TLS (trusted only

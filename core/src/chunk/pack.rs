@@ -243,18 +243,50 @@ impl Packer<'_> {
         out
     }
 
-    /// Splits one word into the longest character runs that fit (binary
-    /// search on the run length; at least one character per piece).
+    /// Splits one word into the longest character runs that fit (at least
+    /// one character per piece). Each piece's length is searched from the
+    /// last one's, doubling and then halving, so every probe counts about
+    /// one piece's text: the whole split is linear in the word's length.
     fn split_chars(&self, head: &str, word: &str) -> Vec<String> {
         let chars: Vec<char> = word.chars().collect();
+        let fits = |piece: &[char]| {
+            let mut text = String::with_capacity(head.len() + piece.len() * 4);
+            text.push_str(head);
+            text.extend(piece);
+            self.fits(&text, self.budget)
+        };
         let mut out = Vec::new();
         let mut start = 0;
+        let mut guess = self.budget.max(1);
         while start < chars.len() {
-            let (mut lo, mut hi) = (1, chars.len() - start);
+            let left = chars.len() - start;
+            let (mut lo, mut hi) = (1, left);
+            let mut probe = guess.min(left);
+            // Gallop: find lo that fits and hi that does not (or the end).
+            if fits(&chars[start..start + probe]) {
+                lo = probe;
+                while lo < left {
+                    probe = (lo * 2).min(left);
+                    if !fits(&chars[start..start + probe]) {
+                        hi = probe - 1;
+                        break;
+                    }
+                    lo = probe;
+                }
+            } else {
+                hi = probe - 1;
+                while hi > 1 {
+                    probe = hi.div_ceil(2);
+                    if fits(&chars[start..start + probe]) {
+                        lo = probe;
+                        break;
+                    }
+                    hi = probe - 1;
+                }
+            }
             while lo < hi {
                 let mid = (lo + hi).div_ceil(2);
-                let piece: String = chars[start..start + mid].iter().collect();
-                if self.fits(&format!("{head}{piece}"), self.budget) {
+                if fits(&chars[start..start + mid]) {
                     lo = mid;
                 } else {
                     hi = mid - 1;
@@ -262,6 +294,7 @@ impl Packer<'_> {
             }
             out.push(chars[start..start + lo].iter().collect());
             start += lo;
+            guess = lo;
         }
         out
     }

@@ -11,6 +11,7 @@ use crate::datauri::strip_data_uri_images;
 use crate::error::EngineError;
 use crate::formats::{self, FormatKind};
 use crate::location::Place;
+use crate::meta::Declared;
 use crate::ports::{
     ConvertRequest, Converted, EmbedError, Embeddings, FileError, Readiness, SourceAttributes,
     SourceRecord, SourceType,
@@ -33,8 +34,9 @@ pub struct IngestOutcome {
     /// Set when the chunks were stored without vectors (model unavailable),
     /// or when part of the text read as badly encoded.
     pub notice: Option<String>,
-    /// The part about badly encoded text alone, which a sync reports per
-    /// file (the model's notices it reports once).
+    /// The parts about the file itself (badly encoded text, declared fields
+    /// dropped for their size), which a sync reports per file (the model's
+    /// notices it reports once).
     pub unreadable: Option<String>,
     /// Chunks the encoder embedded; the others' vectors came from the
     /// chunk-text cache (or none were made).
@@ -53,7 +55,8 @@ pub struct PreparedIngest {
     mtime: f64,
     ocr_engine: String,
     attributes: SourceAttributes,
-    /// Says how many lines read as badly encoded, when any do.
+    /// Says how many lines read as badly encoded, when any do, and why the
+    /// declared fields were dropped, when they were.
     unreadable: Option<String>,
 }
 
@@ -214,7 +217,7 @@ impl Engine {
     ) -> Result<IngestOutcome, EngineError> {
         apart_from_files(source)?;
         let (markdown, metadata_title, meta) = match format {
-            "text" => (data.to_string(), None, Vec::new()),
+            "text" => (data.to_string(), None, Declared::default()),
             // Markdown and HTML through the converter: front matter and
             // `<meta>` fields are declared fields here as in files.
             "markdown" | "html" => {
@@ -297,7 +300,7 @@ impl Engine {
         &self,
         source: &str,
         source_type: SourceType,
-        (markdown, places, meta): (String, Vec<Place>, Vec<(String, String)>),
+        (markdown, places, meta): (String, Vec<Place>, Declared),
         titled: Titled,
         file_hash: &str,
         mtime: f64,
@@ -312,10 +315,13 @@ impl Engine {
                 source: source.into(),
             });
         }
-        let unreadable = unreadable_notice(source, &markdown);
+        let unreadable = joined(
+            unreadable_notice(source, &markdown),
+            dropped_fields_notice(source, &meta),
+        );
         let attributes = SourceAttributes {
             language: self.ports.languages.detect(&markdown).map(String::from),
-            meta: crate::meta::normalized(meta),
+            meta: crate::meta::normalized(meta.into_pairs()),
         };
         let options = ChunkOptions {
             budget: self.settings.budget,
@@ -424,10 +430,7 @@ impl Engine {
             attributes,
         };
         self.ports.index.replace_source(record, chunks, vectors)?;
-        let notice = match (notice, &unreadable) {
-            (Some(n), Some(u)) => Some(format!("{n}; {u}")),
-            (n, u) => n.or_else(|| u.clone()),
-        };
+        let notice = joined(notice, unreadable.clone());
         Ok(IngestOutcome {
             source,
             chunk_count,
@@ -593,6 +596,25 @@ fn apart_from_files(source: &str) -> Result<(), EngineError> {
         });
     }
     Ok(())
+}
+
+/// Two notices as one.
+fn joined(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A notice when the fields a document declares were dropped for their
+/// size: the text is indexed, the `meta` filter does not see them.
+fn dropped_fields_notice(source: &str, meta: &Declared) -> Option<String> {
+    let why = meta.over_budget()?;
+    Some(format!(
+        "the fields {source} declares about itself (front matter, document properties, PDF Info, \
+         <meta>) were not read because {why}; its text is indexed, and the `meta` filter does not \
+         see it until those fields are fixed"
+    ))
 }
 
 /// A notice when lines of a document read as badly encoded (fonts without

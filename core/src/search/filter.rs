@@ -143,7 +143,8 @@ impl std::fmt::Display for FilterError {
             ),
             Self::BadPattern { given, why } => write!(
                 f,
-                "path pattern {given:?} cannot be used: {why}; write it relative to a root, as `**/specs/**` or `*.md`"
+                "path pattern {:?} cannot be used: {why}; write it relative to a root, as `**/specs/**` or `*.md`",
+                shortened(given)
             ),
             Self::BadLanguage { given } => write!(
                 f,
@@ -168,6 +169,14 @@ impl std::fmt::Display for FilterError {
 }
 
 impl std::error::Error for FilterError {}
+
+/// A client's text as a message quotes it: its first 80 characters.
+fn shortened(given: &str) -> String {
+    match given.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &given[..at]),
+        None => given.to_string(),
+    }
+}
 
 fn patterns(given: &[String]) -> Result<Vec<Glob>, FilterError> {
     given

@@ -2,14 +2,46 @@
 //! `notes/202?-*`, `[a-c]*`. Core takes no dependencies, and these few
 //! rules fit in a page: `*` and `?` stay within one folder name, `**` as a
 //! whole part spans any number of folders, `[…]` is a character class
-//! (`[!…]` negated, `a-z` ranges). A pattern without `/` matches a file
-//! name in any folder, as in `.gitignore`.
+//! (`[!…]` negated, `a-z` ranges, a `]` or `!` first in it taken as
+//! itself). A pattern without `/` matches a file name in any folder, as in
+//! `.gitignore`.
+//!
+//! Patterns come from clients, so matching must cost the same whatever
+//! they write: a pattern is at most [`MAX_PATTERN_BYTES`], runs of `**`
+//! count as one, and a path is matched by advancing the set of parts that
+//! can stand at each folder name (no backtracking across names), so the
+//! work grows with the path's length times the pattern's, never faster.
+//! `proptests` checks these rules against `globset`.
+
+/// The longest pattern accepted: real ones are a few dozen bytes.
+pub const MAX_PATTERN_BYTES: usize = 1024;
 
 /// A checked pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Glob {
     text: String,
-    parts: Vec<String>,
+    parts: Vec<Part>,
+}
+
+/// One `/`-separated part of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    /// `**`: any number of folder names, none included.
+    AnyFolders,
+    /// A name pattern: characters, `*`, `?` and classes.
+    Name(Vec<Element>),
+}
+
+/// One element of a name pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Element {
+    Char(char),
+    AnyChar,
+    AnyRun,
+    Class {
+        negated: bool,
+        items: Vec<(char, char)>,
+    },
 }
 
 /// Why a pattern cannot be used.
@@ -21,42 +53,50 @@ pub enum GlobError {
     UnclosedClass,
     /// `**` inside a name (`a**b`): it means any folders only as a whole part.
     DoubleStarInName,
+    /// Longer than [`MAX_PATTERN_BYTES`].
+    TooLong {
+        /// The pattern's length in bytes.
+        bytes: usize,
+    },
 }
 
 impl std::fmt::Display for GlobError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Empty => "the pattern is empty",
-            Self::UnclosedClass => "a `[` has no closing `]`",
-            Self::DoubleStarInName => {
-                "`**` stands for any folders only as a whole part, as in `docs/**/*.md`"
-            }
-        })
+        match self {
+            Self::Empty => f.write_str("the pattern is empty"),
+            Self::UnclosedClass => f.write_str("a `[` has no closing `]`"),
+            Self::DoubleStarInName => f.write_str(
+                "`**` stands for any folders only as a whole part, as in `docs/**/*.md`",
+            ),
+            Self::TooLong { bytes } => write!(
+                f,
+                "it is {bytes} bytes long, over the limit of {MAX_PATTERN_BYTES}"
+            ),
+        }
     }
 }
 
 impl Glob {
     /// Parses `pattern`.
     pub fn new(pattern: &str) -> Result<Glob, GlobError> {
+        if pattern.len() > MAX_PATTERN_BYTES {
+            return Err(GlobError::TooLong {
+                bytes: pattern.len(),
+            });
+        }
         let text = pattern.trim().trim_start_matches("./").trim_matches('/');
         if text.is_empty() {
             return Err(GlobError::Empty);
         }
-        let mut parts: Vec<String> = text
-            .split('/')
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
-        for part in &parts {
-            if part != "**" && part.contains("**") {
-                return Err(GlobError::DoubleStarInName);
-            }
-            if !classes_closed(part) {
-                return Err(GlobError::UnclosedClass);
+        let mut parts: Vec<Part> = Vec::new();
+        for given in text.split('/').filter(|p| !p.is_empty()) {
+            let part = parse_part(given)?;
+            if !(part == Part::AnyFolders && parts.last() == Some(&Part::AnyFolders)) {
+                parts.push(part);
             }
         }
-        if parts.len() == 1 && parts[0] != "**" {
-            parts.insert(0, "**".into());
+        if parts.len() == 1 && parts[0] != Part::AnyFolders {
+            parts.insert(0, Part::AnyFolders);
         }
         Ok(Glob {
             text: text.to_string(),
@@ -71,60 +111,114 @@ impl Glob {
 
     /// Whether `path` (parts separated by `/`) matches.
     pub fn matches(&self, path: &str) -> bool {
-        let names: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-        let parts: Vec<&str> = self.parts.iter().map(String::as_str).collect();
-        match_parts(&parts, &names)
-    }
-}
-
-fn classes_closed(part: &str) -> bool {
-    let mut chars = part.chars();
-    while let Some(c) = chars.next() {
-        if c == '[' {
-            let mut first = true;
-            loop {
-                match chars.next() {
-                    None => return false,
-                    Some(']') if !first => break,
-                    Some('!') if first => {}
-                    _ => first = false,
+        let n = self.parts.len();
+        let mut now = vec![false; n + 1];
+        let mut next = vec![false; n + 1];
+        now[0] = true;
+        self.close(&mut now);
+        for name in path.split('/').filter(|p| !p.is_empty()) {
+            next.fill(false);
+            let mut any = false;
+            for (at, part) in self.parts.iter().enumerate() {
+                if !now[at] {
+                    continue;
                 }
+                match part {
+                    Part::AnyFolders => next[at] = true,
+                    Part::Name(elements) if match_name(elements, name) => next[at + 1] = true,
+                    Part::Name(_) => continue,
+                }
+                any = true;
+            }
+            if !any {
+                return false;
+            }
+            self.close(&mut next);
+            std::mem::swap(&mut now, &mut next);
+        }
+        now[n]
+    }
+
+    /// Adds the states reached by letting each `**` stand for no folder.
+    fn close(&self, states: &mut [bool]) {
+        for (at, part) in self.parts.iter().enumerate() {
+            if states[at] && *part == Part::AnyFolders {
+                states[at + 1] = true;
             }
         }
     }
-    true
 }
 
-fn match_parts(parts: &[&str], names: &[&str]) -> bool {
-    match parts.split_first() {
-        None => names.is_empty(),
-        Some((&"**", rest)) => (0..=names.len()).any(|skip| match_parts(rest, &names[skip..])),
-        Some((part, rest)) => names
-            .split_first()
-            .is_some_and(|(name, more)| match_name(part, name) && match_parts(rest, more)),
+fn parse_part(given: &str) -> Result<Part, GlobError> {
+    if given == "**" {
+        return Ok(Part::AnyFolders);
     }
+    if given.contains("**") {
+        return Err(GlobError::DoubleStarInName);
+    }
+    let mut elements = Vec::new();
+    let mut chars = given.chars();
+    while let Some(c) = chars.next() {
+        elements.push(match c {
+            '*' => Element::AnyRun,
+            '?' => Element::AnyChar,
+            '[' => parse_class(&mut chars)?,
+            c => Element::Char(c),
+        });
+    }
+    Ok(Part::Name(elements))
 }
 
-/// `*`, `?` and classes within one name, by backtracking over the last `*`.
-fn match_name(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
+/// A class after its `[`: an optional `!`, then a first character taken as
+/// itself (even `]` or `!`), then characters and `a-z` ranges up to `]`.
+fn parse_class(chars: &mut std::str::Chars<'_>) -> Result<Element, GlobError> {
+    let mut rest: Vec<char> = Vec::new();
+    let mut negated = false;
+    let mut first = true;
+    loop {
+        match chars.next() {
+            None => return Err(GlobError::UnclosedClass),
+            Some('!') if first && !negated && rest.is_empty() => negated = true,
+            Some(']') if !first => break,
+            Some(c) => {
+                rest.push(c);
+                first = false;
+            }
+        }
+    }
+    let mut items = Vec::new();
+    let mut k = 0;
+    while k < rest.len() {
+        if k + 2 < rest.len() && rest[k + 1] == '-' {
+            items.push((rest[k], rest[k + 2]));
+            k += 3;
+        } else {
+            items.push((rest[k], rest[k]));
+            k += 1;
+        }
+    }
+    Ok(Element::Class { negated, items })
+}
+
+/// `*`, `?` and classes within one name, by going back only to the last
+/// `*`: time proportional to the pattern's length times the name's.
+fn match_name(pattern: &[Element], name: &str) -> bool {
     let n: Vec<char> = name.chars().collect();
     let (mut i, mut j) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while j < n.len() {
-        if i < p.len() && p[i] == '*' {
-            star = Some((i, j));
-            i += 1;
-            continue;
-        }
-        if i < p.len() {
-            if let Some((matched, width)) = match_one(&p[i..], n[j]) {
-                if matched {
-                    i += width;
-                    j += 1;
-                    continue;
-                }
+        match pattern.get(i) {
+            Some(Element::AnyRun) => {
+                star = Some((i, j));
+                i += 1;
+                continue;
             }
+            Some(element) if element_matches(element, n[j]) => {
+                i += 1;
+                j += 1;
+                continue;
+            }
+            _ => {}
         }
         match star {
             Some((si, sj)) => {
@@ -135,34 +229,17 @@ fn match_name(pattern: &str, name: &str) -> bool {
             None => return false,
         }
     }
-    p[i..].iter().all(|&c| c == '*')
+    pattern[i..].iter().all(|e| *e == Element::AnyRun)
 }
 
-/// Whether the pattern's next element matches `c`, and how many pattern
-/// characters it took; `None` at a `*`.
-fn match_one(p: &[char], c: char) -> Option<(bool, usize)> {
-    match p.first()? {
-        '*' => None,
-        '?' => Some((true, 1)),
-        '[' => {
-            let negated = p.get(1) == Some(&'!');
-            let start = if negated { 2 } else { 1 };
-            let end = start + 1 + p[start + 1..].iter().position(|&x| x == ']')?;
-            let class = &p[start..end];
-            let mut hit = false;
-            let mut k = 0;
-            while k < class.len() {
-                if k + 2 < class.len() && class[k + 1] == '-' {
-                    hit |= class[k] <= c && c <= class[k + 2];
-                    k += 3;
-                } else {
-                    hit |= class[k] == c;
-                    k += 1;
-                }
-            }
-            Some((hit != negated, end + 1))
+fn element_matches(element: &Element, c: char) -> bool {
+    match element {
+        Element::Char(x) => *x == c,
+        Element::AnyChar => true,
+        Element::AnyRun => false,
+        Element::Class { negated, items } => {
+            items.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negated
         }
-        &x => Some((x == c, 1)),
     }
 }
 
@@ -211,5 +288,28 @@ mod tests {
         assert_eq!(Glob::new("docs/[ab"), Err(GlobError::UnclosedClass));
         assert_eq!(Glob::new("a**b"), Err(GlobError::DoubleStarInName));
         assert!(GlobError::UnclosedClass.to_string().contains('['));
+        assert_eq!(
+            Glob::new(&"a".repeat(MAX_PATTERN_BYTES + 1)),
+            Err(GlobError::TooLong {
+                bytes: MAX_PATTERN_BYTES + 1
+            })
+        );
+    }
+
+    #[test]
+    fn a_bang_or_bracket_first_in_a_class_is_itself() {
+        assert!(m("[!!]*", "a.md"));
+        assert!(!m("[!!]*", "!a.md"));
+        assert!(m("[]]x", "]x"));
+    }
+
+    #[test]
+    fn runs_of_double_stars_and_deep_paths_stay_cheap() {
+        let many = "**/".repeat(300) + "zzz";
+        assert!(m(&many, "a/b/c/zzz"));
+        assert!(!m(&many, "a/b/c/d"));
+        let deep = "x/".repeat(3_000) + "y";
+        assert!(!m("**/x/**/x/**/q.md", &deep));
+        assert!(m("**/x/**/x/**/y", &deep));
     }
 }

@@ -139,7 +139,7 @@ impl Converter for FakeConverter {
                     metadata_title: title,
                     page_chars: Vec::new(),
                     places: Vec::new(),
-                    meta: Vec::new(),
+                    meta: Default::default(),
                 })
             }
             "md" | "txt" | "markdown" => Ok(Converted {
@@ -147,7 +147,7 @@ impl Converter for FakeConverter {
                 metadata_title: None,
                 page_chars: Vec::new(),
                 places: Vec::new(),
-                meta: Vec::new(),
+                meta: Default::default(),
             }),
             other => Err(ConvertError::Unsupported {
                 format: other.into(),

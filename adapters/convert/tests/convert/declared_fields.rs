@@ -17,7 +17,7 @@ fn fields(file: &str) -> Vec<(String, String)> {
             bytes: &bytes,
         })
         .unwrap();
-    minirag_core::meta::normalized(c.meta)
+    minirag_core::meta::normalized(c.meta.into_pairs())
 }
 
 fn has(fields: &[(String, String)], field: &str, value: &str) -> bool {

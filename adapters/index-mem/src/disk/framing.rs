@@ -156,9 +156,26 @@ pub(crate) fn write_atomic_with<T>(
 ) -> Result<T, IndexError> {
     let tmp = path.with_extension("tmp");
     let mut f = create_temporary(&tmp)?;
-    let out = write(&mut f, &tmp)?;
-    put_in_place(f, &tmp, path)?;
-    Ok(out)
+    let written = write(&mut f, &tmp).and_then(|out| put_in_place(f, &tmp, path).map(|()| out));
+    if written.is_err() {
+        // A half-written temporary (a full disk) would hold the space the
+        // next try needs.
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Removes temporaries a write that was killed left behind, for a caller
+/// that holds the write lock (no other write is under way).
+pub(crate) fn remove_temporaries(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().ends_with(".tmp") {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Creates the temporary file `tmp`, to be put in place later.

@@ -40,6 +40,7 @@ mod wal;
 pub use chunk_table::{text_key, ChunkTable};
 pub use errors::{io, storage, storage_by};
 pub use framing::file_crc;
+pub(crate) use framing::remove_temporaries;
 pub use lock::WriterLock;
 pub use paths::{Paths, CHECKED_AT_OPEN};
 pub use quantized::{Quantize, QuantizedFile};

@@ -258,6 +258,44 @@ enum Posted {
     Batch(Vec<Value>),
 }
 
+/// The most a page form posts (a token, a job id).
+const MAX_PAGE_BODY: usize = 16 * 1024;
+
+/// The search page's requests: the whole body read first, within the
+/// server's `--body-timeout-secs` and [`MAX_PAGE_BODY`], so a body
+/// trickled a byte at a time (to `/login`, which needs no token) holds its
+/// connection no longer than a slow MCP post may.
+pub(crate) async fn bounded_page_body(
+    State(gate): State<Arc<Gate>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(
+        gate.options.body_timeout,
+        axum::body::to_bytes(body, MAX_PAGE_BODY),
+    );
+    match read.await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Ok(Err(_)) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the page's forms post at most {MAX_PAGE_BODY} bytes"),
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {} s (the server's --body-timeout-secs)",
+                gate.options.body_timeout.as_secs()
+            ),
+        )
+            .into_response(),
+    }
+}
+
 async fn read_body(body: Body, max: usize, batches: bool) -> Result<Posted, Response> {
     let bytes = axum::body::to_bytes(body, max).await.map_err(|e| {
         let too_large = e

@@ -31,7 +31,9 @@ pub(crate) async fn serve(app: App, options: Options) -> Result<()> {
     let gate = Arc::new(Gate::new(options.clone()));
     let server = Server::new(app).with_log(gate.log);
     server.start_watching();
-    let page = minirag_web::router(Arc::new(server.page_backend()), gate.page_guard());
+    let page = minirag_web::router(Arc::new(server.page_backend()), gate.page_guard()).layer(
+        axum::middleware::from_fn_with_state(gate.clone(), gate::bounded_page_body),
+    );
     let draining = server.clone();
     let stop = CancellationToken::new();
 
