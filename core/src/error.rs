@@ -97,6 +97,11 @@ pub enum EngineError {
         /// What was counted: files, or chunks to embed.
         unit: &'static str,
     },
+    /// The work stopped on a bug (a panic), contained to this call or job.
+    Crashed {
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for EngineError {
@@ -161,6 +166,11 @@ impl std::fmt::Display for EngineError {
                     "sync cancelled after {done} of {total} {unit}; what was done is kept"
                 )
             }
+            Self::Crashed { message } => write!(
+                f,
+                "the work stopped on an internal error ({message}); what was done before it is \
+                 kept; please report it with the input that caused it"
+            ),
             Self::NotFound { source } => {
                 write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")
             }
@@ -225,4 +235,13 @@ impl From<FetchError> for EngineError {
     fn from(e: FetchError) -> Self {
         Self::Fetch(e)
     }
+}
+
+/// What a caught panic said, for [`EngineError::Crashed`].
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }

@@ -304,9 +304,21 @@ impl Admitted {
         let id = self.id.clone();
         let jobs = self.jobs.clone();
         let engine = self.engine.clone();
+        let (ended, at) = (jobs.clone(), engine.clone());
+        let job_id = id.clone();
         let thread = std::thread::Builder::new()
             .name("minirag-sync".into())
-            .spawn(move || on_end(&self.run(&|_| {})));
+            .spawn(move || {
+                // A panic ends the job as failed (its lease is let go on
+                // the way out), never leaves it "running" for ever.
+                let run =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(&|_| {})));
+                let job = run.unwrap_or_else(|panic| {
+                    let message = crate::error::panic_message(&*panic);
+                    ended.finish(&job_id, at.now(), Err(EngineError::Crashed { message }))
+                });
+                on_end(&job)
+            });
         match thread {
             // A finished earlier thread is simply dropped (detached).
             Ok(t) => *lock(&jobs.thread) = Some(t),

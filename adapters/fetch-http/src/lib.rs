@@ -102,6 +102,9 @@ pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
                 || a.is_documentation()
                 || o[0] == 0
                 || o[0] >= 240
+                // 198.18.0.0/15 (benchmarking), 192.0.0.0/24 (protocol assignments).
+                || (o[0] == 198 && (o[1] & 0xfe) == 18)
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
             {
                 Some("reserved")
             } else {
@@ -118,7 +121,14 @@ pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
                 Some("link-local")
             } else if (s[0] & 0xfe00) == 0xfc00 {
                 Some("private")
-            } else if a.is_multicast() || (s[0] == 0x2001 && s[1] == 0x0db8) {
+            } else if (s[0] & 0xffc0) == 0xfec0 {
+                Some("site-local")
+            } else if a.is_multicast()
+                || (s[0] == 0x2001 && s[1] == 0x0db8)
+                // 100::/64 (discard), 2001:10::/28 (ORCHID).
+                || (s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0)
+                || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x0010)
+            {
                 Some("reserved")
             } else {
                 None
@@ -390,6 +400,12 @@ mod tests {
             ("http://[64:ff9b::7f00:1]/", "loopback"),
             ("http://[2002:7f00:1::]/", "loopback"),
             ("http://[64:ff9b:1::1]/", "NAT64"),
+            ("http://198.18.0.1/", "reserved"),
+            ("http://198.19.255.254/", "reserved"),
+            ("http://192.0.0.170/", "reserved"),
+            ("http://[100::1]/", "reserved"),
+            ("http://[fec0::1]/", "site-local"),
+            ("http://[2001:10::1]/", "reserved"),
         ] {
             let e = HttpFetcher::default().fetch(url).unwrap_err().to_string();
             assert!(
@@ -399,6 +415,8 @@ mod tests {
         }
         assert_eq!(blocked_kind("93.184.216.34".parse().unwrap()), None);
         assert_eq!(blocked_kind("::ffff:93.184.216.34".parse().unwrap()), None);
+        assert_eq!(blocked_kind("198.20.0.1".parse().unwrap()), None);
+        assert_eq!(blocked_kind("2001:20::1".parse().unwrap()), None);
     }
 
     #[test]

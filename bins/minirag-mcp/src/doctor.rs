@@ -253,7 +253,7 @@ fn inspect(index: &dyn Index, opened: &str, deep: bool) -> Vec<Check> {
                 "index",
                 if stale > 0 { Level::Warn } else { Level::Ok },
                 format!(
-                    "{opened}: {} sources, {} chunks, {} of an older chunking scheme, {} without vectors{}",
+                    "{opened}: {} sources, {} chunks, {} to be rebuilt from their files (an older chunking scheme, or marked after damage), {} without vectors{}",
                     s.source_count,
                     s.chunk_count,
                     s.stale_chunk_count,

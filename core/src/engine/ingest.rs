@@ -386,7 +386,16 @@ impl Engine {
                 )),
                 0,
             ),
-            Err(e) => return Err(EngineError::Embed(e)),
+            // A bad answer costs the vectors, never the new text: the old
+            // text would otherwise stay searchable as if it were current.
+            Err(EmbedError::Failed { reason, .. }) => (
+                None,
+                Some(format!(
+                    "stored without vectors because embedding failed ({reason}); keyword search \
+                     finds it now, and the next sync tries the vectors again"
+                )),
+                0,
+            ),
         };
         let mut out = self.store(prepared, vectors, notice)?;
         out.embedded = fresh;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::Engine;
 use crate::chunk::{parent_id, Chunk};
 use crate::error::EngineError;
-use crate::ports::{IndexError, IndexView, Readiness};
+use crate::ports::{EmbedError, IndexError, IndexView, Readiness};
 use crate::reconstruct::join_chunks;
 use crate::search::fusion::{apply_grouping, apply_max_files, filter_max_distance};
 use crate::search::shape::sources_of;
@@ -75,7 +75,20 @@ impl Engine {
                         .to_string(),
                 )
             } else {
-                embedder.embed_query(query).map_err(|e| e.to_string())
+                // An embedder that panics costs the vectors, not the query.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    embedder.embed_query(query)
+                }))
+                .unwrap_or_else(|panic| {
+                    Err(EmbedError::Failed {
+                        reason: format!(
+                            "the embedder stopped on an internal error ({})",
+                            crate::error::panic_message(&*panic)
+                        ),
+                        cause: None,
+                    })
+                })
+                .map_err(|e| e.to_string())
             };
             let query_vector = embedded.and_then(|v| match index.vector_model() {
                     Some(stored) if stored != embedder.model_id() => Err(format!(

@@ -319,15 +319,17 @@ pub(crate) fn next_valid_record(
 }
 
 /// Notes that the log of `generation` holds acknowledged records up to
-/// `end`, in `wal.end` (generation and end, 16 bytes). Written after the
-/// log's fsync and not synced itself: whatever survives a crash is never
-/// past the log's durable end, so a log found shorter than it was cut
-/// short after the fact, which a torn write cannot do.
+/// `end`, in `wal.end` (generation, end and their CRC-32, 20 bytes).
+/// Written after the log's fsync and not synced itself: whatever survives
+/// a crash is never past the log's durable end, so a log found shorter
+/// than it was cut short after the fact, which a torn write cannot do.
 pub fn note_wal_end(paths: &Paths, generation: u64, end: u64) {
     use std::os::unix::fs::FileExt;
-    let mut bytes = [0u8; 16];
+    let mut bytes = [0u8; 20];
     bytes[..8].copy_from_slice(&generation.to_le_bytes());
-    bytes[8..].copy_from_slice(&end.to_le_bytes());
+    bytes[8..16].copy_from_slice(&end.to_le_bytes());
+    let crc = crc32fast::hash(&bytes[..16]);
+    bytes[16..].copy_from_slice(&crc.to_le_bytes());
     let written = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -342,14 +344,23 @@ pub fn note_wal_end(paths: &Paths, generation: u64, end: u64) {
     }
 }
 
-/// The acknowledged end `wal.end` notes for `generation`, if it notes one.
-/// Read before the log itself, so a write racing the read only makes it
-/// smaller than what the log is then found to hold.
+/// The acknowledged end `wal.end` notes for `generation`, if it notes one
+/// whose checksum holds: a damaged note says nothing, rather than a loss
+/// that never happened. Read before the log itself, so a write racing the
+/// read only makes it smaller than what the log is then found to hold.
 pub fn noted_wal_end(paths: &Paths, generation: u64) -> Option<u64> {
     let bytes = fs::read(paths.wal_end()).ok()?;
-    let bytes: [u8; 16] = bytes.get(..16)?.try_into().ok()?;
-    (u64::from_le_bytes(bytes[..8].try_into().ok()?) == generation)
-        .then(|| u64::from_le_bytes(bytes[8..].try_into().unwrap()))
+    let bytes: [u8; 20] = bytes.get(..20)?.try_into().ok()?;
+    let crc = u32::from_le_bytes(bytes[16..].try_into().ok()?);
+    if crc32fast::hash(&bytes[..16]) != crc {
+        eprintln!(
+            "warn: {} is damaged and was not read; the log is read as it is",
+            paths.wal_end().display()
+        );
+        return None;
+    }
+    let noted = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+    (u64::from_le_bytes(bytes[..8].try_into().ok()?) == generation).then_some(noted)
 }
 
 /// Appends one record and makes it durable; `end` is where the valid log
