@@ -6,6 +6,12 @@ for f in docx pptx xlsx epub pdf ipynb vtt html csv; do
   mkdir -p corpus/convert_$f
   cp ../../adapters/convert/tests/fixtures/*.$f corpus/convert_$f/ 2>/dev/null || true
 done
+# front_matter: real front matter, and the alias bomb of the hostile review.
+mkdir -p corpus/front_matter corpus/glob
+printf 'title: Outage review\ntags: [incident, db]\nauthor:\n  - Ada\n---\n# Body\n' > corpus/front_matter/plain
+printf 'a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n---\nBody\n' > corpus/front_matter/aliases
+printf '**/specs/**\nteam/specs/api.md' > corpus/glob/specs
+printf '[!a-c]*.md\nx/d.md' > corpus/glob/class
 # open_index: a real log written by the binary (a keyword-only sync of two
 # notes), as the raw shape: no snapshot, then the log.
 mkdir -p corpus/open_index

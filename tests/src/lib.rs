@@ -265,6 +265,22 @@ impl Corpus {
         (child, lines)
     }
 
+    /// Runs the CLI with `--json` and `extra` variables under an RSS
+    /// watchdog that kills it past [`RSS_CEILING`], so an unbounded case
+    /// fails the test instead of the machine: (exit code, stdout, stderr,
+    /// peak RSS in bytes from `wait4`).
+    pub fn json_measured(&self, args: &[&str], extra: &[(&str, &str)]) -> Measured {
+        let mut cmd = Command::new(binary());
+        cmd.args(args)
+            .arg("--json")
+            .current_dir(&self.root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(self.env.iter().cloned())
+            .envs(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        run_measured(cmd)
+    }
+
     /// Runs with `--json` and parses stdout.
     pub fn json(&self, args: &[&str]) -> (i32, Value, String) {
         let mut all = args.to_vec();
@@ -294,4 +310,97 @@ pub fn serve_page(html: &'static str) -> (String, std::sync::Arc<std::sync::atom
         }
     });
     (url, hits)
+}
+
+/// What [`Corpus::json_measured`] saw.
+#[derive(Debug)]
+pub struct Measured {
+    /// The exit code (-1 when killed).
+    pub code: i32,
+    /// stdout as JSON (`Null` when it is not).
+    pub json: Value,
+    /// stderr.
+    pub stderr: String,
+    /// The child's peak resident memory, in bytes.
+    pub peak_rss: u64,
+}
+
+/// Where the watchdog of [`Corpus::json_measured`] kills the child.
+pub const RSS_CEILING: u64 = 1536 << 20;
+
+/// Runs `cmd` to its end under the watchdog, which reads the child's own
+/// peak (`VmHWM`: exec gives it a fresh address space; `wait4`'s rusage
+/// would count this test process's memory at the fork) every few
+/// milliseconds until it exits.
+fn run_measured(mut cmd: Command) -> Measured {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let pid = child.id() as libc::pid_t;
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let stderr = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watching = done.clone();
+    let watchdog = std::thread::spawn(move || {
+        let status = format!("/proc/{pid}/status");
+        let mut peak = 0u64;
+        while !watching.load(std::sync::atomic::Ordering::SeqCst) {
+            let kb = |key: &str| {
+                std::fs::read_to_string(&status).ok().and_then(|s| {
+                    s.lines()
+                        .find_map(|l| l.strip_prefix(key))
+                        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                })
+            };
+            if let Some(hwm) = kb("VmHWM:") {
+                peak = peak.max(hwm * 1024);
+            }
+            if peak > RSS_CEILING {
+                // SAFETY: pid is our own child, not yet reaped: it is reaped
+                // only after this thread has ended.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                break;
+            }
+            std::thread::park_timeout(std::time::Duration::from_millis(2));
+        }
+        peak
+    });
+    // SAFETY: siginfo_t is a plain C struct, valid all-zero.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child; WNOWAIT leaves it unreaped, so the
+    // watchdog can never signal a recycled pid.
+    unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT,
+        )
+    };
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    watchdog.thread().unpark();
+    let peak_rss = watchdog.join().unwrap_or(0);
+    let status = child.wait().expect("the child is reaped");
+    let stdout = stdout.join().unwrap_or_default();
+    Measured {
+        code: status.code().unwrap_or(-1),
+        json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        stderr: stderr.join().unwrap_or_default(),
+        peak_rss,
+    }
 }

@@ -29,14 +29,35 @@ const MAX_PAGE_STREAM: usize = 64 << 20;
 /// several times that as positioned lines).
 const KEEP_LINES_BYTES: usize = 32 << 20;
 
+/// The most one object or cross-reference stream may inflate to while the
+/// file loads (lopdf reads them all up front, holding about three copies):
+/// real ones are kilobytes, and this bounds what a crafted one costs.
+const MAX_OBJECT_STREAM: usize = 64 << 20;
+
 /// Converts a PDF's text layer: lines rebuilt from glyph positions, pages marked.
 pub fn convert(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     convert_keeping(name, bytes, KEEP_LINES_BYTES)
 }
 
 fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, ConvertError> {
-    let doc = lopdf::Document::load_mem(bytes)
-        .map_err(|e| malformed_by(name, format!("not a readable PDF ({e})"), e))?;
+    let options = lopdf::LoadOptions {
+        max_decompressed_size: Some(MAX_OBJECT_STREAM),
+        ..lopdf::LoadOptions::default()
+    };
+    let doc = lopdf::Document::load_mem_with_options(bytes, options).map_err(|e| match e {
+        lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. }) => {
+            malformed_by(
+                name,
+                format!(
+                    "a compressed object stream inflates past {} MiB: refusing a possible \
+                     decompression bomb",
+                    MAX_OBJECT_STREAM >> 20
+                ),
+                e,
+            )
+        }
+        e => malformed_by(name, format!("not a readable PDF ({e})"), e),
+    })?;
     if doc.is_encrypted() {
         return Err(malformed(
             name,

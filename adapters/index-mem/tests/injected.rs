@@ -99,6 +99,13 @@ fn every_failing_step_leaves_every_acknowledged_write() {
             }
         }
         let kind = faults::disarm();
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "step {n}: a failed write left {left:?}");
         let Some(kind) = kind else {
             assert!(failed_step.is_none(), "step {n}: an error with no fault");
             assert!(n > 10, "the sync has more steps than {n}");

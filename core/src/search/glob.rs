@@ -1,7 +1,8 @@
 //! Path patterns for narrowing a search by folder: `**/specs/**`, `*.md`,
 //! `notes/202?-*`, `[a-c]*`. Core takes no dependencies, and these few
 //! rules fit in a page: `*` and `?` stay within one folder name, `**` as a
-//! whole part spans any number of folders, `[…]` is a character class
+//! whole part spans any number of folders (at the end, at least one: what
+//! is inside a folder), `[…]` is a character class
 //! (`[!…]` negated, `a-z` ranges, a `]` or `!` first in it taken as
 //! itself). A pattern without `/` matches a file name in any folder, as in
 //! `.gitignore`.
@@ -97,6 +98,10 @@ impl Glob {
         }
         if parts.len() == 1 && parts[0] != Part::AnyFolders {
             parts.insert(0, Part::AnyFolders);
+        }
+        // `docs/**` is what is inside `docs`: at least one more name.
+        if parts.len() > 1 && parts.last() == Some(&Part::AnyFolders) {
+            parts.insert(parts.len() - 1, Part::Name(vec![Element::AnyRun]));
         }
         Ok(Glob {
             text: text.to_string(),
@@ -255,6 +260,7 @@ mod tests {
     fn stars_stay_in_a_name_and_double_stars_span_folders() {
         assert!(m("**/specs/**", "team/specs/api.md"));
         assert!(m("**/specs/**", "specs/a/b.md"));
+        assert!(!m("docs/**", "docs"));
         assert!(!m("**/specs/**", "team/spec/api.md"));
         assert!(m("docs/*.md", "docs/a.md"));
         assert!(!m("docs/*.md", "docs/sub/a.md"));

@@ -3,4 +3,5 @@
 
 mod chunking;
 mod fusion;
+mod globs;
 mod snapshot_damage;

@@ -1,6 +1,7 @@
 //! The blackbox integration tests, one binary (one link) for the crate: each
 //! module was a test binary of its own.
 
+mod attacks;
 mod browser;
 mod cli;
 mod default_model;

@@ -154,15 +154,41 @@ pub(crate) fn write_atomic_with<T>(
     path: &Path,
     write: impl FnOnce(&mut File, &Path) -> Result<T, IndexError>,
 ) -> Result<T, IndexError> {
-    let tmp = path.with_extension("tmp");
-    let mut f = create_temporary(&tmp)?;
-    let written = write(&mut f, &tmp).and_then(|out| put_in_place(f, &tmp, path).map(|()| out));
-    if written.is_err() {
-        // A half-written temporary (a full disk) would hold the space the
-        // next try needs.
-        let _ = fs::remove_file(&tmp);
+    let mut tmp = Temporary::new(path.with_extension("tmp"));
+    let mut f = create_temporary(&tmp.path)?;
+    let out = write(&mut f, &tmp.path)?;
+    put_in_place(f, &tmp.path, path)?;
+    tmp.placed();
+    Ok(out)
+}
+
+/// A temporary file, removed when dropped unless [`Temporary::placed`]:
+/// a write that fails part-way (a full disk) leaves nothing behind.
+pub(crate) struct Temporary {
+    pub(crate) path: std::path::PathBuf,
+    placed: bool,
+}
+
+impl Temporary {
+    pub(crate) fn new(path: std::path::PathBuf) -> Self {
+        Self {
+            path,
+            placed: false,
+        }
     }
-    written
+
+    /// The file was renamed into place: nothing to remove.
+    pub(crate) fn placed(&mut self) {
+        self.placed = true;
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if !self.placed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Removes temporaries a write that was killed left behind, for a caller

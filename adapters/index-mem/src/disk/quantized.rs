@@ -15,7 +15,7 @@ use minirag_core::ports::IndexError;
 use serde::{Deserialize, Serialize};
 
 use super::errors::io;
-use super::framing::{create_temporary, put_in_place, CrcWriter};
+use super::framing::{create_temporary, put_in_place, CrcWriter, Temporary};
 
 /// Quantizes one f32 row into codes and returns its scale.
 pub type Quantize<'q> = &'q (dyn Fn(&[f32], &mut [i8]) -> f32 + Sync);
@@ -46,7 +46,7 @@ impl QuantizedFile {
 /// Writes the int8 file row by row, beside the f32 file's own writing.
 pub(crate) struct QuantizedWriter<'q> {
     path: PathBuf,
-    tmp: PathBuf,
+    tmp: Temporary,
     out: CrcWriter<BufWriter<File>>,
     quantize: Quantize<'q>,
     code: Vec<i8>,
@@ -66,7 +66,7 @@ impl<'q> QuantizedWriter<'q> {
         let f = create_temporary(&tmp)?;
         Ok(Self {
             path,
-            tmp,
+            tmp: Temporary::new(tmp),
             out: CrcWriter::new(BufWriter::with_capacity(1 << 20, f)),
             quantize,
             code: vec![0; dim],
@@ -84,7 +84,7 @@ impl<'q> QuantizedWriter<'q> {
         }
         self.out
             .write_all(&self.bytes)
-            .map_err(|e| io(&self.tmp, "cannot write", e))
+            .map_err(|e| io(&self.tmp.path, "cannot write", e))
     }
 
     /// Writes the scales, fsyncs and renames the file into place.
@@ -99,7 +99,7 @@ impl<'q> QuantizedWriter<'q> {
         let (_, codes) = self.out.sums();
         let padding = vec![0u8; (record.scales_at() - codes) as usize];
         let scales: Vec<u8> = self.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
-        let tmp = &self.tmp;
+        let tmp = &self.tmp.path;
         self.out
             .write_all(&padding)
             .and_then(|()| self.out.write_all(&scales))
@@ -112,6 +112,7 @@ impl<'q> QuantizedWriter<'q> {
             .into_inner()
             .map_err(|e| io(tmp, "cannot write", e.into_error()))?;
         put_in_place(f, tmp, &self.path)?;
+        self.tmp.placed();
         Ok(record)
     }
 }
