@@ -174,3 +174,58 @@ fn a_published_job_whose_process_died_reads_as_failed() {
         "the check let the lock go"
     );
 }
+
+/// An embedder with a bug: it panics on every call.
+struct Panicking;
+
+impl crate::ports::Embedder for Panicking {
+    fn model_id(&self) -> &str {
+        "panicking"
+    }
+    fn dimension(&self) -> usize {
+        4
+    }
+    fn embed_documents(
+        &self,
+        _: &[&str],
+    ) -> Result<crate::ports::Embeddings, crate::ports::EmbedError> {
+        panic!("a bug in the embedder")
+    }
+    fn embed_query(&self, _: &str) -> Result<Vec<f32>, crate::ports::EmbedError> {
+        panic!("a bug in the embedder")
+    }
+}
+
+#[test]
+fn a_panic_inside_a_job_ends_it_as_failed_and_a_query_keyword_only() {
+    let (f, _) = with_files();
+    let mut ports = f.engine.ports().clone();
+    ports.embedder = Arc::new(Panicking);
+    let engine = Arc::new(crate::engine::Engine::new(f.engine.settings().clone(), ports));
+    let jobs = Arc::new(Jobs::default());
+    let (tx, ended) = std::sync::mpsc::channel();
+    let id = jobs
+        .admit(engine.clone(), None, go())
+        .unwrap()
+        .spawn(move |job| tx.send(job.clone()).unwrap());
+    let job = ended
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the job ended");
+    assert_eq!(job.state, JobState::Failed);
+    assert!(
+        job.error.as_deref().unwrap().contains("a bug in the embedder"),
+        "{job:?}"
+    );
+    assert_eq!(jobs.job(&id).unwrap().state, JobState::Failed);
+    let answer = engine
+        .query(crate::engine::QueryRequest {
+            query: "Words",
+            top_k: 5,
+            scope: &[],
+            filter: Default::default(),
+            explain: false,
+        })
+        .unwrap();
+    let notice = answer.notice.unwrap_or_default();
+    assert!(notice.contains("internal error"), "{notice}");
+}

@@ -125,6 +125,15 @@ fn a_sync_that_fills_the_disk_fails_cleanly_and_converges_once_space_is_freed() 
         "the error names the full disk: {said}"
     );
 
+    // Nothing half-written holds the space the next try needs.
+    let left: Vec<String> = std::fs::read_dir(db)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporaries left on the full disk: {left:?}");
+
     // The index opens, with what was acknowledged.
     let s = status(&c, db);
     assert!(s["indexError"].is_null(), "{s}");
