@@ -598,12 +598,18 @@ impl App {
                 out.stale_chunk_count = Some(s.stale_chunk_count);
                 out.vectorless_chunk_count = Some(s.vectorless_chunk_count);
                 out.vector_model = vector_model;
+                let damaged = !s.damage.is_empty();
                 out.damage = s.damage;
                 out.log_bytes = (s.log_bytes > 0).then_some(s.log_bytes);
                 if s.stale_chunk_count > 0 {
                     out.scheme_warning = Some(format!(
-                        "{} chunk(s) predate the current chunking scheme. Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
-                        s.stale_chunk_count
+                        "{} chunk(s) wait to be rebuilt from their files ({}). Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
+                        s.stale_chunk_count,
+                        if damaged {
+                            "marked after the damage `damage` names, or an older chunking scheme"
+                        } else {
+                            "an older chunking scheme"
+                        }
                     ));
                 }
             }

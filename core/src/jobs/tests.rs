@@ -201,7 +201,10 @@ fn a_panic_inside_a_job_ends_it_as_failed_and_a_query_keyword_only() {
     let (f, _) = with_files();
     let mut ports = f.engine.ports().clone();
     ports.embedder = Arc::new(Panicking);
-    let engine = Arc::new(crate::engine::Engine::new(f.engine.settings().clone(), ports));
+    let engine = Arc::new(crate::engine::Engine::new(
+        f.engine.settings().clone(),
+        ports,
+    ));
     let jobs = Arc::new(Jobs::default());
     let (tx, ended) = std::sync::mpsc::channel();
     let id = jobs
@@ -213,7 +216,10 @@ fn a_panic_inside_a_job_ends_it_as_failed_and_a_query_keyword_only() {
         .expect("the job ended");
     assert_eq!(job.state, JobState::Failed);
     assert!(
-        job.error.as_deref().unwrap().contains("a bug in the embedder"),
+        job.error
+            .as_deref()
+            .unwrap()
+            .contains("a bug in the embedder"),
         "{job:?}"
     );
     assert_eq!(jobs.job(&id).unwrap().state, JobState::Failed);

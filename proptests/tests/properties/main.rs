@@ -2,6 +2,7 @@
 //! module was a test binary of its own.
 
 mod chunking;
+mod dates;
 mod fusion;
 mod globs;
 mod snapshot_damage;

@@ -132,7 +132,10 @@ fn a_sync_that_fills_the_disk_fails_cleanly_and_converges_once_space_is_freed() 
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".tmp"))
         .collect();
-    assert!(left.is_empty(), "temporaries left on the full disk: {left:?}");
+    assert!(
+        left.is_empty(),
+        "temporaries left on the full disk: {left:?}"
+    );
 
     // The index opens, with what was acknowledged.
     let s = status(&c, db);
