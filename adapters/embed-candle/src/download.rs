@@ -184,8 +184,12 @@ struct Client<'a> {
 
 impl<'a> Client<'a> {
     fn new(hub: &'a HubOptions, name: &'a str) -> Self {
+        // No pool: ureq 2 drops a pooled connection's read limit, so a
+        // reused one could wait on a stalled hub for ever; a few files cost
+        // a few more handshakes.
         let agent = ureq::AgentBuilder::new()
             .try_proxy_from_env(true)
+            .max_idle_connections(0)
             .timeout_connect(hub.stall)
             .timeout_read(hub.stall)
             .timeout_write(hub.stall)
