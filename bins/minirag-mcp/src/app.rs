@@ -63,6 +63,32 @@ pub(crate) fn env_map() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Every root must be a folder that is there: a mistyped one would index
+/// nothing, and its default index would be created inside it.
+fn existing_roots(
+    config: Config,
+    flags: &CliOverrides,
+    env: &BTreeMap<String, String>,
+) -> Result<Config, ConfigError> {
+    let variable = if !flags.base_dirs.is_empty() {
+        "--base-dir"
+    } else if env.contains_key("BASE_DIRS") {
+        "BASE_DIRS"
+    } else {
+        "BASE_DIR"
+    };
+    match config.roots.iter().find(|r| !Path::new(r).is_dir()) {
+        Some(missing) => Err(ConfigError {
+            variable: variable.into(),
+            value: missing.clone(),
+            expected: "a folder that exists (check the spelling, or create it first); \
+                       nothing is indexed or created under a folder that is not there"
+                .into(),
+        }),
+        None => Ok(config),
+    }
+}
+
 fn default_cache_dir() -> String {
     directories::ProjectDirs::from("", "", "minirag-mcp")
         .map(|d| d.cache_dir().join("models").display().to_string())
@@ -87,7 +113,8 @@ impl App {
         for (k, v) in variables {
             env.insert(k.to_string(), v.clone());
         }
-        let mut config = crate::config_env::load(&env, flags, &ctx);
+        let mut config = crate::config_env::load(&env, flags, &ctx)
+            .and_then(|c| existing_roots(c, flags, &env));
         let remote = match config.as_ref().map(|c| crate::remote::options(&env, c)) {
             Ok(Ok(remote)) => remote,
             Ok(Err(e)) => {

@@ -478,3 +478,34 @@ fn doctor_says_how_far_a_stalled_download_got() {
     assert!(stderr.contains("downloading the model: "), "{stderr}");
     hub.open();
 }
+
+#[test]
+fn a_mistyped_root_is_named_and_nothing_is_created_under_it() {
+    let c = Corpus::new(&[("a.md", "# A\n\nalpha")]).without_model();
+    let typo = c.dir.path().join("Documnets");
+    let typo = typo.to_str().unwrap();
+    for args in [
+        vec!["sync", "--base-dir", typo],
+        vec!["query", "alpha", "--base-dir", typo],
+        vec!["setup", "claude", "--base-dir", typo],
+    ] {
+        // The default index folder, under the first root.
+        let out = std::process::Command::new(binary())
+            .args(&args)
+            .current_dir(&c.root)
+            .env_clear()
+            .envs(c.env.iter().filter(|(k, _)| k != "DB_PATH").cloned())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(typo) && stderr.contains("a folder that exists"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let doctor = c.cli_env(&["doctor", "--base-dir", typo], &[]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("FAIL config"), "{report}");
+    assert!(!std::path::Path::new(typo).exists(), "the typo was created");
+}
