@@ -113,8 +113,8 @@ impl App {
         for (k, v) in variables {
             env.insert(k.to_string(), v.clone());
         }
-        let mut config = crate::config_env::load(&env, flags, &ctx)
-            .and_then(|c| existing_roots(c, flags, &env));
+        let mut config =
+            crate::config_env::load(&env, flags, &ctx).and_then(|c| existing_roots(c, flags, &env));
         let remote = match config.as_ref().map(|c| crate::remote::options(&env, c)) {
             Ok(Ok(remote)) => remote,
             Ok(Err(e)) => {
