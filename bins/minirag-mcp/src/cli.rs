@@ -388,7 +388,9 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
                     Some(f) => f,
                     None => setup::default_file(client, &app.cwd)?,
                 };
-                let report = crate::setup_check::run(client, &file, &app)?;
+                let given =
+                    crate::setup_check::Given::from(&flags, &variables, &crate::app::env_map());
+                let report = crate::setup_check::run(client, &file, &app, given)?;
                 print(j, &crate::payload::value(&report), |_| {
                     crate::setup_check::human(&report)
                 });

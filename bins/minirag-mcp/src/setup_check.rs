@@ -28,9 +28,41 @@ pub(crate) struct Check {
     pub problems: Vec<String>,
 }
 
+/// Which settings this command was given, by flag or variable: only those
+/// are compared with the entry's (`setup --check` alone checks that the
+/// entry's index opens and holds chunks, wherever it is run from).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Given {
+    pub roots: bool,
+    pub index: bool,
+    pub model: bool,
+}
+
+impl Given {
+    /// What `flags`, the flag-set variables and the environment `env` name.
+    pub(crate) fn from(
+        flags: &CliOverrides,
+        variables: &[(&str, String)],
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        let set = |keys: &[&str]| {
+            keys.iter()
+                .any(|k| env.contains_key(*k) || variables.iter().any(|(v, _)| v == k))
+        };
+        let roots = !flags.base_dirs.is_empty() || set(&["BASE_DIR", "BASE_DIRS"]);
+        Self {
+            roots,
+            // The default index lies under the first root.
+            index: roots || flags.db_path.is_some() || set(&["DB_PATH", "DB_URL", "DB_SCHEMA"]),
+            model: flags.model_name.is_some()
+                || set(&["MODEL_NAME", "MODEL_PATH", "EMBED_URL", "EMBED_MODEL"]),
+        }
+    }
+}
+
 /// Checks the entry in `file` against `here`, the app these flags and this
-/// environment resolve to.
-pub(crate) fn run(client: Client, file: &Path, here: &App) -> Result<Check> {
+/// environment resolve to, comparing what `given` names.
+pub(crate) fn run(client: Client, file: &Path, here: &App, given: Given) -> Result<Check> {
     let mut check = Check {
         file: file.display().to_string(),
         ok: false,
@@ -101,16 +133,16 @@ pub(crate) fn run(client: Client, file: &Path, here: &App) -> Result<Check> {
             format!("the entry's {what} is {theirs}, these settings' is {ours}: {again}")
         };
         let (theirs, ours) = (index_location(config), index_location(mine));
-        if theirs != ours {
+        if given.index && theirs != ours {
             check.problems.push(differs("index", &theirs, &ours));
         }
         let (theirs, ours) = (check.roots.join(", "), here.root_strings().join(", "));
-        if theirs != ours {
+        if given.roots && theirs != ours {
             check.problems.push(differs("roots", &theirs, &ours));
         }
         let name = |a: &App| a.embedder().map(|e| e.name()).unwrap_or_default();
         let (theirs, ours) = (name(&there), name(here));
-        if theirs != ours {
+        if given.model && theirs != ours {
             check.problems.push(differs("model", &theirs, &ours));
         }
     }

@@ -179,6 +179,19 @@ async fn setup_writes_the_index_and_model_that_were_synced() {
         )),
         "{said}"
     );
+    // With no settings at all, from another folder: nothing to compare,
+    // the entry's index opens and holds chunks.
+    let bare = std::process::Command::new(binary())
+        .args(["setup", "claude", "--check", "--file", &f])
+        .current_dir(c.dir.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&bare.stdout).to_string();
+    assert_eq!(bare.status.code(), Some(0), "{said}");
+    assert!(said.contains("ok: the entry opens the index"), "{said}");
+
     let missing = c.dir.path().join("nowhere/.mcp.json").display().to_string();
     let none = c.cli(&["setup", "claude", "--check", "--file", &missing]);
     let said = String::from_utf8_lossy(&none.stdout).to_string();
