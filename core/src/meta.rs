@@ -56,8 +56,8 @@ pub const MAX_DECLARED_VALUE_BYTES: usize = 16 * 1024;
 pub const MAX_DECLARED_BYTES: usize = 64 * 1024;
 /// See [`MAX_DECLARED_VALUE_BYTES`].
 pub const MAX_DECLARED_PAIRS: usize = 1024;
-/// The largest metadata part a converter reads (`docProps/core.xml`, a
-/// PDF's Info object stream): real ones are a few kilobytes.
+/// The largest properties part a converter reads (`docProps/core.xml`):
+/// real ones are a few kilobytes.
 pub const MAX_DECLARING_PART_BYTES: usize = 1 << 20;
 
 /// Why a document's declared fields were dropped (its text is indexed).
@@ -137,11 +137,6 @@ impl Declared {
         self.over = Some(why);
     }
 
-    /// Whether fields are still taken.
-    pub fn open(&self) -> bool {
-        self.over.is_none()
-    }
-
     /// Why the fields were dropped, if they were.
     pub fn over_budget(&self) -> Option<OverBudget> {
         self.over
@@ -162,9 +157,6 @@ impl<F: Into<String>, V: Into<String>> FromIterator<(F, V)> for Declared {
     fn from_iter<I: IntoIterator<Item = (F, V)>>(iter: I) -> Self {
         let mut declared = Declared::default();
         for (field, value) in iter {
-            if !declared.open() {
-                break;
-            }
             declared.push(field, value);
         }
         declared

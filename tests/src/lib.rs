@@ -404,3 +404,23 @@ fn run_measured(mut cmd: Command) -> Measured {
         peak_rss,
     }
 }
+
+/// Reads one HTTP request's head and body from `stream`, for the loopback
+/// servers the tests stand up; the body (empty if the request broke off).
+pub fn read_request_body(stream: &std::net::TcpStream) -> Vec<u8> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut reader = BufReader::new(stream);
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    body
+}

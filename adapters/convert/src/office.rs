@@ -4,9 +4,7 @@
 
 use std::io::{Cursor, Read};
 
-use minirag_core::meta::{
-    Declared, OverBudget, MAX_DECLARED_VALUE_BYTES, MAX_DECLARING_PART_BYTES,
-};
+use minirag_core::meta::{Declared, OverBudget, MAX_DECLARING_PART_BYTES};
 use minirag_core::ports::ConvertError;
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -291,9 +289,7 @@ pub fn core_properties(archive: &mut Archive<'_>, name: &str) -> CoreProperties 
             }
             Ok(Node::Text(text)) => {
                 if let Some((_, value)) = &mut open {
-                    if value.len() <= MAX_DECLARED_VALUE_BYTES {
-                        value.push_str(&text);
-                    }
+                    value.push_str(&text);
                 }
             }
             Err(_) => return CoreProperties::default(),

@@ -16,7 +16,6 @@ use maud::Markup;
 use minirag_core::engine::QueryRequest;
 
 use crate::guard::{Guard, Refusal, COOKIE};
-use crate::sign_in::Wait;
 use crate::views::{self, document, search, status};
 use crate::Backend;
 
@@ -414,12 +413,7 @@ async fn login(State(site): State<Site>, request: Request) -> Response {
     let ip = client_address(&site.guard, request.headers()).or(peer);
     let now = Instant::now();
     if let Some(Err(wait)) = ip.map(|ip| site.sign_in.check(ip, now)) {
-        let message = match wait {
-            Wait::Address(s) => format!("Too many wrong tokens from this address (5 a minute); try again in {s} s."),
-            Wait::Everyone(s) => format!(
-                "Too many wrong tokens from all addresses together (50 a minute); try again in {s} s."
-            ),
-        };
+        let message = wait.to_string();
         return (StatusCode::TOO_MANY_REQUESTS, message).into_response();
     }
     let headers = request.headers().clone();

@@ -33,6 +33,22 @@ pub(crate) enum Wait {
     Everyone(u64),
 }
 
+impl std::fmt::Display for Wait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Address(s) => write!(
+                f,
+                "Too many wrong tokens from this address ({TRIES} a minute); try again in {s} s."
+            ),
+            Self::Everyone(s) => write!(
+                f,
+                "Too many wrong tokens from all addresses together ({TRIES_IN_ALL} a minute); \
+                 try again in {s} s."
+            ),
+        }
+    }
+}
+
 fn left(window: Option<&(Instant, u32)>, tries: u32, now: Instant) -> Option<u64> {
     match window {
         Some((since, n)) if *n >= tries && now.duration_since(*since) < WINDOW => {

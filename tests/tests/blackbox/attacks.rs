@@ -2,7 +2,7 @@
 //! costs one field, one file or one request, within a bound; never the
 //! process, its memory or its time.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -37,31 +37,9 @@ fn assert_bounded(m: &Measured, what: &str) {
     assert!(!m.stderr.contains("panicked"), "{what}: {}", m.stderr);
 }
 
-/// A real DOCX (LibreOffice's memo fixture) with `part` replaced or added.
+/// A real DOCX (LibreOffice's memo fixture) with `part` replaced.
 fn docx_with(part: &str, bytes: &[u8]) -> Vec<u8> {
-    let fixture = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../adapters/convert/tests/fixtures/memo.docx"
-    ))
-    .unwrap();
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(fixture)).unwrap();
-    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated)
-        .large_file(true);
-    for i in 0..archive.len() {
-        let mut entry = archive.by_index(i).unwrap();
-        let name = entry.name().unwrap().to_string();
-        out.start_file(name.as_str(), options).unwrap();
-        if name == part {
-            out.write_all(bytes).unwrap();
-        } else {
-            let mut data = Vec::new();
-            entry.read_to_end(&mut data).unwrap();
-            out.write_all(&data).unwrap();
-        }
-    }
-    out.finish().unwrap().into_inner()
+    crate::hostile::fixture_with_part("memo.docx", part, bytes)
 }
 
 /// The memo's `word/document.xml` with `extra` put in front of its body.
@@ -281,20 +259,7 @@ fn embedding_server(handle: impl Fn(usize, TcpStream) + Send + Sync + 'static) -
 
 /// Reads one request; its body.
 fn request_body(stream: &TcpStream) -> String {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    String::from_utf8_lossy(&body).into_owned()
+    String::from_utf8_lossy(&minirag_blackbox::read_request_body(stream)).into_owned()
 }
 
 /// Vectors for a request's inputs, `value` in every place.

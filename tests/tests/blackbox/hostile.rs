@@ -51,23 +51,27 @@ fn binary_bytes_named_md_are_one_refused_file() {
     );
 }
 
-/// The EPUB fixture with its first chapter replaced by `chapter`.
-fn epub_with_chapter(chapter: &str) -> Vec<u8> {
+/// The converter fixture `name` with its zip entry `part` replaced (or
+/// `bytes` added under that name).
+pub(crate) fn fixture_with_part(name: &str, part: &str, bytes: &[u8]) -> Vec<u8> {
     use std::io::{Read, Write};
-    let fixture = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../adapters/convert/tests/fixtures/policy-ru.epub"
+    let fixture = std::fs::read(format!(
+        "{}/../adapters/convert/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap();
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(fixture)).unwrap();
     let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).unwrap();
-        let name = entry.name().unwrap().to_string();
-        out.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
-            .unwrap();
-        if name == "OEBPS/sections/section0001.xhtml" {
-            out.write_all(chapter.as_bytes()).unwrap();
+        let entry_name = entry.name().unwrap().to_string();
+        out.start_file(
+            entry_name.as_str(),
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+        if entry_name == part {
+            out.write_all(bytes).unwrap();
         } else {
             let mut data = Vec::new();
             entry.read_to_end(&mut data).unwrap();
@@ -75,6 +79,15 @@ fn epub_with_chapter(chapter: &str) -> Vec<u8> {
         }
     }
     out.finish().unwrap().into_inner()
+}
+
+/// The EPUB fixture with its first chapter replaced by `chapter`.
+fn epub_with_chapter(chapter: &str) -> Vec<u8> {
+    fixture_with_part(
+        "policy-ru.epub",
+        "OEBPS/sections/section0001.xhtml",
+        chapter.as_bytes(),
+    )
 }
 
 #[test]

@@ -257,23 +257,11 @@ fn loopback_server(
     port: u16,
     answer: impl Fn(&serde_json::Value) -> (u16, String) + Send + 'static,
 ) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            let body = minirag_blackbox::read_request_body(&stream);
             let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
             let (status, text) = answer(&req);
             let _ = write!(
