@@ -86,6 +86,16 @@ pub enum EngineError {
         /// The part asked for, as given.
         wanted: String,
     },
+    /// Rows asked for with no sheet, in a workbook where more than one
+    /// sheet has them.
+    WhichSheet {
+        /// The source.
+        source: String,
+        /// The rows asked for, as `rows=A-B`.
+        rows: String,
+        /// The sheets that have them, in document order.
+        sheets: Vec<String>,
+    },
     /// Reading a file failed.
     File(FileError),
     /// A sync stopped on request between files.
@@ -178,6 +188,17 @@ impl std::fmt::Display for EngineError {
                 f,
                 "No part of {source} is at {wanted}: ask for a place a result's `location` names \
                  (a document indexed before places were kept gets them on its next sync)"
+            ),
+            Self::WhichSheet {
+                source,
+                rows,
+                sheets,
+            } => write!(
+                f,
+                "{source} has {rows} on {} sheets ({}): name one, as {rows}&sheet={}",
+                sheets.len(),
+                sheets.join(", "),
+                sheets[0]
             ),
         }
     }

@@ -158,7 +158,8 @@ impl Location {
     }
 
     /// The URI fragment that opens the place: `page=12`, `slide=3`,
-    /// `rows=4-9`, `cell=2`, `lines=40-52`, or the anchor.
+    /// `rows=4-9` (`rows=4-9&sheet=Budget` in a workbook), `cell=2`,
+    /// `lines=40-52`, or the anchor.
     pub fn fragment(&self) -> Option<String> {
         if let Some(p) = self.pages {
             return Some(format!("page={}", range(p)));
@@ -167,7 +168,10 @@ impl Location {
             return Some(format!("slide={s}"));
         }
         if let Some(r) = self.rows {
-            return Some(format!("rows={}", range(r)));
+            return Some(match &self.sheet {
+                Some(sheet) => format!("rows={}&sheet={sheet}", range(r)),
+                None => format!("rows={}", range(r)),
+            });
         }
         if let Some(c) = self.cell {
             return Some(format!("cell={c}"));
@@ -262,8 +266,8 @@ pub enum Wanted {
     Pages(u32, u32),
     /// A slide, 1-based.
     Slide(u32),
-    /// First and last row.
-    Rows(u32, u32),
+    /// First and last row, of one sheet or of any.
+    Rows(u32, u32, Option<String>),
     /// A notebook cell, 1-based.
     Cell(u32),
     /// First and last file line, 1-based.
@@ -284,7 +288,15 @@ impl Wanted {
         Some(match fragment.split_once('=') {
             Some(("page", v)) => span(v).map(|(a, b)| Self::Pages(a, b))?,
             Some(("slide", v)) => Self::Slide(v.trim().parse().ok()?),
-            Some(("rows", v)) => span(v).map(|(a, b)| Self::Rows(a, b))?,
+            // The sheet comes last and runs to the end: its name may hold
+            // any character.
+            Some(("rows", v)) => {
+                let (v, sheet) = match v.split_once("&sheet=") {
+                    Some((v, sheet)) => (v, Some(sheet.to_string())),
+                    None => (v, None),
+                };
+                span(v).map(|(a, b)| Self::Rows(a, b, sheet))?
+            }
             Some(("cell", v)) => Self::Cell(v.trim().parse().ok()?),
             Some(("lines", v)) => span(v).map(|(a, b)| Self::Lines(a, b))?,
             Some(_) => return None,
@@ -299,7 +311,10 @@ impl std::fmt::Display for Wanted {
         match self {
             Self::Pages(a, b) => f.write_str(&span("page", "pages", (*a, *b))),
             Self::Slide(n) => write!(f, "slide {n}"),
-            Self::Rows(a, b) => f.write_str(&span("row", "rows", (*a, *b))),
+            Self::Rows(a, b, None) => f.write_str(&span("row", "rows", (*a, *b))),
+            Self::Rows(a, b, Some(sheet)) => {
+                write!(f, "sheet {sheet}, {}", span("row", "rows", (*a, *b)))
+            }
             Self::Cell(n) => write!(f, "cell {n}"),
             Self::Lines(a, b) => f.write_str(&span("line", "lines", (*a, *b))),
             Self::Anchor(a) => write!(f, "#{a}"),
@@ -317,7 +332,9 @@ impl Location {
         match wanted {
             Wanted::Pages(a, b) => overlap(self.pages, *a, *b),
             Wanted::Slide(n) => self.slide == Some(*n),
-            Wanted::Rows(a, b) => overlap(self.rows, *a, *b),
+            Wanted::Rows(a, b, sheet) => {
+                overlap(self.rows, *a, *b) && (sheet.is_none() || *sheet == self.sheet)
+            }
             Wanted::Cell(n) => self.cell == Some(*n),
             Wanted::Lines(a, b) => overlap(self.lines, *a, *b),
             Wanted::Anchor(a) => self.anchor.as_deref() == Some(a.as_str()),

@@ -22,6 +22,11 @@ const GENERIC_WORDS: &[&str] = &[
     "dsc",
     "screenshot",
     "report",
+    "book",
+    "workbook",
+    "presentation",
+    "slide",
+    "title",
     "снимок",
     "документ",
     "документа",
@@ -132,10 +137,7 @@ pub(crate) fn is_informative_stem(stem: &str) -> bool {
     if meaningful < 4 {
         return false;
     }
-    tokens(stem)
-        .iter()
-        .filter(|t| !t.chars().all(char::is_numeric))
-        .any(|t| !GENERIC_WORDS.contains(&t.as_str()))
+    says_something(stem)
 }
 
 /// Whether a heading is document boilerplate (`1.2 Общие положения`,
@@ -216,10 +218,31 @@ pub(crate) fn image_title(file_name: &str) -> String {
     }
 }
 
+/// Whether a title a file declares names the document, and is not what
+/// the saving program left there: a file name (`Microsoft Word -
+/// report.docx`, `C:\\tmp\\x.doc`), or `Untitled`, `Document1`, `Slide 1`.
+pub(crate) fn is_usable_metadata_title(title: &str) -> bool {
+    let title = title.trim();
+    let names_a_file = title.contains(['/', '\\'])
+        || title.starts_with("Microsoft ")
+        || title
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| crate::formats::is_known_extension(ext));
+    !names_a_file && says_something(title)
+}
+
+/// Whether some word of `text` is neither a number nor generic.
+fn says_something(text: &str) -> bool {
+    tokens(text)
+        .iter()
+        .filter(|t| !t.chars().all(char::is_numeric))
+        .any(|t| !GENERIC_WORDS.contains(&t.as_str()))
+}
+
 /// Title of a file.
 pub(crate) fn file_title(file_name: &str, metadata_title: Option<&str>, markdown: &str) -> String {
-    if let Some(meta) = metadata_title.map(str::trim).filter(|t| !t.is_empty()) {
-        return meta.to_string();
+    if let Some(meta) = metadata_title.filter(|t| is_usable_metadata_title(t)) {
+        return meta.trim().to_string();
     }
     let h1 = first_h1(markdown);
     if let Some(h) = h1.as_deref().filter(|h| is_usable_h1(h)) {

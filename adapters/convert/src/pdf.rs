@@ -119,12 +119,18 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
         .map(minirag_core::unreadable::repair_interleaved)
         .collect();
     let markdown = pdf_outline::apply(&markdown, &places, &outline);
+    let meta = pdf_info::fields(&doc);
+    let metadata_title = meta
+        .pairs()
+        .iter()
+        .find(|(field, _)| field == "title")
+        .map(|(_, title)| title.clone());
     Ok(Converted {
         markdown,
-        metadata_title: None,
+        metadata_title,
         page_chars,
         places,
-        meta: pdf_info::fields(&doc),
+        meta,
     })
 }
 

@@ -53,7 +53,7 @@ pub fn xlsx(name: &str, bytes: &[u8]) -> Result<Converted, ConvertError> {
     }
     Ok(Converted {
         markdown: blocks.join("\n\n"),
-        metadata_title: None,
+        metadata_title: properties.title,
         page_chars: Vec::new(),
         places,
         meta: properties.meta,

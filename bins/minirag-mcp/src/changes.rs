@@ -1,29 +1,39 @@
-//! `subscriptions/listen` (MCP 2026-07-28): a listening client hears
-//! `notifications/resources/list_changed` whenever the visible document
-//! list changed. A sync, ingest or delete in this process nudges every
-//! listener at once; a slow poll of core's documents fingerprint catches
-//! the rest (the watcher, and other processes that share the index).
+//! One announcement path for every writer: whenever the visible document
+//! list changes, each client hears `notifications/resources/list_changed`.
+//! A 2026-07-28 client hears it on its `subscriptions/listen` stream, an
+//! earlier one on its session.
+//!
+//! Writers never notify a client themselves. A sync, ingest or delete in
+//! this process (MCP, the search page, the watcher) only nudges; one poller
+//! per process re-reads core's documents fingerprint after a nudge, or
+//! slowly without one (other processes that share the index), and every
+//! listener announces each move of the fingerprint.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rmcp::service::SubscriptionSink;
+use rmcp::service::{Peer, SubscriptionSink};
+use rmcp::RoleServer;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 
-/// How often a listener re-reads the fingerprint without a nudge.
+/// How often the poller re-reads the fingerprint without a nudge.
 const POLL: Duration = Duration::from_secs(2);
 
-/// The least time between two reads of one listener: a sync nudges once per
-/// file, and a large index's fingerprint reads every source record.
+/// The least time between two reads: a sync nudges once per file, and a
+/// large index's fingerprint reads every source record.
 const MIN_GAP: Duration = Duration::from_millis(250);
 
 /// One per server process, shared by every session and request.
 pub(crate) struct Changes {
     nudges: watch::Sender<u64>,
-    /// Cancelled by the drain: every listen stream ends gracefully.
+    /// The documents fingerprint as the poller last read it.
+    seen: watch::Sender<Option<u64>>,
+    /// Started by the first listener.
+    poller: OnceLock<()>,
+    /// Cancelled by the drain: every listener and the poller end.
     stop: CancellationToken,
 }
 
@@ -31,8 +41,32 @@ impl Default for Changes {
     fn default() -> Self {
         Self {
             nudges: watch::Sender::new(0),
+            seen: watch::Sender::new(None),
+            poller: OnceLock::new(),
             stop: CancellationToken::new(),
         }
+    }
+}
+
+/// Who hears a change.
+pub(crate) enum Listener {
+    /// A `subscriptions/listen` stream (2026-07-28 on).
+    Stream(SubscriptionSink),
+    /// A session that began with `initialize` (before 2026-07-28).
+    Session(Peer<RoleServer>),
+}
+
+impl Listener {
+    /// False once the listener is gone.
+    async fn announce(&self) -> bool {
+        match self {
+            Self::Stream(sink) => sink.notify_resource_list_changed().await.is_ok(),
+            Self::Session(peer) => peer.notify_resource_list_changed().await.is_ok(),
+        }
+    }
+
+    fn is_gone(&self) -> bool {
+        matches!(self, Self::Session(peer) if peer.is_transport_closed())
     }
 }
 
@@ -43,41 +77,72 @@ impl Changes {
         self.nudges.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Ends every listen stream (the server is shutting down).
+    /// Ends every listener and the poller (the server is shutting down).
     pub(crate) fn stop(&self) {
         self.stop.cancel();
     }
 
-    /// Runs one subscription until the client cancels it or the server
-    /// stops: each time the fingerprint moves, one notification.
+    /// Announces each change to `listener` until it is gone, `cancelled`
+    /// fires, or the server stops.
     pub(crate) async fn serve(
-        &self,
+        self: &Arc<Self>,
         app: Arc<App>,
-        sink: SubscriptionSink,
+        listener: Listener,
         cancelled: CancellationToken,
     ) {
-        let mut nudges = self.nudges.subscribe();
-        let mut last = fingerprint(&app).await;
-        let mut read_at = tokio::time::Instant::now();
+        self.start_poller(app).await;
+        let mut seen = self.seen.subscribe();
+        let mut last = *seen.borrow_and_update();
         loop {
             tokio::select! {
                 _ = cancelled.cancelled() => return,
+                _ = self.stop.cancelled() => return,
+                changed = seen.changed() => if changed.is_err() { return },
+                // A session has no cancellation of its own: look now and then.
+                _ = tokio::time::sleep(POLL) => {
+                    if listener.is_gone() { return }
+                    continue;
+                }
+            }
+            // A move from nothing is the first read, not a change.
+            let now = *seen.borrow_and_update();
+            if last.is_some() && !listener.announce().await {
+                return;
+            }
+            last = now;
+        }
+    }
+
+    /// Starts the one poller, after a first read, so that a listener hears
+    /// only the changes made after it began listening.
+    async fn start_poller(self: &Arc<Self>, app: Arc<App>) {
+        if self.poller.set(()).is_err() {
+            return;
+        }
+        self.seen.send_replace(fingerprint(&app).await);
+        let changes = self.clone();
+        tokio::spawn(async move { changes.poll(app).await });
+    }
+
+    async fn poll(&self, app: Arc<App>) {
+        let mut nudges = self.nudges.subscribe();
+        loop {
+            tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = nudges.changed() => {}
                 _ = tokio::time::sleep(POLL) => {}
             }
             tokio::select! {
-                _ = cancelled.cancelled() => return,
                 _ = self.stop.cancelled() => return,
-                _ = tokio::time::sleep_until(read_at + MIN_GAP) => {}
+                _ = tokio::time::sleep(MIN_GAP) => {}
             }
-            read_at = tokio::time::Instant::now();
-            let now = fingerprint(&app).await;
-            if now.is_some() && now != last {
-                last = now;
-                if sink.notify_resource_list_changed().await.is_err() {
-                    return;
-                }
+            nudges.borrow_and_update();
+            if let Some(now) = fingerprint(&app).await {
+                self.seen.send_if_modified(|last| {
+                    let moved = *last != Some(now);
+                    *last = Some(now);
+                    moved
+                });
             }
         }
     }

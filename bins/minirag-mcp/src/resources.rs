@@ -20,9 +20,9 @@ const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// A fragment keeps `=` and `-` (`page=3-4`); an anchor's other
+/// A fragment keeps `=`, `-` and `&` (`page=3-4`, `rows=2-3&sheet=…`); an anchor's other
 /// characters are encoded.
-const FRAGMENT: &AsciiSet = &ENCODED.remove(b'=');
+const FRAGMENT: &AsciiSet = &ENCODED.remove(b'=').remove(b'&');
 
 pub(crate) fn uri_of(source: &str) -> String {
     format!("{PREFIX}{}", utf8_percent_encode(source, ENCODED))
@@ -95,7 +95,7 @@ pub(crate) fn read(app: &App, uri: &str) -> Result<String> {
 pub(crate) fn wanted(part: &str) -> Result<minirag_core::location::Wanted> {
     minirag_core::location::Wanted::parse(part).ok_or_else(|| {
         anyhow!(
-            "Unknown part '{part}': use page=N, page=A-B, lines=A-B, slide=N, rows=A-B, cell=N \
+            "Unknown part '{part}': use page=N, page=A-B, lines=A-B, slide=N, rows=A-B (rows=A-B&sheet=NAME in a workbook), cell=N \
              or a heading's anchor, as a result's `location` names them"
         )
     })

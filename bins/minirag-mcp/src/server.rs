@@ -22,9 +22,10 @@ use rmcp::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::changes::Changes;
+use crate::changes::{Changes, Listener};
 use crate::instructions::{instructions, QUERY_DESCRIPTION};
 use crate::payload::{
     counts, notice_of, source_errors, value, Counts, Deleted, Document, FileList, Ingested,
@@ -640,21 +641,10 @@ impl Server {
     ) -> Result<CallToolResult, McpError> {
         let app = self.app.clone();
         let jobs = self.jobs.clone();
-        // After a sync that changed the set of documents, tell the client
-        // its resource list is stale: on its session before 2026-07-28, on
-        // every `subscriptions/listen` stream from then on.
+        // Whoever listens hears it through the one poller (`changes.rs`).
         let on_change = {
-            let peer = (!is_modern(&ctx)).then(|| ctx.peer.clone());
             let changes = self.changes.clone();
-            let runtime = tokio::runtime::Handle::current();
-            move || {
-                changes.nudge();
-                if let Some(peer) = peer {
-                    runtime.spawn(async move {
-                        let _ = peer.notify_resource_list_changed().await;
-                    });
-                }
-            }
+            move || changes.nudge()
         };
         let Some(token) = ctx.meta.get_progress_token() else {
             return blocking(move || start_job(app, jobs, a.path, None, on_change)).await;
@@ -797,10 +787,26 @@ impl ServerHandler for Server {
         Some(accepted)
     }
 
+    /// A session from before 2026-07-28 hears every change on the session
+    /// itself, for as long as it lasts.
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let modern = context.peer.peer_info().is_some_and(|info| {
+            info.protocol_version >= rmcp::model::ProtocolVersion::V_2026_07_28
+        });
+        if modern {
+            return; // it listens with `subscriptions/listen`
+        }
+        let changes = self.changes.clone();
+        let app = self.app.clone();
+        let listener = Listener::Session(context.peer);
+        tokio::spawn(async move { changes.serve(app, listener, CancellationToken::new()).await });
+    }
+
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let cancelled = context.request_context().ct.clone();
+        let listener = Listener::Stream(context.sink().clone());
         self.changes
-            .serve(self.app.clone(), context.sink().clone(), cancelled)
+            .serve(self.app.clone(), listener, cancelled)
             .await;
         Ok(())
     }
@@ -819,7 +825,6 @@ impl ServerHandler for Server {
             .and_then(Value::as_str)
             .map(str::to_string);
         let modern = is_modern(&context);
-        let peer = context.peer.clone();
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(tcc).await;
         let succeeded = matches!(
@@ -827,11 +832,7 @@ impl ServerHandler for Server {
             Ok(rmcp::model::CallToolResponse::Complete(r)) if r.is_error != Some(true)
         );
         if WRITERS.contains(&tool.as_str()) && succeeded {
-            // Listen streams from 2026-07-28 on; the session itself before.
             self.changes.nudge();
-            if !modern {
-                let _ = peer.notify_resource_list_changed().await;
-            }
         }
         if let (true, Ok(rmcp::model::CallToolResponse::Complete(r))) = (modern, &mut response) {
             r.meta.get_or_insert_with(server_meta);

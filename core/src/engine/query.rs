@@ -40,8 +40,9 @@ impl Engine {
             return Err(QueryError::EmptyScope.into());
         }
         let filter = Filter::new(request.filter, &self.settings.roots).map_err(QueryError::from)?;
-        let scope =
-            Scope::new(request.scope.iter().map(|s| s.trim().to_string())).with_filter(filter);
+        let scope = Scope::new(request.scope.iter().map(|s| s.trim().to_string()))
+            .with_filter(filter)
+            .within_roots(&self.settings.roots);
         let window = candidate_window(top_k);
         let s = &self.settings;
         // The model is loaded before the view is taken, so a first query's
@@ -240,7 +241,12 @@ impl Engine {
                         .into(),
                 );
             } else if !scope.is_all() && index.sources(&scope)?.is_empty() {
-                notices.push(nothing_in_reach(&scope, index)?);
+                notices.push(nothing_in_reach(&scope, &s.roots, index)?);
+            } else if !index
+                .keyword_search(query, 1, &scope.anywhere())?
+                .is_empty()
+            {
+                notices.push(outside_roots(&s.roots));
             }
         }
         let sources = sources_of(&results, &s.roots);
@@ -262,9 +268,29 @@ fn list_rank(list: &[crate::search::Candidate], key: &crate::search::ChunkKey) -
     })
 }
 
-/// Why a scoped or filtered query found nothing: its filter matches no
+/// The documents a search would find are files another process indexed
+/// under other roots (an index shared between machines or configurations).
+fn outside_roots(roots: &[String]) -> String {
+    let roots: Vec<String> = roots.iter().map(|r| format!("'{r}'")).collect();
+    format!(
+        "The documents this search would find are files outside the configured roots ({}): \
+         a process reads only files under its own roots. Add their folder to BASE_DIRS \
+         (CLI: --base-dir) to search them.",
+        roots.join(", ")
+    )
+}
+
+/// Why a scoped or filtered query found nothing: the documents it would
+/// find are files outside this process's roots, its filter matches no
 /// document (under the scope's folders), or no document is under them.
-fn nothing_in_reach(scope: &Scope, index: &dyn IndexView) -> Result<String, IndexError> {
+fn nothing_in_reach(
+    scope: &Scope,
+    roots: &[String],
+    index: &dyn IndexView,
+) -> Result<String, IndexError> {
+    if !index.sources(&scope.anywhere())?.is_empty() {
+        return Ok(outside_roots(roots));
+    }
     let folders = Scope::new(scope.prefixes().to_vec());
     if !scope.filter().is_none() && !index.sources(&folders)?.is_empty() {
         let under = if folders.is_all() {

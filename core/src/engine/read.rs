@@ -5,9 +5,9 @@ use super::Engine;
 use crate::chunk::{parent_id, Chunk};
 use crate::error::EngineError;
 use crate::location::{Location, Wanted};
-use crate::ports::{BlindFolder, IndexStats, SourceRecord, SourceType};
+use crate::ports::{BlindFolder, IndexStats, SourceRecord};
 use crate::reconstruct::document;
-use crate::search::{is_under, ResultItem, Scope};
+use crate::search::{ResultItem, Scope};
 
 /// A document rebuilt from the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,18 +42,8 @@ impl Engine {
     /// and URL source, and the files under this process's roots (a shared
     /// index also holds other machines' files).
     pub fn visible_documents(&self) -> Result<Vec<SourceRecord>, EngineError> {
-        let roots = &self.settings.roots;
-        let mut records: Vec<SourceRecord> = self
-            .ports
-            .index
-            .read()?
-            .sources(&Scope::all())?
-            .into_iter()
-            .filter(|r| {
-                r.source_type != SourceType::File
-                    || roots.iter().any(|root| is_under(&r.source, root))
-            })
-            .collect();
+        let reach = Scope::all().within_roots(&self.settings.roots);
+        let mut records: Vec<SourceRecord> = self.ports.index.read()?.sources(&reach)?;
         records.sort_by(|a, b| a.source.cmp(&b.source));
         Ok(records)
     }
@@ -191,6 +181,25 @@ impl Engine {
                 wanted: wanted.to_string(),
             });
         };
+        if let Wanted::Rows(first, last, None) = wanted {
+            let mut sheets: Vec<String> = Vec::new();
+            for sheet in chunks.iter().filter_map(|c| c.location()?.sheet) {
+                if !sheets.contains(&sheet) {
+                    sheets.push(sheet);
+                }
+            }
+            if sheets.len() > 1 {
+                let rows = match first == last {
+                    true => format!("rows={first}"),
+                    false => format!("rows={first}-{last}"),
+                };
+                return Err(EngineError::WhichSheet {
+                    source: source.into(),
+                    rows,
+                    sheets,
+                });
+            }
+        }
         let text = document(&chunks, None);
         Ok((ReadDocument { record, text }, place))
     }

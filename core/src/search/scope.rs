@@ -1,9 +1,11 @@
 //! Scope matching at separator boundaries: `/data/proj` covers
 //! `/data/proj/f.md` but never `/data/project-secret/f.md`. A scope also
-//! carries the search's [`Filter`] (format, dates, path patterns), which
-//! the index applies with the folders, per source, before any cut.
+//! carries the search's [`Filter`] (format, dates, path patterns) and the
+//! process's reach (its roots), which the index applies with the folders,
+//! per source, before any cut.
 
 use super::filter::{Filter, SourceFacts};
+use crate::source::SourceType;
 
 /// True iff `path` equals `prefix` (trailing `/` ignored) or lies below it.
 /// The separator is always `/`, so URL and data ids scope the same way.
@@ -22,6 +24,8 @@ pub fn is_under(path: &str, prefix: &str) -> bool {
 pub struct Scope {
     prefixes: Vec<String>,
     filter: Filter,
+    /// The roots a file must lie under; none meaning any.
+    reach: Vec<String>,
 }
 
 impl Scope {
@@ -38,7 +42,17 @@ impl Scope {
     {
         Self {
             prefixes: prefixes.into_iter().map(Into::into).collect(),
-            filter: Filter::default(),
+            ..Self::default()
+        }
+    }
+
+    /// The same, with files only under `roots`: an index shared with other
+    /// processes holds files this one may not read. Data and URL sources
+    /// are in every process's reach.
+    pub fn within_roots(self, roots: &[String]) -> Self {
+        Self {
+            reach: roots.to_vec(),
+            ..self
         }
     }
 
@@ -57,9 +71,23 @@ impl Scope {
         &self.prefixes
     }
 
-    /// Neither folders nor a filter: every source is in reach.
+    /// Neither folders, a filter nor roots: every source is in reach.
     pub fn is_all(&self) -> bool {
-        self.prefixes.is_empty() && self.filter.is_none()
+        self.prefixes.is_empty() && self.filter.is_none() && self.reach.is_empty()
+    }
+
+    /// Whether the caller narrowed it (folders or a filter), roots aside.
+    pub fn is_narrowed(&self) -> bool {
+        !self.prefixes.is_empty() || !self.filter.is_none()
+    }
+
+    /// The same folders and filter, with no roots: where a document out of
+    /// reach would be.
+    pub fn anywhere(&self) -> Self {
+        Self {
+            reach: Vec::new(),
+            ..self.clone()
+        }
     }
 
     /// Whether `source` is under the scope's folders (the filter, which
@@ -71,7 +99,15 @@ impl Scope {
     /// Whether a source is in reach: under the folders and kept by the filter.
     pub fn admits<'a>(&self, record: impl Into<SourceFacts<'a>>) -> bool {
         let record = record.into();
-        self.matches(record.source) && self.filter.admits(record)
+        self.in_reach(record.source_type, record.source)
+            && self.matches(record.source)
+            && self.filter.admits(record)
+    }
+
+    fn in_reach(&self, source_type: SourceType, source: &str) -> bool {
+        self.reach.is_empty()
+            || source_type != SourceType::File
+            || self.reach.iter().any(|root| is_under(source, root))
     }
 }
 
@@ -118,5 +154,24 @@ mod tests {
         let scope = Scope::new(["/a", "/b/"]);
         assert!(scope.matches("/a/x") && scope.matches("/b/y") && !scope.matches("/c/z"));
         assert!(Scope::all().matches("anything"));
+    }
+
+    #[test]
+    fn files_out_of_reach_are_left_out_and_other_sources_kept() {
+        let facts = |source, source_type| SourceFacts {
+            source,
+            source_type,
+            mtime: 0.0,
+            ingested_at: "",
+            language: None,
+            meta: &[],
+        };
+        let scope = Scope::all().within_roots(&["/b".to_string()]);
+        assert!(scope.admits(facts("/b/x.md", SourceType::File)));
+        assert!(!scope.admits(facts("/a/x.md", SourceType::File)));
+        assert!(scope.admits(facts("note-1", SourceType::Data)));
+        assert!(scope.admits(facts("https://a.example/x", SourceType::Url)));
+        assert!(!scope.is_all() && !scope.is_narrowed());
+        assert!(scope.anywhere().is_all());
     }
 }

@@ -179,3 +179,31 @@ fn images_are_titled_by_their_stem() {
     );
     assert_eq!(image_title("scan.png.png"), "scan");
 }
+
+#[test]
+fn a_declared_title_is_used_unless_the_saving_program_left_it() {
+    for title in [
+        "Harbour Safety Manual",
+        "FAQ",
+        "Inventory 2026",
+        "Часто задаваемые вопросы",
+    ] {
+        assert_eq!(file_title("/d/x.pdf", Some(title), "# Heading\n"), title);
+    }
+    for junk in [
+        "Microsoft Word - plan.docx",
+        "C:\\temp\\draft.doc",
+        "untitled.pdf",
+        "Untitled",
+        "Document1",
+        "Book1",
+        "Presentation1",
+        "",
+    ] {
+        assert_eq!(
+            file_title("/d/x.pdf", Some(junk), "# Heading\n"),
+            "Heading",
+            "{junk:?}"
+        );
+    }
+}

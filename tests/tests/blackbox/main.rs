@@ -16,6 +16,7 @@ mod locations;
 mod mcp;
 mod mcp_2026;
 mod multilingual;
+mod new_user;
 mod ocr;
 mod page;
 mod python_sdk;

@@ -332,3 +332,80 @@ fn another_process_can_sync_while_a_watcher_runs() {
     w.until(PATIENCE, |v| applied(v) && count(v, "ingested") == 1);
     assert_eq!(top_source(&c, "barnacles hull"), Some(c.path("b.md")));
 }
+
+/// Counts the server's `notifications/resources/list_changed`, on a session
+/// that began with `initialize` 2025-11-25.
+struct ListChanged(tokio::sync::watch::Sender<u64>);
+
+impl rmcp::ClientHandler for ListChanged {
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.send_modify(|n| *n += 1);
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::default()
+            .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
+    }
+}
+
+/// Makes `change`, then waits for announcements made after it until
+/// `list_files` satisfies `wanted`; fails if none comes within [`PATIENCE`].
+async fn announced(
+    client: &rmcp::Peer<rmcp::RoleClient>,
+    heard: &mut tokio::sync::watch::Receiver<u64>,
+    change: impl FnOnce(),
+    wanted: impl Fn(&Value) -> bool,
+) {
+    heard.borrow_and_update();
+    change();
+    loop {
+        tokio::time::timeout(PATIENCE, heard.changed())
+            .await
+            .expect("no notifications/resources/list_changed")
+            .unwrap();
+        let list = minirag_blackbox::mcp_client::call_json(client, "list_files", json!({})).await;
+        if wanted(&list) {
+            return;
+        }
+    }
+}
+
+fn lists(name: &'static str) -> impl Fn(&Value) -> bool {
+    move |list| {
+        list["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["source"].as_str().unwrap().ends_with(name) && f["state"] != "not_ingested")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2025_session_hears_the_changes_the_watcher_makes() {
+    use rmcp::ServiceExt;
+    let c = Corpus::new(&[("a.md", "# A\n\nAnchors hold the ship.")]);
+    let (tx, mut heard) = tokio::sync::watch::channel(0);
+    let client = ListChanged(tx)
+        .serve(minirag_blackbox::mcp_client::transport(
+            &c,
+            &[("RAG_WATCH", "1")],
+        ))
+        .await
+        .unwrap();
+    loop {
+        let s = minirag_blackbox::mcp_client::call_json(&client, "status", json!({})).await;
+        if s["watch"]["lastChangeAt"].is_string() {
+            break; // the catch-up sync is done, and the watcher listens
+        }
+        tokio::task::yield_now().await;
+    }
+    let b = c.root.join("b.md");
+    let write = || std::fs::write(&b, "# B\n\nBarnacles on the hull.").unwrap();
+    announced(&client, &mut heard, write, lists("b.md")).await;
+    let delete = || std::fs::remove_file(&b).unwrap();
+    announced(&client, &mut heard, delete, |l| !lists("b.md")(l)).await;
+    client.cancel().await.unwrap();
+}

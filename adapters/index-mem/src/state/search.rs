@@ -33,12 +33,16 @@ impl State {
     }
 
     pub fn vector_search(&self, query: &[f32], k: usize, scope: &Scope) -> Vec<Candidate> {
-        let hits = if scope.is_all() {
+        let allowed = self.allowed_sources(scope);
+        let every = allowed
+            .iter()
+            .zip(self.sources.iter())
+            .all(|(allowed, entry)| *allowed || entry.is_none());
+        let hits = if every {
             // Every row with a vector is a live chunk's (removing or moving
             // a chunk clears its row): no per-row look-up into the chunks.
             self.vectors.nearest(query, k, |_| true)
         } else {
-            let allowed = self.allowed_sources(scope);
             let chunks = &self.chunks;
             self.vectors.nearest(query, k, |slot| {
                 chunks.sid(slot).is_some_and(|sid| allowed[sid as usize])
