@@ -14,7 +14,7 @@ use minirag_core::ports::{ConvertError, Converted};
 use crate::office::{malformed, malformed_by};
 use crate::pdf_columns::reading_order;
 use crate::pdf_info;
-use crate::pdf_layout::{Paragraphs, RunningLines};
+use crate::pdf_layout::{EdgeKey, Paragraphs, RunningLines};
 use crate::pdf_lines::{lines, Line};
 use crate::pdf_outline;
 use crate::pdf_spans::{page_spans, FontCache};
@@ -134,8 +134,23 @@ fn convert_keeping(name: &str, bytes: &[u8], keep: usize) -> Result<Converted, C
     })
 }
 
-fn line_key(l: &Line) -> (String, f32) {
-    (l.text(), l.y)
+fn line_key(l: &Line) -> EdgeKey {
+    let x0 = l
+        .segments
+        .iter()
+        .map(|s| s.x0)
+        .fold(f32::INFINITY, f32::min);
+    let x1 = l
+        .segments
+        .iter()
+        .map(|s| s.x1)
+        .fold(f32::NEG_INFINITY, f32::max);
+    EdgeKey {
+        text: l.text(),
+        y: l.y,
+        size: l.size,
+        width: (x1 - x0).max(0.0),
+    }
 }
 
 fn line_bytes(l: &Line) -> usize {

@@ -9,8 +9,24 @@ use crate::pdf_typography::Typography;
 
 /// Lines at the top and at the bottom of a page that may be running.
 const EDGE_LINES: usize = 3;
-/// A line is running when its shape is on at least this share of pages.
+/// A line is running when its shape is on at least this share of pages
+/// (of all pages, or of the odd or the even ones: a book's headers alternate).
 const RUNNING_SHARE: f64 = 0.6;
+/// A header or footer stands apart from the body: the gap to the next line
+/// is wider than this many text sizes (a paragraph's lines are closer).
+const APART: f32 = 1.45;
+/// A running line is short: a body line reaches the column's edge.
+const SHORT_SHARE: f32 = 0.8;
+
+/// What the running-line rule reads of a line.
+pub(crate) struct EdgeKey {
+    pub text: String,
+    /// Baseline; larger is higher on the page.
+    pub y: f32,
+    pub size: f32,
+    /// Its extent across the page.
+    pub width: f32,
+}
 
 /// A line's shape: digits folded (page numbers differ), spaces collapsed.
 fn shape(line: &str) -> String {
@@ -24,74 +40,94 @@ fn shape(line: &str) -> String {
         .join(" ")
 }
 
-/// Indices of a page's first and last [`EDGE_LINES`] lines, each once.
-fn edges(n: usize) -> impl Iterator<Item = usize> {
-    (0..n.min(EDGE_LINES)).chain(n.saturating_sub(EDGE_LINES).max(EDGE_LINES.min(n))..n)
+/// The lines of a page that may be running: at the top and at the bottom,
+/// the block of up to [`EDGE_LINES`] short lines set apart from the body by
+/// a gap. A paragraph that merely opens every page is not one: its lines
+/// follow each other closely, or reach the column's edge.
+fn edge_lines(keys: &[EdgeKey]) -> Vec<usize> {
+    let widest = keys.iter().map(|k| k.width).fold(0.0, f32::max);
+    let short = |i: usize| keys[i].width < SHORT_SHARE * widest;
+    let block = |order: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
+        let order: Vec<usize> = order.collect();
+        for (taken, pair) in order.windows(2).enumerate().take(EDGE_LINES) {
+            let (a, b) = (&keys[pair[0]], &keys[pair[1]]);
+            if (a.y - b.y).abs() > APART * a.size.max(b.size) {
+                let block = &order[..=taken];
+                return match block.iter().all(|&i| short(i)) {
+                    true => block.to_vec(),
+                    false => Vec::new(),
+                };
+            }
+        }
+        Vec::new()
+    };
+    let mut edges = block(&mut (0..keys.len()));
+    edges.extend(block(&mut (0..keys.len()).rev()));
+    edges.sort_unstable();
+    edges.dedup();
+    edges
 }
 
-/// Header and footer lines that repeat, up to their digits, at the top or
-/// bottom of most pages (three pages at least). Pages are counted one by
-/// one ([`RunningLines::count`]), so a long PDF's pages need not all be
-/// held at once; lines are then dropped page by page.
+/// Header and footer lines that repeat, up to their digits, in one place
+/// at the top or bottom of most pages (three pages at least). Pages are
+/// counted one by one ([`RunningLines::count`]), so a long PDF's pages
+/// need not all be held at once; lines are then dropped page by page.
 #[derive(Default)]
 pub(crate) struct RunningLines {
-    /// Edge-line shapes (with their height) and the pages they are on.
-    seen: HashMap<String, usize>,
+    /// Edge-line shapes (with their height) and the pages they are on:
+    /// all pages, then odd and even pages.
+    seen: [HashMap<String, usize>; 3],
     pages: usize,
 }
 
 /// A line's shape keyed with its baseline: running lines sit at one height
 /// on every page, so a body line that merely repeats is kept.
-fn keyed(text: &str, y: f32) -> String {
-    format!("{}@{}", shape(text), (y / 4.0).round())
+fn keyed(key: &EdgeKey) -> String {
+    format!("{}@{}", shape(&key.text), (key.y / 4.0).round())
 }
 
 impl RunningLines {
     /// Counts one page's edge lines (top to bottom).
-    pub(crate) fn count<T>(&mut self, page: &[T], key: impl Fn(&T) -> (String, f32)) {
-        let mut shapes: Vec<String> = edges(page.len())
-            .map(|i| {
-                let (text, y) = key(&page[i]);
-                keyed(&text, y)
-            })
+    pub(crate) fn count<T>(&mut self, page: &[T], key: impl Fn(&T) -> EdgeKey) {
+        let keys: Vec<EdgeKey> = page.iter().map(key).collect();
+        let mut shapes: Vec<String> = edge_lines(&keys)
+            .into_iter()
+            .map(|i| keyed(&keys[i]))
             .collect();
         shapes.sort();
         shapes.dedup();
+        let parity = 1 + self.pages % 2;
         for s in shapes {
-            *self.seen.entry(s).or_default() += 1;
+            *self.seen[0].entry(s.clone()).or_default() += 1;
+            *self.seen[parity].entry(s).or_default() += 1;
         }
         self.pages += 1;
     }
 
+    /// Whether a line's shape is on enough pages: of all, or of one parity
+    /// (two such pages at least).
+    fn is_running(&self, shape: &str) -> bool {
+        let needed = |pages: usize| ((pages as f64) * RUNNING_SHARE).ceil() as usize;
+        let (odd, even) = (self.pages.div_ceil(2), self.pages / 2);
+        let on = |i: usize| self.seen[i].get(shape).copied().unwrap_or(0);
+        on(0) >= needed(self.pages)
+            || (odd >= 2 && on(1) >= needed(odd))
+            || (even >= 2 && on(2) >= needed(even))
+    }
+
     /// Removes the running lines from a page counted before.
-    pub(crate) fn drop_from<T>(&self, page: &mut Vec<T>, key: impl Fn(&T) -> (String, f32)) {
+    pub(crate) fn drop_from<T>(&self, page: &mut Vec<T>, key: impl Fn(&T) -> EdgeKey) {
         if self.pages < 3 {
             return;
         }
-        let needed = ((self.pages as f64) * RUNNING_SHARE).ceil() as usize;
-        let running: Vec<usize> = edges(page.len())
-            .filter(|&i| {
-                let (text, y) = key(&page[i]);
-                self.seen
-                    .get(&keyed(&text, y))
-                    .is_some_and(|&n| n >= needed)
-            })
+        let keys: Vec<EdgeKey> = page.iter().map(key).collect();
+        let running: Vec<usize> = edge_lines(&keys)
+            .into_iter()
+            .filter(|&i| self.is_running(&keyed(&keys[i])))
             .collect();
         for i in running.into_iter().rev() {
             page.remove(i);
         }
-    }
-}
-
-/// [`RunningLines`] over pages all in memory.
-#[cfg(test)]
-pub(crate) fn drop_running_lines<T>(pages: &mut [Vec<T>], key: impl Fn(&T) -> (String, f32)) {
-    let mut running = RunningLines::default();
-    for page in pages.iter() {
-        running.count(page, &key);
-    }
-    for page in pages.iter_mut() {
-        running.drop_from(page, &key);
     }
 }
 
@@ -258,27 +294,96 @@ mod tests {
         lines.iter().map(|l| l.to_string()).collect()
     }
 
+    /// Lines set as a page sets them: a header and a footer apart from the
+    /// body, the body's lines 14 points apart at size 11; a line's width is
+    /// its length.
+    fn key(page: &[String], i: usize) -> EdgeKey {
+        let last = page.len() - 1;
+        let y = match i {
+            0 => 800.0,
+            i if i == last => 40.0,
+            i => 760.0 - 14.0 * i as f32,
+        };
+        EdgeKey {
+            text: page[i].clone(),
+            y,
+            size: 11.0,
+            width: 6.0 * page[i].len() as f32,
+        }
+    }
+
+    fn drop(pages: &mut [Vec<String>]) {
+        let keyed: Vec<Vec<EdgeKey>> = pages
+            .iter()
+            .map(|p| (0..p.len()).map(|i| key(p, i)).collect())
+            .collect();
+        let mut running = RunningLines::default();
+        for page in &keyed {
+            running.count(page, |k| EdgeKey {
+                text: k.text.clone(),
+                ..*k
+            });
+        }
+        for (page, keys) in pages.iter_mut().zip(keyed) {
+            let mut indexed: Vec<usize> = (0..page.len()).collect();
+            running.drop_from(&mut indexed, |&i| EdgeKey {
+                text: keys[i].text.clone(),
+                ..keys[i]
+            });
+            *page = indexed.into_iter().map(|i| page[i].clone()).collect();
+        }
+    }
+
+    const BODY: &str = "Body text that runs to the right edge of the column, as a paragraph";
+
     #[test]
     fn headers_and_page_numbers_on_most_pages_go() {
-        let bodies = [
-            "Body text about cranes",
-            "Body text about bollards",
-            "Body text about fenders",
-            "Body text about gates",
-        ];
         let numbers = ["1", "2", "3", "4"];
         let mut pages: Vec<Vec<String>> = (0..4)
-            .map(|n| page(&["Harbour Report", bodies[n], "Page", numbers[n]]))
+            .map(|n| {
+                page(&[
+                    "Harbour Report",
+                    BODY,
+                    BODY,
+                    &format!("unit {n}"),
+                    numbers[n],
+                ])
+            })
             .collect();
-        drop_running_lines(&mut pages, |l| (l.clone(), 0.0));
-        assert_eq!(pages[2], page(&["Body text about fenders"]));
+        drop(&mut pages);
+        assert_eq!(pages[2], page(&[BODY, BODY, "unit 2"]));
+    }
+
+    #[test]
+    fn a_paragraph_that_opens_every_page_stays() {
+        let mut pages: Vec<Vec<String>> = (0..4)
+            .map(|n| page(&[BODY, BODY, BODY, &format!("fact {n}"), "Footer"]))
+            .collect();
+        drop(&mut pages);
+        assert_eq!(pages[1], page(&[BODY, BODY, BODY, "fact 1"]));
+    }
+
+    #[test]
+    fn alternating_headers_go() {
+        let mut pages: Vec<Vec<String>> = (0..6)
+            .map(|n| {
+                let header = if n % 2 == 0 {
+                    "Chapter one"
+                } else {
+                    "The manual"
+                };
+                page(&[header, BODY, &format!("unit {n}"), "x"])
+            })
+            .collect();
+        drop(&mut pages);
+        assert_eq!(pages[3], page(&[BODY, "unit 3"]));
     }
 
     #[test]
     fn two_pages_keep_everything() {
-        let mut pages = vec![page(&["Title", "a"]), page(&["Title", "b"])];
-        drop_running_lines(&mut pages, |l| (l.clone(), 0.0));
-        assert_eq!(pages[1], page(&["Title", "b"]));
+        let mut pages = vec![page(&["Title", "a", "z"]), page(&["Title", "b", "z"])];
+        drop(&mut pages);
+        assert_eq!(pages[1], page(&["Title", "b", "z"]));
     }
 
     #[test]

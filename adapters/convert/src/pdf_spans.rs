@@ -416,6 +416,7 @@ fn show(bytes: &[u8], font: Option<&Font>, state: &State, tm: &mut Matrix) -> Op
     if text.trim().is_empty() {
         return None;
     }
+    let text = without_ligatures(text);
     let end = mul(&mul(&translate(0.0, state.rise), tm), &state.ctm);
     // The vertical scale of text space on the page.
     let full = mul(tm, &state.ctm);
@@ -433,4 +434,40 @@ fn show(bytes: &[u8], font: Option<&Font>, state: &State, tm: &mut Matrix) -> Op
         style: font.style,
         text,
     })
+}
+
+/// Typeset ligatures (`ﬁ`, `ﬂ`, `ﬀ`…) as their letters: a search for
+/// "file" must find "ﬁle", and a snippet should read as typed.
+fn without_ligatures(text: String) -> String {
+    let letters = |c: char| match c {
+        '\u{FB00}' => Some("ff"),
+        '\u{FB01}' => Some("fi"),
+        '\u{FB02}' => Some("fl"),
+        '\u{FB03}' => Some("ffi"),
+        '\u{FB04}' => Some("ffl"),
+        '\u{FB05}' | '\u{FB06}' => Some("st"),
+        _ => None,
+    };
+    if !text.chars().any(|c| letters(c).is_some()) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 4);
+    for c in text.chars() {
+        match letters(c) {
+            Some(l) => out.push_str(l),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ligatures_read_as_their_letters() {
+        assert_eq!(
+            super::without_ligatures("ﬁle ﬂow oﬀ eﬃcient baﬄe ﬆop".into()),
+            "file flow off efficient baffle stop"
+        );
+    }
 }

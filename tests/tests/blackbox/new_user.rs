@@ -120,3 +120,93 @@ fn declared_titles_of_pdfs_and_workbooks_are_used() {
         "{list}"
     );
 }
+
+/// The top hit for `query`: its location and its text.
+fn top_hit(c: &Corpus, query: &str) -> (serde_json::Value, String) {
+    let (code, q, err) = c.json(&["query", query, "--top-k", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let hit = &q["results"][0];
+    (
+        hit["location"].clone(),
+        hit["text"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// Whether a hit's location (`page`, or `pages` as `[first, last]`) holds
+/// `page`, spanning at most one page break (a chunk may run on).
+fn on_page(location: &serde_json::Value, page: u64) -> bool {
+    let (first, last) = match location["page"].as_u64() {
+        Some(p) => (p, p),
+        None => {
+            let pages = &location["pages"];
+            (
+                pages[0].as_u64().unwrap_or(0),
+                pages[1].as_u64().unwrap_or(0),
+            )
+        }
+    };
+    first <= page && page <= last && last - first <= 1
+}
+
+/// Item 1: a line that repeats in one place on every page is body text
+/// unless it sits at the page's edge, apart from the body; every fact
+/// keeps its words and its page. A true running header and footer are
+/// still dropped.
+#[test]
+fn repeated_body_lines_keep_their_text_and_pages() {
+    let c = Corpus::new(&[]).without_model();
+    std::fs::write(c.root.join("repeated.pdf"), fixture("repeated-body.pdf")).unwrap();
+    std::fs::write(c.root.join("report.pdf"), fixture("report.pdf")).unwrap();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+
+    let facts = [
+        (
+            "VX-5521 torqued",
+            "Valve VX-5521 must be torqued to 45 Nm before the pressure test.",
+        ),
+        (
+            "P-7730 primed glycol",
+            "Pump P-7730 is primed with glycol, never with water.",
+        ),
+        (
+            "G-1184 kilopascals",
+            "Gauge G-1184 reads in kilopascals and is checked every Monday.",
+        ),
+        (
+            "H-2209 locked crane",
+            "Hatch H-2209 stays locked while the crane is moving.",
+        ),
+    ];
+    let filler_end = "as a template's boilerplate does in real documents saved by an office suite.";
+    for (page, (query, fact)) in (1..).zip(facts) {
+        let (pages, text) = top_hit(&c, query);
+        assert!(on_page(&pages, page), "{query}: {pages} {text}");
+        assert!(text.contains(fact), "{query}: {text}");
+        let (code, read, err) = c.json(&[
+            "read",
+            &c.path("repeated.pdf"),
+            "--part",
+            &format!("page={page}"),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let part = read["text"].as_str().unwrap();
+        assert!(
+            part.contains(fact) && part.contains(filler_end),
+            "page {page}: {part}"
+        );
+    }
+
+    for (page, unit) in [(2, "unit 21"), (3, "unit 42"), (4, "unit 63")] {
+        let (pages, text) = top_hit(&c, &format!("crew inspected {unit} this quarter"));
+        assert!(on_page(&pages, page), "{unit}: {pages} {text}");
+        assert!(text.contains(unit), "{unit}: {text}");
+    }
+    let (code, read, err) = c.json(&["read", &c.path("report.pdf")]);
+    assert_eq!(code, 0, "{err}");
+    let whole = read["text"].as_str().unwrap();
+    assert!(
+        !whole.contains("Harbour Authority —"),
+        "the running header stays: {whole}"
+    );
+}
