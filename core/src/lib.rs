@@ -38,6 +38,7 @@ pub mod location;
 pub mod markdown;
 pub mod meta;
 pub mod models;
+pub mod plural;
 pub mod ports;
 pub mod progress;
 pub mod reconstruct;

@@ -14,10 +14,22 @@ const JUNK_SHARE: f64 = 0.3;
 const FILLER_REPEATS: usize = 3;
 const FILLER_SHARE: f64 = 0.6;
 
-fn is_junk(c: char) -> bool {
+/// Where a text's characters came from, which decides what a private-use
+/// character means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Glyphs {
+    /// Drawn with fonts (a PDF): a private-use character is a glyph the
+    /// font gave no Unicode meaning.
+    FromFonts,
+    /// Typed (text, HTML, office files): a private-use character is an
+    /// icon font's symbol (Sphinx's link icon U+F0C1), not damage.
+    Typed,
+}
+
+fn is_junk(c: char, glyphs: Glyphs) -> bool {
+    let private = ('\u{e000}'..='\u{f8ff}').contains(&c) || c >= '\u{f0000}';
     c == '\u{fffd}'
-        || ('\u{e000}'..='\u{f8ff}').contains(&c)
-        || c >= '\u{f0000}'
+        || (private && glyphs == Glyphs::FromFonts)
         || (c.is_control() && !c.is_whitespace())
 }
 
@@ -47,8 +59,30 @@ fn filler(word: &str) -> Option<String> {
         .into_iter()
         .max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))?;
     let covered = count * 3;
-    (count >= FILLER_REPEATS && covered as f64 >= FILLER_SHARE * chars.len() as f64)
-        .then(|| w.iter().collect())
+    if count < FILLER_REPEATS || (covered as f64) < FILLER_SHARE * chars.len() as f64 {
+        return None;
+    }
+    let filler: [char; 3] = w;
+    printed_around_letters(&chars, &filler).then(|| filler.iter().collect())
+}
+
+/// Whether `chars` is the filler printed around each of at least two
+/// letters (`b’’иb’’b’’мb’’`), words joined by `_` or `-`: ASCII art
+/// (`o--o--O`), addresses (`4.4.4.4`) and `G-W-W-W-B` are not.
+fn printed_around_letters(chars: &[char], filler: &[char; 3]) -> bool {
+    let at = |i: usize| chars.get(i..i + 3).is_some_and(|w| w == filler);
+    let (mut i, mut letters) = (0, 0);
+    while i < chars.len() {
+        if matches!(chars[i], '_' | '-') {
+            i += 1;
+        } else if at(i) && chars.get(i + 3).is_some_and(|c| c.is_alphabetic()) && at(i + 4) {
+            letters += 1;
+            i += 7;
+        } else {
+            return false;
+        }
+    }
+    letters >= 2
 }
 
 /// The line with every interleaved word reduced to its letters
@@ -76,12 +110,12 @@ pub fn repair_interleaved(line: &str) -> Cow<'_, str> {
 
 /// Whether a line reads as badly encoded: mostly characters no font map
 /// gave meaning, or interleaved words.
-pub fn is_unreadable(text: &str) -> bool {
+pub fn is_unreadable(text: &str, glyphs: Glyphs) -> bool {
     // Counted, not collected: every line of every document passes here.
     let (mut visible, mut junk) = (0usize, 0usize);
     for c in text.chars().filter(|c| !c.is_whitespace()) {
         visible += 1;
-        junk += usize::from(is_junk(c));
+        junk += usize::from(is_junk(c, glyphs));
     }
     if visible == 0 {
         return false;
@@ -109,10 +143,14 @@ mod tests {
             ),
             "apt-mark hold имя_пакета"
         );
-        assert!(is_unreadable("b’’кb’’b’’уb’’b’’дb’’b’’аb’’"));
-        assert!(!is_unreadable(&repair_interleaved(
-            "b’’кb’’b’’уb’’b’’дb’’b’’аb’’"
-        )));
+        assert!(is_unreadable(
+            "b’’кb’’b’’уb’’b’’дb’’b’’аb’’",
+            Glyphs::FromFonts
+        ));
+        assert!(!is_unreadable(
+            &repair_interleaved("b’’кb’’b’’уb’’b’’дb’’b’’аb’’"),
+            Glyphs::FromFonts
+        ));
     }
 
     #[test]
@@ -122,11 +160,21 @@ mod tests {
             "see http://example.com/a/b/c?x=1&y=2",
             "0x7f7f7f7f 1.1.1.1 a-b-c-d-e-f ----------- ...........",
             "naïve café déjà-vu",
+            "o--o--O--o--o--o <-- origin",
+            "G-W-W-W-B",
+            "ping '4.4.4.4' and 8.8.8.8",
             "",
         ] {
             assert_eq!(repair_interleaved(text), text);
-            assert!(!is_unreadable(text), "{text}");
+            assert!(!is_unreadable(text, Glyphs::FromFonts), "{text}");
         }
+    }
+
+    #[test]
+    fn an_icon_in_typed_text_is_no_damage() {
+        let heading = "\u{f0c1}";
+        assert!(!is_unreadable(heading, Glyphs::Typed));
+        assert!(is_unreadable(heading, Glyphs::FromFonts));
     }
 
     /// A megabyte without a space (a data URI, a hash dump) is read once,
@@ -135,13 +183,16 @@ mod tests {
     fn a_long_run_without_spaces_is_left_alone() {
         let run = "a’’".repeat(400_000);
         assert_eq!(repair_interleaved(&run), run.as_str());
-        assert!(!is_unreadable(&run));
+        assert!(!is_unreadable(&run, Glyphs::FromFonts));
     }
 
     #[test]
     fn unmapped_glyphs_make_a_line_unreadable() {
-        assert!(is_unreadable("\u{fffd}\u{fffd}\u{fffd} ab"));
-        assert!(is_unreadable("\u{e001}\u{e002}\u{e003}\u{e004}"));
-        assert!(!is_unreadable("Chapter 3 \u{fffd}"));
+        assert!(is_unreadable("\u{fffd}\u{fffd}\u{fffd} ab", Glyphs::Typed));
+        assert!(is_unreadable(
+            "\u{e001}\u{e002}\u{e003}\u{e004}",
+            Glyphs::FromFonts
+        ));
+        assert!(!is_unreadable("Chapter 3 \u{fffd}", Glyphs::Typed));
     }
 }

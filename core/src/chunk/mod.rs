@@ -15,6 +15,7 @@ pub mod sections;
 use crate::location::{locate, slug, Location, Packed, Place, Places};
 use crate::markdown::{is_delimiter_row, timestamp_seconds};
 use crate::tokens::TokenCounter;
+use crate::unreadable::Glyphs;
 
 pub use category::Category;
 
@@ -99,7 +100,7 @@ impl Chunk {
             .layout
             .headings
             .last()
-            .filter(|h| !crate::unreadable::is_unreadable(&h.text))
+            .filter(|h| !crate::unreadable::is_unreadable(&h.text, Glyphs::FromFonts))
             .map(|h| slug(&h.text))
             .filter(|s| !s.is_empty());
         let mut place = self.layout.location.unpack().unwrap_or_default();

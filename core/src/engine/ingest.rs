@@ -12,6 +12,7 @@ use crate::error::EngineError;
 use crate::formats::{self, FormatKind};
 use crate::location::Place;
 use crate::meta::Declared;
+use crate::plural::counted;
 use crate::ports::{
     ConvertRequest, Converted, EmbedError, Embeddings, FileError, Readiness, SourceAttributes,
     SourceRecord, SourceType,
@@ -20,6 +21,7 @@ use crate::scan_rules::admits_file;
 use crate::search::scope::Scope;
 use crate::time::iso_utc;
 use crate::title::{content_title, file_title, image_title};
+use crate::unreadable::Glyphs;
 use crate::CHUNK_SCHEME;
 
 /// What an ingest stored.
@@ -610,7 +612,7 @@ fn apart_from_files(source: &str) -> Result<(), EngineError> {
 /// Two notices as one.
 fn joined(a: Option<String>, b: Option<String>) -> Option<String> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (Some(a), Some(b)) => Some(format!("{a} {b}")),
         (a, b) => a.or(b),
     }
 }
@@ -620,24 +622,40 @@ fn joined(a: Option<String>, b: Option<String>) -> Option<String> {
 fn dropped_fields_notice(source: &str, meta: &Declared) -> Option<String> {
     let why = meta.over_budget()?;
     Some(format!(
-        "the fields {source} declares about itself (front matter, document properties, PDF Info, \
-         <meta>) were not read because {why}; its text is indexed, and the `meta` filter does not \
-         see it until those fields are fixed"
+        "The fields {source} declares about itself (front matter, document properties, PDF Info, \
+         <meta>) were not read because {why}. Its text is indexed; the `meta` filter does not \
+         see it until those fields are fixed."
     ))
 }
 
-/// A notice when lines of a document read as badly encoded (fonts without
-/// a Unicode map): their words cannot be searched.
+/// A notice when lines of a document read as badly encoded: their words
+/// cannot be searched. A PDF's fonts lack a Unicode map (OCR reads it);
+/// another file was saved or converted with the wrong encoding.
 fn unreadable_notice(source: &str, markdown: &str) -> Option<String> {
+    let pdf = crate::formats::of_source(source).is_some_and(|f| f.key == "pdf");
+    let glyphs = match pdf {
+        true => Glyphs::FromFonts,
+        false => Glyphs::Typed,
+    };
     let mut lines = markdown
         .lines()
-        .filter(|l| crate::unreadable::is_unreadable(l));
+        .filter(|l| crate::unreadable::is_unreadable(l, glyphs));
     let first = lines.next()?;
     let count = 1 + lines.count();
     let sample: String = first.trim().chars().take(40).collect();
+    let why = match pdf {
+        true => {
+            "The file's fonts give those glyphs no Unicode meaning, so search cannot find \
+                 their words. A copy saved again from its source program, or run through OCR, \
+                 would read."
+        }
+        false => {
+            "They hold replacement or control characters where letters were: the file was \
+                  saved or converted with the wrong encoding. Saved again as UTF-8, it would read."
+        }
+    };
     Some(format!(
-        "{count} line(s) of {source} read as badly encoded text (first: {sample:?}): the file's fonts \
-         give those glyphs no Unicode meaning, so search cannot find their words; a copy saved again \
-         from its source program, or run through OCR, would read"
+        "{count} {} of {source} read as badly encoded text (first: {sample:?}). {why}",
+        counted(count as u64, "line", "lines")
     ))
 }

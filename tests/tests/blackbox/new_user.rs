@@ -210,3 +210,30 @@ fn repeated_body_lines_keep_their_text_and_pages() {
         "the running header stays: {whole}"
     );
 }
+
+/// Item 8: ordinary files raise no "badly encoded" notice: ASCII art,
+/// addresses in code, an icon font's glyph in Sphinx headings.
+#[test]
+fn ordinary_files_are_not_called_badly_encoded() {
+    let c = Corpus::new(&[
+        (
+            "graph.txt",
+            "History of the branch:\n\n  o--o--O--o--o--o <-- origin\n\nStones: G-W-W-W-B\n",
+        ),
+        (
+            "dns.md",
+            "# Resolvers\n\n```\nnameserver '4.4.4.4'\nnameserver 8.8.8.8\n```\n",
+        ),
+        (
+            "qemu-img.html",
+            "<html><body><h1>qemu-img<a class=\"headerlink\" href=\"#qemu-img\">\u{f0c1}</a></h1>\
+             <h2>Options<a class=\"headerlink\" href=\"#options\">\u{f0c1}</a></h2>\
+             <p>Convert the disk image to another format.</p></body></html>",
+        ),
+    ])
+    .without_model();
+    let (code, sync, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sync["counts"]["unreadable"], 0, "{sync}");
+    assert!(!sync.to_string().contains("badly encoded"), "{sync}");
+}

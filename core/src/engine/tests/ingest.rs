@@ -434,7 +434,7 @@ fn badly_encoded_lines_are_reported_in_the_notice() {
         .unwrap();
     let notice = out.notice.unwrap_or_default();
     assert!(
-        notice.contains("1 line(s) of scan-note read as badly encoded"),
+        notice.contains("1 line of scan-note read as badly encoded"),
         "{notice}"
     );
     assert_eq!(out.unreadable.as_deref(), Some(notice.as_str()));
