@@ -1,19 +1,31 @@
-//! Tool schemas in the vocabulary every JSON Schema validator knows.
-//! schemars marks Rust's unsigned integers with `format: uint32` and the
-//! like; JSON Schema allows unknown formats, but Ajv-based clients (the
-//! TypeScript SDK, the Inspector) warn about each one on every `tools/list`.
-//! An unsigned integer is `integer` with `minimum: 0`.
+//! Tool schemas every client accepts. schemars writes two things some
+//! reject:
+//! - Rust's unsigned integers as `format: uint32` and the like: JSON Schema
+//!   allows unknown formats, but Ajv-based clients (the TypeScript SDK, the
+//!   Inspector) warn about each one. An unsigned integer is `integer` with
+//!   `minimum: 0`.
+//! - An `Option` as `"type": ["string", "null"]`: Gemini-style clients
+//!   refuse type arrays. One rule for nullable fields: an argument that may
+//!   be left out is simply not `required` (its type loses `null`); an
+//!   answer's field that may be `null` says so with `anyOf`.
 
 use serde_json::{Map, Value};
 
-/// Rewrites non-standard integer formats in `schema`, everywhere in it.
-pub(crate) fn standard_integers(schema: &mut Map<String, Value>) {
-    fix(schema);
+/// Which side of a tool a schema describes.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Side {
+    Input,
+    Output,
+}
+
+/// Rewrites `schema`, everywhere in it, into the portable vocabulary.
+pub(crate) fn portable(schema: &mut Map<String, Value>, side: Side) {
+    fix(schema, side);
     let mut stack: Vec<&mut Value> = schema.values_mut().collect();
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(o) => {
-                fix(o);
+                fix(o, side);
                 stack.extend(o.values_mut());
             }
             Value::Array(a) => stack.extend(a.iter_mut()),
@@ -22,7 +34,34 @@ pub(crate) fn standard_integers(schema: &mut Map<String, Value>) {
     }
 }
 
-fn fix(o: &mut Map<String, Value>) {
+fn fix(o: &mut Map<String, Value>, side: Side) {
+    standard_integer(o);
+    if let Some(Value::Array(types)) = o.get("type") {
+        let named: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        let nullable = named.len() < types.len();
+        let single = match named.as_slice() {
+            [one] => one.clone(),
+            _ => return, // a union of several types: left as written
+        };
+        o.insert("type".into(), single);
+        if nullable && side == Side::Output {
+            // The words stay with the field; the type goes into the choice.
+            let mut inner = std::mem::take(o);
+            for key in ["title", "description"] {
+                if let Some(v) = inner.remove(key) {
+                    o.insert(key.into(), v);
+                }
+            }
+            let null = serde_json::json!({"type": "null"});
+            o.insert(
+                "anyOf".into(),
+                Value::Array(vec![Value::Object(inner), null]),
+            );
+        }
+    }
+}
+
+fn standard_integer(o: &mut Map<String, Value>) {
     let Some(format) = o.get("format").and_then(Value::as_str) else {
         return;
     };
@@ -39,29 +78,79 @@ fn fix(o: &mut Map<String, Value>) {
 mod tests {
     use super::*;
 
+    /// Where `schema` writes a type array, as JSON pointers: none in a
+    /// portable schema.
+    fn type_arrays(schema: &Value) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut stack = vec![(String::new(), schema)];
+        while let Some((at, v)) = stack.pop() {
+            match v {
+                Value::Object(o) => {
+                    if o.get("type").is_some_and(Value::is_array) {
+                        found.push(at.clone());
+                    }
+                    stack.extend(o.iter().map(|(k, v)| (format!("{at}/{k}"), v)));
+                }
+                Value::Array(a) => {
+                    stack.extend(a.iter().enumerate().map(|(i, v)| (format!("{at}/{i}"), v)));
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
     #[test]
     fn unsigned_formats_become_a_minimum() {
         let mut s = serde_json::json!({
             "type": "object",
             "format": "uint",
             "properties": {
-                "topK": {"type": ["integer", "null"], "format": "uint32", "minimum": 1},
+                "topK": {"type": "integer", "format": "uint32", "minimum": 1},
                 "n": {"type": "integer", "format": "uint64"},
                 "x": {"anyOf": [{"type": "integer", "format": "int16"}, {"format": "date-time"}]}
             }
         });
-        standard_integers(s.as_object_mut().unwrap());
+        portable(s.as_object_mut().unwrap(), Side::Input);
         assert_eq!(
             s,
             serde_json::json!({
                 "type": "object",
                 "minimum": 0,
                 "properties": {
-                    "topK": {"type": ["integer", "null"], "minimum": 1},
+                    "topK": {"type": "integer", "minimum": 1},
                     "n": {"type": "integer", "minimum": 0},
                     "x": {"anyOf": [{"type": "integer"}, {"format": "date-time"}]}
                 }
             })
         );
+    }
+
+    #[test]
+    fn nullable_fields_lose_their_type_arrays() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "topK": {"type": ["integer", "null"], "format": "uint32", "minimum": 1},
+                "note": {"description": "Why.", "type": ["string", "null"]}
+            }
+        });
+        let mut input = schema.clone();
+        portable(input.as_object_mut().unwrap(), Side::Input);
+        assert_eq!(
+            input["properties"]["topK"],
+            serde_json::json!({"type": "integer", "minimum": 1})
+        );
+        assert_eq!(
+            input["properties"]["note"],
+            serde_json::json!({"description": "Why.", "type": "string"})
+        );
+        let mut output = schema;
+        portable(output.as_object_mut().unwrap(), Side::Output);
+        assert_eq!(
+            output["properties"]["note"],
+            serde_json::json!({"description": "Why.", "anyOf": [{"type": "string"}, {"type": "null"}]})
+        );
+        assert!(type_arrays(&input).is_empty() && type_arrays(&output).is_empty());
     }
 }

@@ -34,6 +34,7 @@ use crate::payload::{
 use crate::reqlog::{Outcome, RequestLog};
 use crate::resources;
 use crate::revision::{is_modern, server_meta, Hints};
+use crate::schema::Side;
 use minirag_core::jobs::{Job, Jobs};
 use minirag_core::progress::Step;
 use minirag_core::time::iso_utc;
@@ -765,9 +766,10 @@ impl ServerHandler for Server {
         let mut tools = self.tool_router.list_all();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         for tool in &mut tools {
-            crate::schema::standard_integers(std::sync::Arc::make_mut(&mut tool.input_schema));
+            let input = std::sync::Arc::make_mut(&mut tool.input_schema);
+            crate::schema::portable(input, Side::Input);
             if let Some(output) = &mut tool.output_schema {
-                crate::schema::standard_integers(std::sync::Arc::make_mut(output));
+                crate::schema::portable(std::sync::Arc::make_mut(output), Side::Output);
             }
         }
         let hints = Hints::fixed(&ctx);

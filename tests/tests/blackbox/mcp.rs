@@ -779,3 +779,54 @@ async fn language_and_declared_fields_narrow_a_search() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Where a schema writes a type array (`"type": ["string", "null"]`), as
+/// JSON pointers. Gemini-style clients refuse them, and Inspector warns.
+fn type_arrays(schema: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(String::new(), schema)];
+    while let Some((at, v)) = stack.pop() {
+        match v {
+            Value::Object(o) => {
+                if o.get("type").is_some_and(Value::is_array) {
+                    found.push(at.clone());
+                }
+                stack.extend(o.iter().map(|(k, v)| (format!("{at}/{k}"), v)));
+            }
+            Value::Array(a) => {
+                stack.extend(a.iter().enumerate().map(|(i, v)| (format!("{at}/{i}"), v)));
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Every input and output schema of `tools/list` is portable: no type
+/// arrays anywhere (issue 76, item 9).
+#[tokio::test(flavor = "multi_thread")]
+async fn no_tool_schema_writes_a_type_array() {
+    let c = corpus();
+    let client = connect(&c, &[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    client.cancel().await.unwrap();
+    let mut found = Vec::new();
+    for t in &tools {
+        let input = Value::Object((*t.input_schema).clone());
+        found.extend(
+            type_arrays(&input)
+                .into_iter()
+                .map(|p| format!("{} input{p}", t.name)),
+        );
+        if let Some(output) = &t.output_schema {
+            let output = Value::Object((**output).clone());
+            found.extend(
+                type_arrays(&output)
+                    .into_iter()
+                    .map(|p| format!("{} output{p}", t.name)),
+            );
+        }
+    }
+    assert_eq!(tools.len(), 11);
+    assert!(found.is_empty(), "{} type arrays: {found:#?}", found.len());
+}
