@@ -80,10 +80,20 @@ impl Analyzer {
         out
     }
 
-    /// Byte ranges of the words of `text` that share a term with `query`:
-    /// the words the keyword side matched, for highlighting.
+    /// Byte ranges of the words of `text` that share a term with `query`'s
+    /// content words: the words the keyword side matched, for highlighting.
+    /// Stopwords (`the`, `we`, `что`, `при`) mark nothing, unless the query
+    /// is only stopwords.
     pub fn matches(&self, query: &str, text: &str) -> Vec<std::ops::Range<usize>> {
-        let wanted: std::collections::HashSet<String> = self.terms(query).into_iter().collect();
+        let content: Vec<&str> = query
+            .split_whitespace()
+            .filter(|w| !is_stopword(w.trim_matches(|c: char| !is_word_char(c))))
+            .collect();
+        let query = match content.is_empty() {
+            true => query.to_string(),
+            false => content.join(" "),
+        };
+        let wanted: std::collections::HashSet<String> = self.terms(&query).into_iter().collect();
         let mut out = Vec::new();
         if wanted.is_empty() {
             return out;
@@ -134,6 +144,22 @@ impl Analyzer {
             word.to_string()
         }
     }
+}
+
+/// Whether a word is a stopword of English or Russian, the analyzer's
+/// two stemmed languages (NLTK's lists).
+pub fn is_stopword(word: &str) -> bool {
+    static WORDS: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        ["en", "ru"]
+            .into_iter()
+            .filter_map(stop_words::lookup)
+            .flatten()
+            .copied()
+            .collect()
+    });
+    words.contains(word.to_lowercase().as_str())
 }
 
 fn fold(s: &str) -> String {
@@ -204,5 +230,17 @@ mod tests {
     #[test]
     fn punctuation_alone_gives_nothing() {
         assert!(terms("-- ... | --- |").is_empty());
+    }
+
+    #[test]
+    fn stopwords_mark_nothing_unless_they_are_the_whole_query() {
+        let a = Analyzer::default();
+        let text = "The harbour we built. Что при этом сказано о гавани?";
+        let marked =
+            |q: &str| -> Vec<&str> { a.matches(q, text).into_iter().map(|r| &text[r]).collect() };
+        assert_eq!(marked("the harbour we built"), ["harbour", "built"]);
+        assert_eq!(marked("что при гавани"), ["гавани"]);
+        assert_eq!(marked("the"), ["The"]);
+        assert!(is_stopword("The") && is_stopword("при") && !is_stopword("harbour"));
     }
 }

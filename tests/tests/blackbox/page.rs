@@ -77,6 +77,15 @@ async fn the_results_are_in_the_html_of_the_query_url() {
     assert!(html[first..].starts_with("<li class=\"document\"><h2><a href=\"/doc?source="));
     assert!(html[first..].contains(">Guide</a>"), "{html}");
     assert!(html.contains("<mark>port</mark>"), "{html}");
+    // Only the query's content words are marked, never its stopwords.
+    let (_, marked) = get(&format!("{base}/?q=the+alpha+service+on+port"), &[]).await;
+    assert!(marked.contains("<mark>alpha</mark>"), "{marked}");
+    for stopword in ["The", "the", "on"] {
+        assert!(
+            !marked.contains(&format!("<mark>{stopword}</mark>")),
+            "{stopword}: {marked}"
+        );
+    }
     assert!(
         html.contains("guide.md, line 7"),
         "the passage's place: {html}"
