@@ -148,7 +148,7 @@ impl Analyzer {
 
 /// Whether a word is a stopword of English or Russian, the analyzer's
 /// two stemmed languages (NLTK's lists).
-pub fn is_stopword(word: &str) -> bool {
+pub(crate) fn is_stopword(word: &str) -> bool {
     static WORDS: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
         std::sync::OnceLock::new();
     let words = WORDS.get_or_init(|| {
