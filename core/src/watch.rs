@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::formats::is_document_extension;
 use crate::ports::IndexError;
+use crate::progress::Step;
 use crate::scan_rules::{below_root, skipped_name};
 use crate::search::scope::is_under;
 use crate::sync::SyncReport;
@@ -90,6 +91,13 @@ pub enum WatchEvent<'a> {
     Waiting {
         /// Names the holder.
         reason: &'a str,
+    },
+    /// A step of a sync under way: a file ingested, moved, deleted or
+    /// failed, or chunks embedded. The first sync (catching up) may take
+    /// minutes; these say what it does meanwhile, naming each file.
+    Working {
+        /// The step.
+        step: Step<'a>,
     },
     /// A sync failed as a whole; the watcher goes on.
     Failed {
@@ -217,7 +225,7 @@ impl Engine {
         &self,
         feed: &mut dyn ChangeFeed,
         state: &Mutex<WatchState>,
-        on: &dyn Fn(WatchEvent<'_>),
+        on: &(dyn Fn(WatchEvent<'_>) + Sync),
         stop: &AtomicBool,
     ) {
         let roots = self.settings().roots.clone();
@@ -238,7 +246,8 @@ impl Engine {
             if let Some(target) = stale.take() {
                 match self.begin_sync(target.scope()) {
                     Ok(session) => {
-                        let result = self.run_sync(session, &|_| {}, stop);
+                        let working = |step: Step<'_>| on(WatchEvent::Working { step });
+                        let result = self.run_sync(session, &working, stop);
                         match &result {
                             Ok(report) => on(WatchEvent::Applied {
                                 scope: target.scope(),

@@ -354,7 +354,9 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
             stop_on_signal(stop.clone())?;
             let line = |e: minirag_core::watch::WatchEvent<'_>| {
                 let state = app.watch.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                let v = watch_line(&e, &state);
+                let Some(v) = watch_line(&e, &state) else {
+                    return;
+                };
                 // One compact JSON object per line with --json: a stream.
                 out(&format!(
                     "{}\n",
@@ -804,19 +806,40 @@ enum WatchLine {
         reason: String,
         mode: Option<&'static str>,
     },
+    /// A step of a sync under way, naming its file.
+    Working {
+        phase: &'static str,
+        done: u64,
+        total: u64,
+        line: String,
+    },
     Failed {
         error: String,
         mode: Option<&'static str>,
     },
 }
 
+/// Whether a sync's step gets a line of its own: every file, and the
+/// embedding's progress at each tenth (not each batch of chunks).
+fn worth_a_line(step: &Step<'_>) -> bool {
+    let tenth = (step.total / 10).max(1);
+    step.phase != Phase::Embedding || step.total == 0 || step.done % tenth == 0
+}
+
 fn watch_line(
     e: &minirag_core::watch::WatchEvent<'_>,
     state: &minirag_core::watch::WatchState,
-) -> WatchLine {
+) -> Option<WatchLine> {
     use minirag_core::watch::WatchEvent;
     let mode = state.mode.map(|m| m.as_str());
-    match e {
+    Some(match e {
+        WatchEvent::Working { step } if !worth_a_line(step) => return None,
+        WatchEvent::Working { step } => WatchLine::Working {
+            phase: step.phase.as_str(),
+            done: step.done,
+            total: step.total,
+            line: step.line.to_string(),
+        },
         WatchEvent::Applied { scope, report } => WatchLine::Applied {
             synced: synced(report),
             scope: scope.map(String::from),
@@ -831,7 +854,7 @@ fn watch_line(
             error: error.to_string(),
             mode,
         },
-    }
+    })
 }
 
 fn human_watch(v: &WatchLine) -> String {
@@ -859,6 +882,10 @@ fn human_watch(v: &WatchLine) -> String {
             line
         }
         WatchLine::Waiting { reason, .. } => format!("waiting: {reason}"),
+        WatchLine::Working {
+            line, done, total, ..
+        } if *total > 0 => format!("  {line} ({done}/{total})"),
+        WatchLine::Working { line, .. } => format!("  {line}"),
         WatchLine::Failed { error, .. } => format!("sync failed: {error}"),
     }
 }

@@ -13,7 +13,11 @@ use minirag_watch_notify::{FeedOptions, NotifyFeed};
 use crate::app::App;
 
 /// Watches the roots until `stop` is set; `on` hears of every applied batch.
-pub(crate) fn run(app: &App, on: &dyn Fn(WatchEvent<'_>), stop: &AtomicBool) -> Result<()> {
+pub(crate) fn run(
+    app: &App,
+    on: &(dyn Fn(WatchEvent<'_>) + Sync),
+    stop: &AtomicBool,
+) -> Result<()> {
     let engine = app.engine()?;
     let roots: Vec<PathBuf> = app.roots.clone();
     let root_strings = app.root_strings();

@@ -202,11 +202,15 @@ fn an_editor_save_reindexes_once() {
     assert_eq!(count(save, "ingested"), 1, "{save}");
     // The next line belongs to the next change: the save caused one sync.
     std::fs::write(c.root.join("later.md"), "# Later\n\nAn unrelated note.").unwrap();
-    let next = w.until(PATIENCE, applied);
+    let next: Vec<Value> = w
+        .until(PATIENCE, applied)
+        .into_iter()
+        .filter(|v| v["event"] != "working")
+        .collect();
     assert_eq!(
         next.len(),
         1,
-        "extra lines between the save and the next change: {next:?}"
+        "extra syncs between the save and the next change: {next:?}"
     );
     assert_eq!(count(&next[0], "ingested"), 1, "{next:?}");
     assert_eq!(
@@ -408,4 +412,39 @@ async fn a_2025_session_hears_the_changes_the_watcher_makes() {
     let delete = || std::fs::remove_file(&b).unwrap();
     announced(&client, &mut heard, delete, |l| !lists("b.md")(l)).await;
     client.cancel().await.unwrap();
+}
+
+/// `watch` says what it does while it does it: during the catch-up sync a
+/// line per file, naming it, and the same for each later change (issue 76,
+/// item 11).
+#[test]
+fn watch_names_each_file_while_it_works() {
+    let c = Corpus::new(&[
+        ("a.md", "# A\n\nAnchors hold the ship."),
+        ("b.md", "# B\n\nBuoys mark the channel."),
+    ]);
+    let w = WatchProcess::start(&c, &[]);
+    let first = w.until(PATIENCE, applied);
+    let working: Vec<&str> = first
+        .iter()
+        .filter(|v| v["event"] == "working")
+        .filter_map(|v| v["line"].as_str())
+        .collect();
+    for name in ["a.md", "b.md"] {
+        assert!(
+            working
+                .iter()
+                .any(|l| l.starts_with("ingested ") && l.ends_with(&c.path(name))),
+            "{name}: {first:?}"
+        );
+    }
+    let seen = {
+        std::fs::write(c.root.join("c.md"), "# C\n\nCranes lift the crates.").unwrap();
+        w.until(PATIENCE, |v| applied(v) && count(v, "ingested") == 1)
+    };
+    assert!(
+        seen.iter()
+            .any(|v| v["line"] == format!("ingested {}", c.path("c.md"))),
+        "{seen:?}"
+    );
 }
