@@ -823,7 +823,7 @@ enum WatchLine {
 /// embedding's progress at each tenth (not each batch of chunks).
 fn worth_a_line(step: &Step<'_>) -> bool {
     let tenth = (step.total / 10).max(1);
-    step.phase != Phase::Embedding || step.total == 0 || step.done % tenth == 0
+    step.phase != Phase::Embedding || step.total == 0 || step.done.is_multiple_of(tenth)
 }
 
 fn watch_line(
