@@ -46,7 +46,7 @@ impl std::fmt::Display for PathError {
             ),
             Self::OutsideRoots { raw, roots } => write!(
                 f,
-                "Path outside configured document roots: {raw}. Roots: {}. To index another folder, add it to BASE_DIRS and restart.",
+                "Path outside configured document roots: {raw}. Roots: {}. To index another folder, add it to BASE_DIRS and restart the server (CLI: pass --base-dir for it).",
                 roots.join(", ")
             ),
             Self::NoTarget => write!(

@@ -85,6 +85,9 @@ pub enum EngineError {
         source: String,
         /// The part asked for, as given.
         wanted: String,
+        /// The places the document has (`pp. 1–4`) and the first one's
+        /// fragment (`page=1`); none when it was indexed without places.
+        has: Option<(String, String)>,
     },
     /// Rows asked for with no sheet, in a workbook where more than one
     /// sheet has them.
@@ -182,12 +185,24 @@ impl std::fmt::Display for EngineError {
                  kept; please report it with the input that caused it"
             ),
             Self::NotFound { source } => {
-                write!(f, "Source not found in index: {source} — ingest it first with ingest_file or sync_start.")
+                write!(f, "Source not found in index: {source} — ingest it first (MCP: ingest_file or sync_start; CLI: `minirag-mcp ingest PATH` or `minirag-mcp sync`).")
             }
-            Self::NoSuchPart { source, wanted } => write!(
+            Self::NoSuchPart {
+                source,
+                wanted,
+                has: Some((places, first)),
+            } => write!(
                 f,
-                "No part of {source} is at {wanted}: ask for a place a result's `location` names \
-                 (a document indexed before places were kept gets them on its next sync)"
+                "No part of {source} is at {wanted}; it has {places}: ask for one of those, as {first}"
+            ),
+            Self::NoSuchPart {
+                source,
+                wanted,
+                has: None,
+            } => write!(
+                f,
+                "No part of {source} is at {wanted}: it was indexed without places; its next sync \
+                 keeps them, then ask for a place a result's `location` names"
             ),
             Self::WhichSheet {
                 source,

@@ -1,6 +1,7 @@
 //! The CLI: the same payloads as the MCP tools, printed as JSON (`--json`)
 //! or for people. Errors go to stderr as `error: …` with exit code 1.
 
+use minirag_core::plural::counted;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -521,7 +522,8 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
                 eprintln!("note: {n}");
             }
             print(j, &v, |v| {
-                format!("ingested {} ({} chunks)", v.source, v.chunk_count)
+                let chunks = counted(v.chunk_count as u64, "chunk", "chunks");
+                format!("ingested {} ({chunks})", v.source)
             });
             Ok(0)
         }
@@ -541,11 +543,12 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
                 Some(encoder) => while_downloading(encoder.embedder(), &bar, sync).0,
                 None => sync(),
             }?;
+            // Without a bar, each error was printed as its progress line.
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
-            }
-            for (s, e) in &report.errors {
-                eprintln!("warn: {s}: {e}");
+                for (s, e) in &report.errors {
+                    eprintln!("warn: {s}: {e}");
+                }
             }
             for n in &report.notices {
                 eprintln!("note: {n}");
@@ -685,10 +688,10 @@ fn human_list(v: &FileList) -> String {
                 format!(" [ocr:{}]", f.ocr_engine)
             };
             format!(
-                "[{}] {} ({} chunks){ocr}{}",
+                "[{}] {} ({}){ocr}{}",
                 plain(&crate::payload::value(&f.state)),
                 f.source,
-                f.chunk_count,
+                counted(f.chunk_count as u64, "chunk", "chunks"),
                 described(f)
             )
         })

@@ -1,6 +1,7 @@
 //! `minirag-mcp doctor`: is this set-up healthy? One line per check (ok,
 //! warn or fail) with the fix; the exit code is non-zero when any fails.
 
+use minirag_core::plural::counted;
 use std::path::Path;
 use std::time::Instant;
 
@@ -253,9 +254,9 @@ fn inspect(index: &dyn Index, opened: &str, deep: bool) -> Vec<Check> {
                 "index",
                 if stale > 0 { Level::Warn } else { Level::Ok },
                 format!(
-                    "{opened}: {} sources, {} chunks, {} to be rebuilt from their files (an older chunking scheme, or marked after damage), {} without vectors{}",
-                    s.source_count,
-                    s.chunk_count,
+                    "{opened}: {}, {}, {} to be rebuilt from their files (an older chunking scheme, or marked after damage), {} without vectors{}",
+                    counted(s.source_count, "source", "sources"),
+                    counted(s.chunk_count, "chunk", "chunks"),
                     s.stale_chunk_count,
                     s.vectorless_chunk_count,
                     model.map(|m| format!(", vectors of {m}")).unwrap_or_default()

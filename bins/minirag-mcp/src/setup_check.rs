@@ -3,6 +3,7 @@
 //! (the ones `sync` was run with) name: same roots, same index, same model,
 //! and how many chunks it holds.
 
+use minirag_core::plural::counted;
 use std::path::Path;
 
 use crate::config_env::CliOverrides;
@@ -161,7 +162,9 @@ pub(crate) fn human(c: &Check) -> String {
         format!("model:   {}", or_none(&c.model)),
     ];
     if let (Some(chunks), Some(sources)) = (c.chunk_count, c.source_count) {
-        lines.push(format!("holds:   {chunks} chunks from {sources} documents"));
+        let chunks = counted(chunks, "chunk", "chunks");
+        let sources = counted(sources, "document", "documents");
+        lines.push(format!("holds:   {chunks} from {sources}"));
     }
     if c.ok {
         lines.push("ok: the entry opens the index these settings name".into());

@@ -218,8 +218,12 @@ impl Engine {
         if query_vector.is_some() {
             let waiting = index.vectorless_chunks()?;
             if waiting > 0 {
+                let (waiting, are) = match waiting {
+                    1 => ("1 chunk".to_string(), "is"),
+                    n => (format!("{n} chunks"), "are"),
+                };
                 notices.push(format!(
-                    "{waiting} chunks are not embedded yet (a sync is embedding them, or the next one will); \
+                    "{waiting} {are} not embedded yet (a sync is embedding them, or the next one will); \
                      until then they are found by their words only."
                 ));
             }

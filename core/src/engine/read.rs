@@ -166,19 +166,26 @@ impl Engine {
         let record = view.source(source)?.ok_or_else(|| EngineError::NotFound {
             source: source.into(),
         })?;
-        let chunks: Vec<Chunk> = view
-            .chunks(source, 0..=u32::MAX)?
-            .into_iter()
+        let all = view.chunks(source, 0..=u32::MAX)?;
+        let chunks: Vec<Chunk> = all
+            .iter()
             .filter(|c| c.location().is_some_and(|l| l.is_in(wanted)))
+            .cloned()
             .collect();
         let Some(place) = chunks
             .iter()
             .filter_map(Chunk::location)
             .reduce(|a, b| a.joined(&b))
         else {
+            // What the document does have, to ask for instead.
+            let has = all.iter().filter_map(Chunk::location).reduce(|a, b| a.joined(&b));
             return Err(EngineError::NoSuchPart {
                 source: source.into(),
                 wanted: wanted.to_string(),
+                has: has.and_then(|h| {
+                    let places = h.citation("").trim_start_matches(", ").to_string();
+                    Some((places, all.first()?.location()?.fragment()?))
+                }),
             });
         };
         if let Wanted::Rows(first, last, None) = wanted {

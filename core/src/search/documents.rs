@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 
 use super::fusion::{fuse, Fused};
+use super::validate::MIN_CANDIDATES;
 use super::{Candidate, ChunkKey, DocumentHit};
 
 /// Each further chunk of one document scores this fraction of the one
@@ -34,18 +35,25 @@ pub(crate) fn document_scores<'a>(
 ) -> HashMap<&'a str, f64> {
     let mut scores: HashMap<&str, f64> = HashMap::new();
     // Squared L2 on unit vectors is 2 − 2·cos.
-    let mut cosine: HashMap<&str, f64> = HashMap::new();
-    for c in vector {
-        let cos = 1.0 - f64::from(c.value) / 2.0;
-        let best = cosine.entry(&c.key.source).or_insert(f64::MIN);
-        *best = best.max(cos);
-    }
-    let (low, high) = cosine
+    let best_cosines = |candidates: &'a [Candidate]| {
+        let mut cosine: HashMap<&'a str, f64> = HashMap::new();
+        for c in candidates {
+            let cos = 1.0 - f64::from(c.value) / 2.0;
+            let best = cosine.entry(&c.key.source).or_insert(f64::MIN);
+            *best = best.max(cos);
+        }
+        cosine
+    };
+    // Scaled over the documents of the nearest candidates every query has,
+    // so a hit's score does not change with the number of results asked
+    // for (which widens the window); a document further down scales to 0.
+    let (low, high) = best_cosines(&vector[..vector.len().min(MIN_CANDIDATES)])
         .values()
         .fold((f64::MAX, f64::MIN), |(l, h), &c| (l.min(c), h.max(c)));
+    let cosine = best_cosines(vector);
     for (doc, cos) in cosine {
         let scaled = if high > low {
-            (cos - low) / (high - low)
+            ((cos - low) / (high - low)).max(0.0)
         } else {
             1.0
         };
@@ -140,6 +148,23 @@ mod tests {
             source: s.into(),
             score,
             best_chunk: best,
+        }
+    }
+
+    #[test]
+    fn a_hits_score_does_not_change_with_the_window() {
+        let names: Vec<String> = (0..80).map(|i| format!("d{i}")).collect();
+        let v: Vec<Candidate> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| cand(n, 0, 0.1 + 0.01 * i as f32))
+            .collect();
+        let d = [doc_scored("d3", 0, 5.0), doc_scored("d0", 0, 4.0)];
+        let narrow = fuse_documents(&v[..MIN_CANDIDATES], &[], &d, 0.5);
+        let wide = fuse_documents(&v, &[], &d, 0.5);
+        for hit in &narrow[..10] {
+            let same = wide.iter().find(|w| w.key == hit.key).unwrap();
+            assert_eq!(hit.score, same.score, "{:?}", hit.key);
         }
     }
 

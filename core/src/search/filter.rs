@@ -101,6 +101,14 @@ pub enum FilterError {
         /// What is wrong with it.
         why: GlobError,
     },
+    /// An absolute path pattern outside every root: patterns match a
+    /// document's path below its root.
+    PatternOutsideRoots {
+        /// As given.
+        given: String,
+        /// The configured roots.
+        roots: Vec<String>,
+    },
     /// Not an ISO 639-1 code.
     BadLanguage {
         /// As given.
@@ -146,6 +154,13 @@ impl std::fmt::Display for FilterError {
                 "path pattern {:?} cannot be used: {why}; write it relative to a root, as `**/specs/**` or `*.md`",
                 shortened(given)
             ),
+            Self::PatternOutsideRoots { given, roots } => write!(
+                f,
+                "path pattern {:?} is an absolute path outside every root ({}); patterns match \
+                 a document's path below its root: write it relative, as `specs/*.md`",
+                shortened(given),
+                roots.join(", ")
+            ),
             Self::BadLanguage { given } => write!(
                 f,
                 "language {given:?} is not a language code; write the two-letter ISO 639-1 code, as `en` or `ru`"
@@ -178,16 +193,34 @@ fn shortened(given: &str) -> String {
     }
 }
 
-fn patterns(given: &[String]) -> Result<Vec<Glob>, FilterError> {
+/// The patterns, each matched below a root: an absolute one under a root
+/// (`/home/me/docs/specs/*.md`) is made relative to it (`specs/*.md`).
+/// `roots` are longest first.
+fn patterns(given: &[String], roots: &[String]) -> Result<Vec<Glob>, FilterError> {
     given
         .iter()
         .map(|p| {
-            Glob::new(p).map_err(|why| FilterError::BadPattern {
+            let relative = match p.trim().starts_with('/') {
+                false => p.as_str(),
+                true => below_a_root(p.trim(), roots).ok_or_else(|| {
+                    FilterError::PatternOutsideRoots {
+                        given: p.clone(),
+                        roots: roots.to_vec(),
+                    }
+                })?,
+            };
+            Glob::new(relative).map_err(|why| FilterError::BadPattern {
                 given: p.clone(),
                 why,
             })
         })
         .collect()
+}
+
+fn below_a_root<'a>(pattern: &'a str, roots: &[String]) -> Option<&'a str> {
+    roots
+        .iter()
+        .find_map(|root| pattern.strip_prefix(root.as_str())?.strip_prefix('/'))
 }
 
 fn instant(field: &'static str, given: Option<&str>) -> Result<Option<f64>, FilterError> {
@@ -257,8 +290,8 @@ impl Filter {
             formats,
             after,
             before,
-            paths: patterns(request.paths)?,
-            exclude: patterns(request.exclude_paths)?,
+            paths: patterns(request.paths, &roots)?,
+            exclude: patterns(request.exclude_paths, &roots)?,
             languages,
             meta,
             roots,
@@ -521,6 +554,26 @@ mod tests {
             &[],
         );
         assert_eq!(e, Err(FilterError::EmptyRange));
+    }
+
+    #[test]
+    fn an_absolute_pattern_is_matched_below_its_root_or_refused() {
+        let under = filter(FilterRequest {
+            paths: &["/r/specs/*.md".into()],
+            ..Default::default()
+        });
+        assert!(under.admits(&record("/r/specs/a.md", 1.0)));
+        assert!(!under.admits(&record("/r/notes/a.md", 1.0)));
+        let e = Filter::new(
+            FilterRequest {
+                paths: &["/elsewhere/*.md".into()],
+                ..Default::default()
+            },
+            &["/r".into()],
+        )
+        .unwrap_err();
+        assert!(matches!(e, FilterError::PatternOutsideRoots { .. }), "{e}");
+        assert!(e.to_string().contains("/elsewhere/*.md") && e.to_string().contains("/r"));
     }
 
     #[test]

@@ -169,6 +169,9 @@ pub struct SyncPlan {
     pub ingest: Vec<String>,
     /// Unchanged files whose vectors are missing or of another model.
     pub reembed: Vec<String>,
+    /// Files this sync ingested keyword-only (the model was still loading):
+    /// embedded now, but new to the index, so not counted re-embedded.
+    pub embed_fresh: Vec<String>,
     /// Tried in order; a move the index refuses becomes an ingest.
     pub moves: Vec<Move>,
     /// Sources to remove.

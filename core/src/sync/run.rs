@@ -16,6 +16,14 @@ use crate::search::{is_under, Scope};
 /// Files converted and chunked ahead of the one being embedded.
 const PREPARED_AHEAD: usize = 2;
 
+/// Reports an error about `source` that is no file's outcome (too large,
+/// kept, a folder that cannot be read): in the report, and as a line, as
+/// every error is.
+fn failed(progress: Progress<'_>, report: &mut SyncReport, source: String, message: String) {
+    say(progress, Phase::Indexing, 0, 0, &format!("failed {source}: {message}"));
+    report.errors.push((source, message));
+}
+
 fn say(progress: Progress<'_>, phase: Phase, done: u64, total: u64, line: &str) {
     progress(Step {
         phase,
@@ -202,6 +210,7 @@ impl Engine {
         };
         let hasher = |p: &str| files.sha256(p);
         let first = plan(&input(&indexed, model.as_deref()), &hasher);
+        let fresh: std::collections::HashSet<String> = first.ingest.iter().cloned().collect();
         let mut result = self.execute(first, &indexed, mode, progress, cancel, &mut report);
         if mode == Embedding::AfterTheModel && result.is_ok() && !cancel.load(Ordering::Relaxed) {
             say(
@@ -226,7 +235,9 @@ impl Engine {
                     Ok(now) => {
                         // The same plan with the model: what the first pass
                         // stored keyword-only is now unchanged but vectorless.
-                        let second = plan(&input(&now, Some(&id)), &hasher);
+                        let mut second = plan(&input(&now, Some(&id)), &hasher);
+                        let (new, old) = second.reembed.into_iter().partition(|s| fresh.contains(s));
+                        (second.embed_fresh, second.reembed) = (new, old);
                         let mut embedded = SyncReport::default();
                         let r = self.execute(
                             second,
@@ -275,7 +286,7 @@ impl Engine {
                 size,
                 max,
             };
-            report.errors.push((path, e.to_string()));
+            failed(progress, report, path, e.to_string());
         }
         for path in plan.kept_unreadable {
             report.counts.unreadable += 1;
@@ -286,13 +297,13 @@ impl Engine {
             let message = format!(
                 "kept in the index: this installation cannot read this file type now ({hint})"
             );
-            report.errors.push((path, message));
+            failed(progress, report, path, message);
         }
         for (blind, counts) in plan.blind {
             if counts {
                 report.counts.failed += 1;
             }
-            report.errors.push((blind.path.clone(), blind.message()));
+            failed(progress, report, blind.path.clone(), blind.message());
         }
         let mut ingest = plan.ingest;
         let mut delete = plan.delete;
@@ -423,6 +434,10 @@ impl Engine {
             return Ok(());
         }
         work.extend(later.into_iter().map(|(s, n)| (s, n, false)));
+        work.extend(plan.embed_fresh.iter().map(|s| {
+            let chunks = chunks_of.get(s.as_str()).copied().unwrap_or(0);
+            (s.clone(), chunks, false)
+        }));
         let total = work.iter().map(|w| w.1).sum::<u64>();
         let mut done = 0u64;
         for (source, chunks, counted) in work {

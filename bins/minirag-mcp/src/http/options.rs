@@ -278,7 +278,7 @@ fn estimated_bits(token: &str) -> f64 {
         .values()
         .map(|&k| {
             let p = k as f64 / n as f64;
-            -p * p.log2()
+            p * (1.0 / p).log2() // never -0, which prints "-0 bits"
         })
         .sum();
     let most = (n.min(alphabet) as f64).log2();
