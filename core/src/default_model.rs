@@ -53,10 +53,10 @@ pub fn unconfigured(index: IndexModel) -> ModelChoice {
         notice: Some(format!(
             "This index keeps {PREVIOUS_DEFAULT_MODEL}, the model its vectors came from. \
              The default is now {DEFAULT_MODEL}, trained for retrieval. To switch, set \
-             MODEL_NAME={DEFAULT_MODEL} and sync: it re-embeds {} chunk(s), about {} on a \
+             MODEL_NAME={DEFAULT_MODEL} and sync: it re-embeds {}, about {} on a \
              2-core laptop, and search is keyword-only until that sync ends. To keep this model and silence this notice, set \
              MODEL_NAME={PREVIOUS_DEFAULT_MODEL}.",
-            index.chunk_count,
+            crate::plural::counted(index.chunk_count, "chunk", "chunks"),
             duration(index.chunk_count / CHUNKS_PER_SECOND)
         )),
     }
@@ -124,10 +124,7 @@ mod tests {
             notice.contains(&format!("MODEL_NAME={DEFAULT_MODEL}")),
             "{notice}"
         );
-        assert!(
-            notice.contains("54000 chunk(s), about 1 h 0 min"),
-            "{notice}"
-        );
+        assert!(notice.contains("54000 chunks, about 1 h 0 min"), "{notice}");
     }
 
     #[test]

@@ -223,7 +223,8 @@ pub(crate) fn image_title(file_name: &str) -> String {
 /// report.docx`, `C:\\tmp\\x.doc`), or `Untitled`, `Document1`, `Slide 1`.
 pub(crate) fn is_usable_metadata_title(title: &str) -> bool {
     let title = title.trim();
-    let names_a_file = title.contains(['/', '\\'])
+    let names_a_file = title.starts_with('/')
+        || title.contains('\\')
         || title.starts_with("Microsoft ")
         || title
             .rsplit_once('.')

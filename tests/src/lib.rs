@@ -243,7 +243,8 @@ impl Corpus {
         }
     }
 
-    /// Starts `sync` in the background with its progress lines readable.
+    /// Starts `sync --json` in the background with its progress lines
+    /// readable (its answer is on the child's stdout).
     pub fn spawn_sync(
         &self,
     ) -> (
@@ -252,11 +253,11 @@ impl Corpus {
     ) {
         use std::io::BufRead;
         let mut cmd = Command::new(binary());
-        cmd.arg("sync")
+        cmd.args(["sync", "--json"])
             .current_dir(&self.root)
             .env_clear()
             .stderr(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null());
+            .stdout(std::process::Stdio::piped());
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{Form, Query, Request, State};
+use axum::extract::{Form, Query, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -180,7 +180,22 @@ fn run_search(backend: &dyn Backend, form: &search::Form) -> search::Outcome {
     }
 }
 
-async fn search_page(State(site): State<Site>, Query(form): Query<search::Form>) -> Response {
+/// A search form from the query string, where a key may repeat
+/// (`?format=pdf&format=docx`); a malformed one is a page that says so.
+fn search_form(query: Option<&str>) -> Result<search::Form, Box<Response>> {
+    serde_html_form::from_str(query.unwrap_or_default()).map_err(|e| {
+        let why = format!(
+            "This search's address cannot be read ({e}); start a new search from the page."
+        );
+        Box::new((StatusCode::BAD_REQUEST, why).into_response())
+    })
+}
+
+async fn search_page(State(site): State<Site>, RawQuery(query): RawQuery) -> Response {
+    let form = match search_form(query.as_deref()) {
+        Ok(form) => form,
+        Err(refused) => return *refused,
+    };
     let backend = site.backend.clone();
     blocking(move || {
         let outcome = run_search(backend.as_ref(), &form);
@@ -190,7 +205,11 @@ async fn search_page(State(site): State<Site>, Query(form): Query<search::Form>)
     .unwrap_or_else(|r| r)
 }
 
-async fn results_fragment(State(site): State<Site>, Query(form): Query<search::Form>) -> Response {
+async fn results_fragment(State(site): State<Site>, RawQuery(query): RawQuery) -> Response {
+    let form = match search_form(query.as_deref()) {
+        Ok(form) => form,
+        Err(refused) => return *refused,
+    };
     let backend = site.backend.clone();
     blocking(move || {
         let outcome = run_search(backend.as_ref(), &form);

@@ -501,7 +501,8 @@ pub(crate) fn run(cli: Cli) -> Result<i32> {
             let key = app.key(path.as_deref(), source.as_deref(), false)?;
             let v = app.delete(&key)?;
             print(j, &v, |v| {
-                format!("deleted {} chunk(s) of {}", v.deleted_chunks, v.source)
+                let chunks = counted(v.deleted_chunks as u64, "chunk", "chunks");
+                format!("deleted {chunks} of {}", v.source)
             });
             Ok(0)
         }
@@ -687,8 +688,13 @@ fn human_list(v: &FileList) -> String {
             } else {
                 format!(" [ocr:{}]", f.ocr_engine)
             };
+            let why = f
+                .error
+                .as_ref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
             format!(
-                "[{}] {} ({}){ocr}{}",
+                "[{}] {} ({}){ocr}{}{why}",
                 plain(&crate::payload::value(&f.state)),
                 f.source,
                 counted(f.chunk_count as u64, "chunk", "chunks"),
@@ -749,8 +755,12 @@ fn ingest(app: &App, paths: &[String], j: bool) -> Result<i32> {
     }
     let v = IngestRun { ingested, failed };
     print(j, &v, |v| {
-        let mut out = vec![format!("ingested {} file(s):", v.ingested.len())];
-        out.extend(v.ingested.iter().map(|i| format!("  {}", i.source)));
+        let files = counted(v.ingested.len() as u64, "file", "files");
+        let mut out = vec![format!("ingested {files}:")];
+        out.extend(v.ingested.iter().map(|i| {
+            let chunks = counted(i.chunk_count as u64, "chunk", "chunks");
+            format!("  {} ({chunks})", i.source)
+        }));
         out.join("\n")
     });
     Ok(if v.failed.is_empty() { 0 } else { 1 })

@@ -247,6 +247,10 @@ pub(crate) struct ListedFile {
     pub language: Option<String>,
     /// Declared fields with their values; empty until indexed.
     pub meta: BTreeMap<String, Vec<String>>,
+    /// Why the last sync that tried it could not index it (a file not
+    /// indexed, or whose old version is kept); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Pairs as one map, field → values in stored order.
@@ -603,8 +607,8 @@ impl App {
                 out.log_bytes = (s.log_bytes > 0).then_some(s.log_bytes);
                 if s.stale_chunk_count > 0 {
                     out.scheme_warning = Some(format!(
-                        "{} chunk(s) wait to be rebuilt from their files ({}). Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
-                        s.stale_chunk_count,
+                        "{} wait to be rebuilt from their files ({}). Re-sync to rebuild them: sync_start (CLI: `minirag-mcp sync`).",
+                        minirag_core::plural::counted(s.stale_chunk_count, "chunk", "chunks"),
                         if damaged {
                             "marked after the damage `damage` names, or an older chunking scheme"
                         } else {
@@ -736,6 +740,7 @@ impl App {
                     ocr_engine: f.ocr_engine,
                     language: f.attributes.language,
                     meta: meta_map(f.attributes.meta),
+                    error: f.error,
                 })
                 .collect(),
             unlisted_folders: listing

@@ -178,7 +178,10 @@ impl Engine {
             .reduce(|a, b| a.joined(&b))
         else {
             // What the document does have, to ask for instead.
-            let has = all.iter().filter_map(Chunk::location).reduce(|a, b| a.joined(&b));
+            let has = all
+                .iter()
+                .filter_map(Chunk::location)
+                .reduce(|a, b| a.joined(&b));
             return Err(EngineError::NoSuchPart {
                 source: source.into(),
                 wanted: wanted.to_string(),

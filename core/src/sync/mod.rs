@@ -4,6 +4,7 @@
 //! the folders and reading files stay behind the [`crate::ports::Files`]
 //! port; [`run`] carries a plan out through the engine.
 
+mod failures;
 pub mod run;
 
 pub use crate::progress::{SyncCounts, SyncReport};

@@ -20,7 +20,13 @@ const PREPARED_AHEAD: usize = 2;
 /// kept, a folder that cannot be read): in the report, and as a line, as
 /// every error is.
 fn failed(progress: Progress<'_>, report: &mut SyncReport, source: String, message: String) {
-    say(progress, Phase::Indexing, 0, 0, &format!("failed {source}: {message}"));
+    say(
+        progress,
+        Phase::Indexing,
+        0,
+        0,
+        &format!("failed {source}: {message}"),
+    );
     report.errors.push((source, message));
 }
 
@@ -86,6 +92,8 @@ pub struct ListedFile {
     pub ocr_engine: String,
     /// Language and declared fields (empty until it is indexed).
     pub attributes: crate::ports::SourceAttributes,
+    /// Why the last sync that tried it could not index it.
+    pub error: Option<String>,
 }
 
 /// A folder `list_files` could not see into, with the indexed files it holds.
@@ -236,7 +244,8 @@ impl Engine {
                         // The same plan with the model: what the first pass
                         // stored keyword-only is now unchanged but vectorless.
                         let mut second = plan(&input(&now, Some(&id)), &hasher);
-                        let (new, old) = second.reembed.into_iter().partition(|s| fresh.contains(s));
+                        let (new, old) =
+                            second.reembed.into_iter().partition(|s| fresh.contains(s));
                         (second.embed_fresh, second.reembed) = (new, old);
                         let mut embedded = SyncReport::default();
                         let r = self.execute(
@@ -262,6 +271,9 @@ impl Engine {
                      perhaps slower, and the next sync tries again."
                 ));
             }
+        }
+        if result.is_ok() {
+            self.remember_failures(scope, &report);
         }
         (result.map(|()| report), lease)
     }
@@ -513,6 +525,7 @@ impl Engine {
             .check_fields(records.iter().flat_map(|r| &r.attributes.meta))
             .map_err(crate::search::QueryError::from)?;
         let scope_filter = Scope::new(scope.iter().cloned()).with_filter(filter);
+        let failures = self.failures();
         let by_source: std::collections::HashMap<&str, &SourceRecord> = records
             .iter()
             .filter(|r| r.source_type == SourceType::File)
@@ -535,10 +548,16 @@ impl Engine {
                     chunk_count: 0,
                     ocr_engine: String::new(),
                     attributes: Default::default(),
+                    error: failures.get(&file.path).cloned(),
                 },
                 Some(r) => {
-                    let state = super::file_state(&r, file, model.as_deref(), &hasher);
-                    listed(r, state.label())
+                    let state = super::file_state(&r, file, model.as_deref(), &hasher).label();
+                    let mut row = listed(r, state);
+                    if state != super::ListedState::Ingested {
+                        // The old version is kept; say why the new one is not.
+                        row.error = failures.get(&file.path).cloned();
+                    }
+                    row
                 }
             };
             rows.push(row);
@@ -601,6 +620,7 @@ fn listed(r: SourceRecord, state: super::ListedState) -> ListedFile {
         chunk_count: r.chunk_count,
         ocr_engine: r.ocr_engine,
         attributes: r.attributes,
+        error: None,
     }
 }
 

@@ -186,13 +186,14 @@ fn a_declared_title_is_used_unless_the_saving_program_left_it() {
         "Harbour Safety Manual",
         "FAQ",
         "Inventory 2026",
-        "Часто задаваемые вопросы",
+        "Часто задаваемые вопросы о Debian GNU/Linux",
     ] {
         assert_eq!(file_title("/d/x.pdf", Some(title), "# Heading\n"), title);
     }
     for junk in [
         "Microsoft Word - plan.docx",
         "C:\\temp\\draft.doc",
+        "/home/me/draft",
         "untitled.pdf",
         "Untitled",
         "Document1",

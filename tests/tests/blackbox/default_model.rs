@@ -113,7 +113,7 @@ fn an_index_of_the_previous_default_keeps_it_until_told_to_switch() {
     assert_eq!(s["model"], PREVIOUS, "{s}");
     let notice = s["modelNotice"].as_str().unwrap_or_default();
     assert!(
-        notice.contains(&format!("MODEL_NAME={NEW}")) && notice.contains("re-embeds 2 chunk(s)"),
+        notice.contains(&format!("MODEL_NAME={NEW}")) && notice.contains("re-embeds 2 chunks"),
         "{s}"
     );
     let synced = sync(&c, &[]);

@@ -434,7 +434,7 @@ fn files_are_keyword_searchable_while_the_model_downloads() {
     c.env.retain(|(k, _)| k != "MODEL_PATH");
     c.env.push(("HF_ENDPOINT".into(), hub.url.clone()));
     c.env.push(("MODEL_NAME".into(), "test-org/minilm".into()));
-    let (mut child, lines) = c.spawn_sync();
+    let (child, lines) = c.spawn_sync();
     let mut lines = lines.map_while(Result::ok);
     // The keyword pass is done while the weights are still held back.
     let waiting = lines
@@ -453,7 +453,12 @@ fn files_are_keyword_searchable_while_the_model_downloads() {
 
     hub.open();
     let rest: Vec<String> = lines.collect();
-    assert!(child.wait().unwrap().success(), "{rest:?}");
+    let answer = child.wait_with_output().unwrap();
+    assert!(answer.status.success(), "{rest:?}");
+    // Stored keyword-only and embedded in the same sync: new, not re-embedded.
+    let synced: serde_json::Value = serde_json::from_slice(&answer.stdout).unwrap();
+    assert_eq!(synced["counts"]["ingested"], 2, "{synced}");
+    assert_eq!(synced["counts"]["reembedded"], 0, "{synced}");
     let (_, status, _) = c.json(&["status"]);
     assert_eq!(status["vectorlessChunkCount"], 0, "{status}");
     assert!(status["chunkCount"].as_u64().unwrap() >= 2, "{status}");

@@ -97,6 +97,7 @@ fn declared_titles_of_pdfs_and_workbooks_are_used() {
     let c = Corpus::new(&[]).without_model();
     std::fs::write(c.root.join("memo.pdf"), fixture("memo.pdf")).unwrap();
     std::fs::write(c.root.join("book.xlsx"), fixture("workbook.xlsx")).unwrap();
+    std::fs::write(c.root.join("faq.pdf"), fixture("debian-faq-ru.pdf")).unwrap();
     let (code, _, err) = c.json(&["sync"]);
     assert_eq!(code, 0, "{err}");
     let (code, list, err) = c.json(&["list"]);
@@ -117,6 +118,11 @@ fn declared_titles_of_pdfs_and_workbooks_are_used() {
     assert_eq!(
         title("book.xlsx").as_deref(),
         Some("Inventory 2026"),
+        "{list}"
+    );
+    assert_eq!(
+        title("faq.pdf").as_deref(),
+        Some("Часто задаваемые вопросы о Debian GNU/Linux"),
         "{list}"
     );
 }
@@ -236,4 +242,101 @@ fn ordinary_files_are_not_called_badly_encoded() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(sync["counts"]["unreadable"], 0, "{sync}");
     assert!(!sync.to_string().contains("badly encoded"), "{sync}");
+}
+
+/// Item 13: the smaller things. Counts agree with their nouns; a CLI error
+/// gives CLI advice; a failed file is one line, and `list` says why; an
+/// absolute path pattern is read below its root, or refused; a part the
+/// document lacks names the parts it has.
+#[test]
+fn the_smaller_things_a_new_user_reads() {
+    let c =
+        Corpus::new(&[("one.md", "# One\n\nA single short note about otters.")]).without_model();
+    std::fs::write(c.root.join("broken.docx"), fixture("truncated.docx")).unwrap();
+    std::fs::write(c.root.join("repeated.pdf"), fixture("repeated-body.pdf")).unwrap();
+
+    let sync = c.cli(&["sync"]);
+    let err = String::from_utf8_lossy(&sync.stderr);
+    let broken = c.path("broken.docx");
+    assert_eq!(
+        err.lines().filter(|l| l.contains(&broken)).count(),
+        1,
+        "one line per failure: {err}"
+    );
+
+    let out = c.cli(&["ingest", &c.path("one.md")]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("ingested 1 file:") && said.contains("(1 chunk)"),
+        "{said}"
+    );
+
+    let (_, list, _) = c.json(&["list"]);
+    let row = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["source"] == broken)
+        .cloned()
+        .unwrap();
+    assert_eq!(row["state"], "not_ingested", "{row}");
+    assert!(
+        row["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{row}"
+    );
+    let human = String::from_utf8_lossy(&c.cli(&["list"]).stdout).into_owned();
+    let line = human
+        .lines()
+        .find(|l| l.contains(&broken))
+        .unwrap_or_default();
+    assert!(line.contains(row["error"].as_str().unwrap()), "{line}");
+
+    let out = c.cli(&["read", &c.path("missing.md")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("minirag-mcp ingest"), "CLI advice: {err}");
+
+    let under = format!("{}/*.md", c.root.display());
+    let (code, q, err) = c.json(&["query", "otters", "--path", &under]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(q["results"][0]["source"], c.path("one.md"), "{q}");
+    let out = c.cli(&["query", "otters", "--path", "/elsewhere/*.md"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("/elsewhere/*.md") && err.contains("outside every root"),
+        "{err}"
+    );
+
+    let out = c.cli(&["read", &c.path("repeated.pdf"), "--part", "lines=1-2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pp. 1–4") && err.contains("page=1"), "{err}");
+}
+
+/// Item 13: a hit scores the same whatever the number of results asked
+/// for (the vector side is scaled over the nearest 50 every query has).
+#[test]
+fn a_hits_score_does_not_depend_on_top_k() {
+    // Seventy notes of different words, so no two score alike.
+    const WORDS: [&str; 16] = [
+        "tide", "harbour", "crane", "rope", "gull", "storm", "pilot", "cargo", "anchor", "buoy",
+        "quay", "ferry", "net", "lamp", "mast", "keel",
+    ];
+    let c = Corpus::generated(70, |i| {
+        let words: Vec<&str> = (0..12 + i % 7)
+            .map(|j| WORDS[(i * 7 + j * j * 3) % 16])
+            .collect();
+        (
+            format!("n{i:02}.md"),
+            format!("# Note {i}\n\n{}.", words.join(" ")),
+        )
+    });
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let score = |k: &str| {
+        let (code, q, err) = c.json(&["query", "storm over the harbour", "--top-k", k]);
+        assert_eq!(code, 0, "{err}");
+        let top = &q["results"][0];
+        (top["source"].clone(), top["score"].as_f64().unwrap())
+    };
+    assert_eq!(score("1"), score("20"));
 }

@@ -103,6 +103,10 @@ async fn the_results_are_in_the_html_of_the_query_url() {
     // Filters: a format the hit is not in leaves nothing.
     let (_, html) = get(&format!("{base}/?q=alpha+port&format=pdf"), &[]).await;
     assert!(!html.contains("<li class=\"document\">"), "{html}");
+    // A key may repeat: either format (issue 76, item 13).
+    let (status, html) = get(&format!("{base}/?q=alpha+port&format=pdf&format=md"), &[]).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains(">Guide</a>"), "{html}");
     // The page's script asks for the results alone.
     let (_, fragment) = get(&format!("{base}/results?q=tomatoes"), &[]).await;
     assert!(fragment.starts_with("<p class=\"meta\""), "{fragment}");

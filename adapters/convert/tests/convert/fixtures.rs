@@ -582,7 +582,10 @@ fn interleaved_italics_in_a_real_pdf_read_as_words() {
     assert!(!md.contains("b’’иb’’"), "no interleaved word is left whole");
     for h in headings(&md) {
         assert!(
-            !minirag_core::unreadable::is_unreadable(h),
+            !minirag_core::unreadable::is_unreadable(
+                h,
+                minirag_core::unreadable::Glyphs::FromFonts
+            ),
             "heading reads as badly encoded: {h}"
         );
     }

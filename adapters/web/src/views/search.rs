@@ -17,8 +17,9 @@ pub(crate) struct Form {
     pub root: String,
     #[serde(default)]
     pub folder: String,
+    /// Format keys; the key may repeat (`?format=pdf&format=docx`).
     #[serde(default)]
-    pub format: String,
+    pub format: Vec<String>,
     /// Changed on or after this day (`YYYY-MM-DD`, as a date input sends it).
     #[serde(default)]
     pub since: String,
@@ -57,10 +58,11 @@ impl Form {
     }
 
     pub(crate) fn formats(&self) -> Vec<String> {
-        match self.format.trim() {
-            "" => Vec::new(),
-            f => vec![f.to_string()],
-        }
+        self.format
+            .iter()
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect()
     }
 
     pub(crate) fn languages(&self) -> Vec<String> {
@@ -102,18 +104,16 @@ impl Form {
     /// This search as a URL, to share or bookmark.
     pub(crate) fn url(&self) -> String {
         let mut url = format!("/?q={}", enc(&self.q));
-        for (k, v) in [
-            ("root", &self.root),
-            ("folder", &self.folder),
-            ("format", &self.format),
-            ("since", &self.since),
-            ("until", &self.until),
-            ("lang", &self.lang),
-            ("meta", &self.meta),
-        ] {
-            if !v.is_empty() {
-                url.push_str(&format!("&{k}={}", enc(v)));
-            }
+        let mut pairs = vec![("root", self.root.clone()), ("folder", self.folder.clone())];
+        pairs.extend(self.formats().into_iter().map(|f| ("format", f)));
+        pairs.extend([
+            ("since", self.since.clone()),
+            ("until", self.until.clone()),
+            ("lang", self.lang.clone()),
+            ("meta", self.meta.clone()),
+        ]);
+        for (k, v) in pairs.iter().filter(|(_, v)| !v.is_empty()) {
+            url.push_str(&format!("&{k}={}", enc(v)));
         }
         url
     }
@@ -165,7 +165,7 @@ pub(crate) fn view(form: &Form, roots: &[String], outcome: &Outcome) -> Markup {
                         select name="format" {
                             option value="" { "any" }
                             @for f in FORMATS.iter().filter(|f| f.kind == FormatKind::Document) {
-                                option value=(f.key) selected[f.key == form.format] { (f.name) }
+                                option value=(f.key) selected[form.format.iter().any(|k| k == f.key)] { (f.name) }
                             }
                         }
                     }
@@ -281,7 +281,7 @@ mod tests {
         assert_eq!(f("/nope", "/abs/dir").scope(&roots), ["/abs/dir"]);
         let url = Form {
             q: "a b&c".into(),
-            format: "pdf".into(),
+            format: vec!["pdf".into()],
             ..Form::default()
         }
         .url();

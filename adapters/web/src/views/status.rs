@@ -139,7 +139,10 @@ fn files_table(wanted: &Wanted, files: Result<&[ListedFile], &str>) -> Markup {
                                 @if f.chunk_count > 0 { a href=(doc_link(&f.source, None, "")) { (f.source) } }
                                 @else { (f.source) }
                             }
-                            td { (f.state.as_str()) }
+                            td {
+                                (f.state.as_str())
+                                @if let Some(why) = &f.error { div.why { (why) } }
+                            }
                             td.num { (f.chunk_count) }
                         }
                     }
