@@ -62,27 +62,29 @@ fn filler(word: &str) -> Option<String> {
     if count < FILLER_REPEATS || (covered as f64) < FILLER_SHARE * chars.len() as f64 {
         return None;
     }
-    let filler: [char; 3] = w;
-    printed_around_letters(&chars, &filler).then(|| filler.iter().collect())
+    printed_around_letters(&chars, &w).then(|| w.iter().collect())
 }
 
-/// Whether `chars` is the filler printed around each of at least two
-/// letters (`b’’иb’’b’’мb’’`), words joined by `_` or `-`: ASCII art
-/// (`o--o--O`), addresses (`4.4.4.4`) and `G-W-W-W-B` are not.
+/// Whether the filler was printed around single letters, on both sides of
+/// each (`b’’иb’’b’’мb’’`: the filler comes twice in a row between
+/// letters): cut at the filler, the word falls into pieces that are mostly
+/// one letter each (`и`, `м`), two at least. ASCII art (`o--o--O`),
+/// `G-W-W-W-B` and addresses (`4.4.4.4`) are not that.
 fn printed_around_letters(chars: &[char], filler: &[char; 3]) -> bool {
-    let at = |i: usize| chars.get(i..i + 3).is_some_and(|w| w == filler);
-    let (mut i, mut letters) = (0, 0);
-    while i < chars.len() {
-        if matches!(chars[i], '_' | '-') {
-            i += 1;
-        } else if at(i) && chars.get(i + 3).is_some_and(|c| c.is_alphabetic()) && at(i + 4) {
-            letters += 1;
-            i += 7;
-        } else {
-            return false;
-        }
+    let word: String = chars.iter().collect();
+    let filler: String = filler.iter().collect();
+    if !word.contains(&filler.repeat(2)) {
+        return false;
     }
-    letters >= 2
+    let pieces: Vec<&str> = word.split(&filler).filter(|p| !p.is_empty()).collect();
+    let letters = pieces
+        .iter()
+        .filter(|p| {
+            let mut c = p.chars();
+            c.next().is_some_and(char::is_alphabetic) && c.next().is_none()
+        })
+        .count();
+    letters >= 2 && 2 * letters >= pieces.len()
 }
 
 /// The line with every interleaved word reduced to its letters

@@ -9,9 +9,9 @@ use crate::pdf_typography::Typography;
 
 /// Lines at the top and at the bottom of a page that may be running.
 const EDGE_LINES: usize = 3;
-/// A line is running when its shape is on at least this share of pages
-/// (of all pages, or of the odd or the even ones: a book's headers alternate).
-const RUNNING_SHARE: f64 = 0.6;
+/// A line is running when its shape is on at least this many pages: a
+/// book's running heads change with each chapter, and alternate.
+const RUNNING_PAGES: usize = 3;
 /// A header or footer stands apart from the body: the gap to the next line
 /// is wider than this many text sizes (a paragraph's lines are closer).
 const APART: f32 = 1.45;
@@ -28,16 +28,25 @@ pub(crate) struct EdgeKey {
     pub width: f32,
 }
 
-/// A line's shape: digits folded (page numbers differ), spaces collapsed.
+/// A line's shape: each run of digits folded to one `#` (page numbers
+/// differ, in value and in length: `9`, `10`), spaces collapsed.
 fn shape(line: &str) -> String {
-    line.split_whitespace()
-        .map(|w| {
-            w.chars()
-                .map(|c| if c.is_ascii_digit() { '#' } else { c })
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(line.len());
+    for word in line.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let mut in_number = false;
+        for c in word.chars() {
+            match (c.is_ascii_digit(), in_number) {
+                (true, true) => {}
+                (true, false) => out.push('#'),
+                (false, _) => out.push(c),
+            }
+            in_number = c.is_ascii_digit();
+        }
+    }
+    out
 }
 
 /// The lines of a page that may be running: at the top and at the bottom,
@@ -69,15 +78,13 @@ fn edge_lines(keys: &[EdgeKey]) -> Vec<usize> {
 }
 
 /// Header and footer lines that repeat, up to their digits, in one place
-/// at the top or bottom of most pages (three pages at least). Pages are
+/// at the top or bottom of three pages or more. Pages are
 /// counted one by one ([`RunningLines::count`]), so a long PDF's pages
 /// need not all be held at once; lines are then dropped page by page.
 #[derive(Default)]
 pub(crate) struct RunningLines {
-    /// Edge-line shapes (with their height) and the pages they are on:
-    /// all pages, then odd and even pages.
-    seen: [HashMap<String, usize>; 3],
-    pages: usize,
+    /// Edge-line shapes (with their height) and the pages they are on.
+    seen: HashMap<String, usize>,
 }
 
 /// A line's shape keyed with its baseline: running lines sit at one height
@@ -96,30 +103,17 @@ impl RunningLines {
             .collect();
         shapes.sort();
         shapes.dedup();
-        let parity = 1 + self.pages % 2;
         for s in shapes {
-            *self.seen[0].entry(s.clone()).or_default() += 1;
-            *self.seen[parity].entry(s).or_default() += 1;
+            *self.seen.entry(s).or_default() += 1;
         }
-        self.pages += 1;
     }
 
-    /// Whether a line's shape is on enough pages: of all, or of one parity
-    /// (two such pages at least).
     fn is_running(&self, shape: &str) -> bool {
-        let needed = |pages: usize| ((pages as f64) * RUNNING_SHARE).ceil() as usize;
-        let (odd, even) = (self.pages.div_ceil(2), self.pages / 2);
-        let on = |i: usize| self.seen[i].get(shape).copied().unwrap_or(0);
-        on(0) >= needed(self.pages)
-            || (odd >= 2 && on(1) >= needed(odd))
-            || (even >= 2 && on(2) >= needed(even))
+        self.seen.get(shape).is_some_and(|&n| n >= RUNNING_PAGES)
     }
 
     /// Removes the running lines from a page counted before.
     pub(crate) fn drop_from<T>(&self, page: &mut Vec<T>, key: impl Fn(&T) -> EdgeKey) {
-        if self.pages < 3 {
-            return;
-        }
         let keys: Vec<EdgeKey> = page.iter().map(key).collect();
         let running: Vec<usize> = edge_lines(&keys)
             .into_iter()
@@ -364,6 +358,23 @@ mod tests {
     }
 
     #[test]
+    fn a_chapters_running_head_goes() {
+        let mut pages: Vec<Vec<String>> = (0..8)
+            .map(|n| {
+                let header = if n < 4 {
+                    "How to use it"
+                } else {
+                    "Programming with it"
+                };
+                page(&[header, BODY, &format!("unit {n}"), "x"])
+            })
+            .collect();
+        drop(&mut pages);
+        assert_eq!(pages[2], page(&[BODY, "unit 2"]));
+        assert_eq!(pages[6], page(&[BODY, "unit 6"]));
+    }
+
+    #[test]
     fn alternating_headers_go() {
         let mut pages: Vec<Vec<String>> = (0..6)
             .map(|n| {
@@ -377,6 +388,12 @@ mod tests {
             .collect();
         drop(&mut pages);
         assert_eq!(pages[3], page(&[BODY, "unit 3"]));
+    }
+
+    #[test]
+    fn page_numbers_of_any_length_are_one_shape() {
+        assert_eq!(shape("9"), shape("10"));
+        assert_eq!(shape("Page 9 of  120"), "Page # of #");
     }
 
     #[test]

@@ -47,17 +47,17 @@ fn key(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether a line reads as the title: the same words, perhaps after a
-/// section number the outline leaves out (`3.3.6. BZ2_bzDecompressEnd`).
+/// Whether a line reads as the title: the same letters and digits, perhaps
+/// after a section number the outline leaves out (`3.3.6.
+/// BZ2_bzDecompressEnd`); punctuation aside, as outlines drop hyphens
+/// (`Nonregular files` for `2.13. Non-regular files`).
 fn reads_as(line: &[String], title: &[String]) -> bool {
-    if title.is_empty() || line.len() < title.len() {
+    let (line, title) = (line.concat(), title.concat());
+    if title.is_empty() {
         return false;
     }
-    let extra = line.len() - title.len();
-    line[extra..] == *title
-        && line[..extra]
-            .iter()
-            .all(|w| w.chars().all(|c| c.is_ascii_digit()))
+    line.strip_suffix(title.as_str())
+        .is_some_and(|number| number.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Turns the lines the outline names into headings. Entries are matched in
@@ -123,5 +123,14 @@ mod tests {
         let md = "See the Introduction for more.\n\nText.";
         let outline = [entry(1, "Introduction", 1), entry(1, "Nowhere", 1)];
         assert_eq!(apply(md, &[], &outline), md);
+    }
+
+    #[test]
+    fn a_title_matches_whatever_its_hyphens() {
+        let md = "2.13. Non-regular files\n\nSockets and devices.";
+        let outline = [entry(2, "Nonregular files", 1)];
+        assert!(apply(md, &[], &outline).starts_with("## 2.13. Non-regular files\n"));
+        let md = "Profiles\n\nx";
+        assert_eq!(apply(md, &[], &[entry(1, "files", 1)]), md);
     }
 }

@@ -119,15 +119,15 @@ pub(crate) fn load(
         passage: get("MODEL_PASSAGE_PREFIX").map(str::to_string),
     };
     let precision = match get("MODEL_PRECISION") {
-            Some(raw) => Precision::parse(raw).ok_or_else(|| {
-                err(
-                    "MODEL_PRECISION",
-                    raw,
-                    "fp32 (the default) or int8 (faster embedding, vectors at cosine ≥ 0.996 to fp32)",
-                )
-            })?,
-            None => Precision::default(),
-        };
+        Some(raw) => Precision::parse(raw).ok_or_else(|| {
+            err(
+                "MODEL_PRECISION",
+                raw,
+                "fp32 (the default) or int8 (faster embedding, vectors at cosine ≥ 0.996 to fp32)",
+            )
+        })?,
+        None => Precision::default(),
+    };
 
     let max_file_size = match get("MAX_FILE_SIZE") {
         Some(raw) => match raw.trim().parse::<u64>() {

@@ -340,3 +340,47 @@ fn a_hits_score_does_not_depend_on_top_k() {
     };
     assert_eq!(score("1"), score("20"));
 }
+
+/// Item 7, and item 1's book: a PDF's outline names its headings whatever
+/// their punctuation (`Nonregular files` for `2.13. Non-regular files`);
+/// page numbers of any length and a chapter's running head are dropped,
+/// not read into sentences. Both PDFs as Debian ships them
+/// (shared-mime-info 2.2-1, bzip2-doc 1.0.8-5).
+#[test]
+fn pdf_headings_and_running_heads_of_real_manuals() {
+    let c = Corpus::new(&[]).without_model();
+    std::fs::write(
+        c.root.join("spec.pdf"),
+        fixture("shared-mime-info-spec.pdf"),
+    )
+    .unwrap();
+    std::fs::write(c.root.join("bzip2.pdf"), fixture("bzip2-manual.pdf")).unwrap();
+    let (code, _, err) = c.json(&["sync"]);
+    assert_eq!(code, 0, "{err}");
+    let text = |name: &str| {
+        let (code, read, err) = c.json(&["read", &c.path(name)]);
+        assert_eq!(code, 0, "{err}");
+        read["text"].as_str().unwrap().to_string()
+    };
+    let spec = text("spec.pdf");
+    let headings: Vec<&str> = spec.lines().filter(|l| l.starts_with('#')).collect();
+    let mut wanted = vec!["# 2. Unified system".to_string()];
+    wanted.extend((1..=17).map(|n| format!("## 2.{n}. ")));
+    for w in &wanted {
+        assert!(
+            headings.iter().any(|h| h.starts_with(w.as_str())),
+            "{w}: {headings:#?}"
+        );
+    }
+    assert!(
+        spec.contains("Unix filesystem:\n"),
+        "a page number in a sentence"
+    );
+
+    let manual = text("bzip2.pdf");
+    assert!(
+        manual.contains("constant overhead in the region of 50 bytes."),
+        "a running head in a sentence"
+    );
+    assert!(!manual.contains(['\u{FB00}', '\u{FB01}', '\u{FB02}', '\u{FB03}', '\u{FB04}']));
+}
