@@ -40,9 +40,16 @@ impl Engine {
             return Err(QueryError::EmptyScope.into());
         }
         let filter = Filter::new(request.filter, &self.settings.roots).map_err(QueryError::from)?;
+        // The roots bound a query on an index this process owns; an index
+        // shared between machines (README: Scaling out) answers from every
+        // machine's files.
+        let reach: &[String] = match self.ports.index.shared() {
+            true => &[],
+            false => &self.settings.roots,
+        };
         let scope = Scope::new(request.scope.iter().map(|s| s.trim().to_string()))
             .with_filter(filter)
-            .within_roots(&self.settings.roots);
+            .within_roots(reach);
         let window = candidate_window(top_k);
         let s = &self.settings;
         // The model is loaded before the view is taken, so a first query's

@@ -3,6 +3,7 @@
 
 use maud::{html, Markup};
 use minirag_core::formats::{FormatKind, FORMATS};
+use minirag_core::plural::counted;
 use minirag_core::search::{QueryResponse, ResultItem};
 
 use super::{doc_link, enc, page, Nav};
@@ -202,7 +203,7 @@ pub(crate) fn results(form: &Form, outcome: &Outcome) -> Markup {
             let groups = group(&response.results);
             html! {
                 p.meta data-q=(form.q) {
-                    (response.sources.len()) " documents, " (response.results.len()) " passages"
+                    (counted(response.sources.len() as u64, "document", "documents")) ", " (counted(response.results.len() as u64, "passage", "passages"))
                     span.time { " · " (format!("{millis:.0}")) " ms" }
                     " · " a href=(form.url()) { "Link to this search" }
                 }

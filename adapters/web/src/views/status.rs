@@ -2,6 +2,7 @@
 //! progress and a cancel, and the files with their index state.
 
 use maud::{html, Markup};
+use minirag_core::plural::counted;
 use minirag_core::progress::{Job, JobState};
 use minirag_core::sync::run::ListedFile;
 use minirag_core::sync::ListedState;
@@ -128,7 +129,7 @@ fn files_table(wanted: &Wanted, files: Result<&[ListedFile], &str>) -> Markup {
         .filter(|f| wanted.state.is_empty() || f.state.as_str() == wanted.state)
         .collect();
     html! {
-        p.meta { (shown.len()) " of " (files.len()) " files" }
+        p.meta { (shown.len()) " of " (counted(files.len() as u64, "file", "files")) }
         div.table-wrap {
             table #files {
                 thead { tr { th scope="col" { "File" } th scope="col" { "State" } th scope="col" { "Chunks" } } }
