@@ -6,7 +6,7 @@ use minirag_blackbox::Corpus;
 /// Item 4: a query under some of an index's roots returns no hit that
 /// `read` would refuse, and says where the documents it would find are.
 #[test]
-fn a_query_keeps_to_its_own_roots_in_a_shared_index() {
+fn a_query_keeps_to_the_roots_it_is_given() {
     let c = Corpus::new(&[
         (
             "a/otter.md",
