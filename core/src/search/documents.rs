@@ -44,9 +44,10 @@ pub(crate) fn document_scores<'a>(
         }
         cosine
     };
-    // Scaled over the documents of the nearest candidates every query has,
-    // so a hit's score does not change with the number of results asked
-    // for (which widens the window); a document further down scales to 0.
+    // Scaled over the documents of the nearest candidates every query has
+    // (`MIN_CANDIDATES`), so a hit's score does not change with the number
+    // of results asked for (which widens the window past `topK` 30); a
+    // document further down scales to 0.
     let (low, high) = best_cosines(&vector[..vector.len().min(MIN_CANDIDATES)])
         .values()
         .fold((f64::MAX, f64::MIN), |(l, h), &c| (l.min(c), h.max(c)));
@@ -153,11 +154,11 @@ mod tests {
 
     #[test]
     fn a_hits_score_does_not_change_with_the_window() {
-        let names: Vec<String> = (0..80).map(|i| format!("d{i}")).collect();
+        let names: Vec<String> = (0..200).map(|i| format!("d{i}")).collect();
         let v: Vec<Candidate> = names
             .iter()
             .enumerate()
-            .map(|(i, n)| cand(n, 0, 0.1 + 0.01 * i as f32))
+            .map(|(i, n)| cand(n, 0, 0.1 + 0.005 * i as f32))
             .collect();
         let d = [doc_scored("d3", 0, 5.0), doc_scored("d0", 0, 4.0)];
         let narrow = fuse_documents(&v[..MIN_CANDIDATES], &[], &d, 0.5);

@@ -2,8 +2,11 @@
 
 /// Largest accepted `topK`; larger values are clamped, not refused.
 pub(crate) const MAX_TOP_K: usize = 100;
-/// Each side of the hybrid search fetches at least this many candidates.
-pub(crate) const MIN_CANDIDATES: usize = 50;
+/// Each side of the hybrid search fetches at least this many candidates,
+/// what a `topK` of 30 fetches (the eval's setting, docs/quality.md): every
+/// `topK` up to 30 then ranks alike, and the vector side is scaled over
+/// the same nearest chunks whatever the `topK`.
+pub(crate) const MIN_CANDIDATES: usize = 120;
 /// Longest accepted query, in characters. The encoder reads only its first
 /// 256 tokens, and every extra keyword term costs a postings walk: a longer
 /// "query" is a document pasted by mistake, or load aimed at a shared server.
@@ -77,7 +80,7 @@ pub(crate) fn clamp_top_k(top_k: i64) -> Result<usize, QueryError> {
     Ok((top_k as u64).min(MAX_TOP_K as u64) as usize)
 }
 
-/// Candidates fetched per side: max(4·topK, 50).
+/// Candidates fetched per side: max(4·topK, 120).
 pub(crate) fn candidate_window(top_k: usize) -> usize {
     (4 * top_k).max(MIN_CANDIDATES)
 }
@@ -119,9 +122,9 @@ mod tests {
 
     #[test]
     fn candidate_window_examples() {
-        assert_eq!(candidate_window(8), 50);
-        assert_eq!(candidate_window(12), 50);
-        assert_eq!(candidate_window(13), 52);
+        assert_eq!(candidate_window(8), 120);
+        assert_eq!(candidate_window(30), 120);
+        assert_eq!(candidate_window(31), 124);
         assert_eq!(candidate_window(100), 400);
     }
 }
