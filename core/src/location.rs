@@ -128,7 +128,16 @@ impl Location {
     /// `deck.pptx, slide 3`, `book.xlsx, Sales, rows 4–9`. `name` is the
     /// document's file name or title.
     pub fn citation(&self, name: &str) -> String {
-        let mut parts = vec![name.to_string()];
+        match self.place() {
+            place if place.is_empty() => name.to_string(),
+            place => format!("{name}, {place}"),
+        }
+    }
+
+    /// The place in words, as a citation gives it after the name:
+    /// `p. 12`, `Sales, rows 4–9`; empty when nothing is known.
+    pub fn place(&self) -> String {
+        let mut parts = Vec::new();
         if let Some(p) = self.pages {
             parts.push(span("p.", "pp.", p));
         }
@@ -147,7 +156,7 @@ impl Location {
         if let Some(t) = &self.start {
             parts.push(format!("at {t}"));
         }
-        if parts.len() == 1 {
+        if parts.is_empty() {
             if let Some(l) = self.lines {
                 parts.push(span("line", "lines", l));
             } else if let Some(a) = &self.anchor {

@@ -56,8 +56,7 @@ fn shape(line: &str) -> String {
 fn edge_lines(keys: &[EdgeKey]) -> Vec<usize> {
     let widest = keys.iter().map(|k| k.width).fold(0.0, f32::max);
     let short = |i: usize| keys[i].width < SHORT_SHARE * widest;
-    let block = |order: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
-        let order: Vec<usize> = order.collect();
+    let block = |order: Vec<usize>| -> Vec<usize> {
         for (taken, pair) in order.windows(2).enumerate().take(EDGE_LINES) {
             let (a, b) = (&keys[pair[0]], &keys[pair[1]]);
             if (a.y - b.y).abs() > APART * a.size.max(b.size) {
@@ -70,8 +69,8 @@ fn edge_lines(keys: &[EdgeKey]) -> Vec<usize> {
         }
         Vec::new()
     };
-    let mut edges = block(&mut (0..keys.len()));
-    edges.extend(block(&mut (0..keys.len()).rev()));
+    let mut edges = block((0..keys.len()).collect());
+    edges.extend(block((0..keys.len()).rev().collect()));
     edges.sort_unstable();
     edges.dedup();
     edges

@@ -13,8 +13,12 @@ const FIXED_TTL_MS: u64 = 3_600_000;
 
 /// Whether the request speaks 2026-07-28 or later.
 pub(crate) fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.protocol_version()
-        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    speaks_modern(ctx.protocol_version().as_ref())
+}
+
+/// Whether a session's revision is 2026-07-28 or later.
+pub(crate) fn speaks_modern(version: Option<&ProtocolVersion>) -> bool {
+    version.is_some_and(|v| *v >= ProtocolVersion::V_2026_07_28)
 }
 
 /// `ttlMs`, `cacheScope` and `_meta` for a list or read answer.

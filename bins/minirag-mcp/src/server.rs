@@ -33,7 +33,7 @@ use crate::payload::{
 };
 use crate::reqlog::{Outcome, RequestLog};
 use crate::resources;
-use crate::revision::{is_modern, server_meta, Hints};
+use crate::revision::{is_modern, server_meta, speaks_modern, Hints};
 use crate::schema::Side;
 use minirag_core::jobs::{Job, Jobs};
 use minirag_core::progress::Step;
@@ -792,10 +792,8 @@ impl ServerHandler for Server {
     /// A session from before 2026-07-28 hears every change on the session
     /// itself, for as long as it lasts.
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let modern = context.peer.peer_info().is_some_and(|info| {
-            info.protocol_version >= rmcp::model::ProtocolVersion::V_2026_07_28
-        });
-        if modern {
+        let info = context.peer.peer_info();
+        if speaks_modern(info.as_ref().map(|i| &i.protocol_version)) {
             return; // it listens with `subscriptions/listen`
         }
         let changes = self.changes.clone();

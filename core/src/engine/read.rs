@@ -185,10 +185,7 @@ impl Engine {
             return Err(EngineError::NoSuchPart {
                 source: source.into(),
                 wanted: wanted.to_string(),
-                has: has.and_then(|h| {
-                    let places = h.citation("").trim_start_matches(", ").to_string();
-                    Some((places, all.first()?.location()?.fragment()?))
-                }),
+                has: has.and_then(|h| Some((h.place(), all.first()?.location()?.fragment()?))),
             });
         };
         if let Wanted::Rows(first, last, None) = wanted {
@@ -199,13 +196,13 @@ impl Engine {
                 }
             }
             if sheets.len() > 1 {
-                let rows = match first == last {
-                    true => format!("rows={first}"),
-                    false => format!("rows={first}-{last}"),
+                let rows = Location {
+                    rows: Some((*first, *last)),
+                    ..Location::default()
                 };
                 return Err(EngineError::WhichSheet {
                     source: source.into(),
-                    rows,
+                    rows: rows.fragment().unwrap_or_default(),
                     sheets,
                 });
             }

@@ -76,11 +76,6 @@ impl Scope {
         self.prefixes.is_empty() && self.filter.is_none() && self.reach.is_empty()
     }
 
-    /// Whether the caller narrowed it (folders or a filter), roots aside.
-    pub fn is_narrowed(&self) -> bool {
-        !self.prefixes.is_empty() || !self.filter.is_none()
-    }
-
     /// The same folders and filter, with no roots: where a document out of
     /// reach would be.
     pub fn anywhere(&self) -> Self {
@@ -171,7 +166,7 @@ mod tests {
         assert!(!scope.admits(facts("/a/x.md", SourceType::File)));
         assert!(scope.admits(facts("note-1", SourceType::Data)));
         assert!(scope.admits(facts("https://a.example/x", SourceType::Url)));
-        assert!(!scope.is_all() && !scope.is_narrowed());
+        assert!(!scope.is_all());
         assert!(scope.anywhere().is_all());
     }
 }

@@ -24,13 +24,17 @@ impl Engine {
         let index = &self.ports().index;
         let mut errors = report.errors.clone();
         let earlier = index.job(RECORD_ID).ok().flatten().and_then(|j| j.report);
-        for (source, why) in earlier.map(|r| r.errors).unwrap_or_default() {
-            let redone = scope.is_none_or(|s| is_under(&source, s));
-            if !redone && !errors.iter().any(|(s, _)| *s == source) {
-                errors.push((source, why));
+        let earlier = earlier.map(|r| r.errors).unwrap_or_default();
+        for (source, why) in &earlier {
+            let redone = scope.is_none_or(|s| is_under(source, s));
+            if !redone && !errors.iter().any(|(s, _)| s == source) {
+                errors.push((source.clone(), why.clone()));
             }
         }
         errors.truncate(MAX_KEPT);
+        if errors == earlier {
+            return; // a watcher's quiet syncs write nothing
+        }
         let now = self.ports().clock.now_unix_seconds();
         let mut record = Job::started(RECORD_ID, now);
         record.state = JobState::Succeeded;

@@ -240,6 +240,18 @@ fn the_watch_limit_falls_back_to_polling_and_says_so() {
     assert_eq!(top_source(&c, "barnacles hull"), Some(c.path("b.md")));
 }
 
+/// The server's `status` once its watcher's catch-up sync is done and it
+/// listens.
+async fn caught_up(client: &rmcp::Peer<rmcp::RoleClient>) -> Value {
+    loop {
+        let s = minirag_blackbox::mcp_client::call_json(client, "status", json!({})).await;
+        if s["watch"]["lastChangeAt"].is_string() {
+            return s;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
 #[test]
 fn the_mcp_server_watches_under_rag_watch_and_reports_it() {
     let c = Corpus::new(&[("a.md", "# A\n\nAnchors hold the ship.")]);
@@ -251,13 +263,7 @@ fn the_mcp_server_watches_under_rag_watch_and_reports_it() {
     runtime.block_on(async {
         let client = minirag_blackbox::mcp_client::connect_http((), &server.url, None).await;
         // The watcher's catch-up sync indexes a.md; then a new file follows.
-        let status = loop {
-            let s = minirag_blackbox::mcp_client::call_json(&client, "status", json!({})).await;
-            if s["watch"]["lastChangeAt"].is_string() {
-                break s;
-            }
-            tokio::task::yield_now().await;
-        };
+        let status = caught_up(&client).await;
         assert_eq!(status["watch"]["active"], true, "{status}");
         assert_eq!(status["watch"]["mode"], "polling", "{status}");
         assert!(status["watch"]["notice"]
@@ -399,13 +405,7 @@ async fn a_2025_session_hears_the_changes_the_watcher_makes() {
         ))
         .await
         .unwrap();
-    loop {
-        let s = minirag_blackbox::mcp_client::call_json(&client, "status", json!({})).await;
-        if s["watch"]["lastChangeAt"].is_string() {
-            break; // the catch-up sync is done, and the watcher listens
-        }
-        tokio::task::yield_now().await;
-    }
+    caught_up(&client).await;
     let b = c.root.join("b.md");
     let write = || std::fs::write(&b, "# B\n\nBarnacles on the hull.").unwrap();
     announced(&client, &mut heard, write, lists("b.md")).await;
