@@ -123,7 +123,7 @@ pub(crate) fn load(
             err(
                 "MODEL_PRECISION",
                 raw,
-                "fp32 (the default) or int8 (faster embedding, vectors at cosine ≥ 0.996 to fp32)",
+                "fp32 (the default) or int8 (faster embedding, vectors at cosine ≥ 0.993 to fp32, docs/benchmarks.md)",
             )
         })?,
         None => Precision::default(),
