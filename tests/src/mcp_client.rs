@@ -184,3 +184,29 @@ pub fn every_other_tool(file: &str, page: &str, job: &Value) -> Vec<(&'static st
         ("sync_status", json!({"jobId": job["jobId"]})),
     ]
 }
+
+/// Counts the server's `notifications/resources/list_changed`, on a session
+/// that began with `initialize` at `version` (rmcp's default when `None`).
+pub struct ListChanged {
+    /// Moves by one for each notification.
+    pub heard: tokio::sync::watch::Sender<u64>,
+    /// The revision the session asks for.
+    pub version: Option<rmcp::model::ProtocolVersion>,
+}
+
+impl rmcp::ClientHandler for ListChanged {
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.heard.send_modify(|n| *n += 1);
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let config = rmcp::model::ClientConfig::default();
+        match &self.version {
+            Some(v) => config.with_protocol_version(v.clone()),
+            None => config,
+        }
+    }
+}

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use minirag_blackbox::mcp_client::{
     call, call_json, connect, finished_job, note, sync_when_free, sync_with_progress_token,
-    transport, FirstProgress,
+    transport, FirstProgress, ListChanged,
 };
 use minirag_blackbox::{binary, serve_page, Corpus};
 use rmcp::model::CallToolRequestParams;
@@ -383,18 +383,6 @@ async fn a_cancelled_sync_stops_between_files_and_keeps_what_it_did() {
     client.cancel().await.unwrap();
 }
 
-/// Wakes the test when the server says its resource list changed.
-struct ListChanged(std::sync::Arc<tokio::sync::Notify>);
-
-impl rmcp::ClientHandler for ListChanged {
-    async fn on_resource_list_changed(
-        &self,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0.notify_one();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn annotations_structured_output_and_resources() {
     let c = Corpus::new(&[
@@ -426,11 +414,14 @@ async fn annotations_structured_output_and_resources() {
             );
         }
     });
-    let woke = std::sync::Arc::new(tokio::sync::Notify::new());
-    let client = ListChanged(woke.clone())
-        .serve(transport(&c, &[("ALLOW_PRIVATE_URLS", "1")]))
-        .await
-        .unwrap();
+    let (heard, mut woke) = tokio::sync::watch::channel(0);
+    let client = ListChanged {
+        heard,
+        version: None,
+    }
+    .serve(transport(&c, &[("ALLOW_PRIVATE_URLS", "1")]))
+    .await
+    .unwrap();
 
     // (readOnly, destructive, idempotent, openWorld)
     let hints = |name: &str| match name {
@@ -520,7 +511,7 @@ async fn annotations_structured_output_and_resources() {
     let job = structured("sync_start", &job);
     let done = finished_job(&client, &job).await;
     assert_eq!(done["state"], "succeeded", "{done}");
-    woke.notified().await; // list_changed after the sync added documents
+    woke.changed().await.unwrap(); // list_changed after the sync added documents
 
     let guide = c.path("guide.md");
     for (name, args) in [

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use minirag_blackbox::mcp_client::ListChanged;
 use minirag_blackbox::watcher::WatchProcess;
 use minirag_blackbox::Corpus;
 use serde_json::{json, Value};
@@ -343,24 +344,6 @@ fn another_process_can_sync_while_a_watcher_runs() {
     assert_eq!(top_source(&c, "barnacles hull"), Some(c.path("b.md")));
 }
 
-/// Counts the server's `notifications/resources/list_changed`, on a session
-/// that began with `initialize` 2025-11-25.
-struct ListChanged(tokio::sync::watch::Sender<u64>);
-
-impl rmcp::ClientHandler for ListChanged {
-    async fn on_resource_list_changed(
-        &self,
-        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
-    ) {
-        self.0.send_modify(|n| *n += 1);
-    }
-
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        rmcp::model::ClientConfig::default()
-            .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
-    }
-}
-
 /// Makes `change`, then waits for announcements made after it until
 /// `list_files` satisfies `wanted`; fails if none comes within [`PATIENCE`].
 async fn announced(
@@ -398,13 +381,16 @@ async fn a_2025_session_hears_the_changes_the_watcher_makes() {
     use rmcp::ServiceExt;
     let c = Corpus::new(&[("a.md", "# A\n\nAnchors hold the ship.")]);
     let (tx, mut heard) = tokio::sync::watch::channel(0);
-    let client = ListChanged(tx)
-        .serve(minirag_blackbox::mcp_client::transport(
-            &c,
-            &[("RAG_WATCH", "1")],
-        ))
-        .await
-        .unwrap();
+    let client = ListChanged {
+        heard: tx,
+        version: Some(rmcp::model::ProtocolVersion::V_2025_11_25),
+    }
+    .serve(minirag_blackbox::mcp_client::transport(
+        &c,
+        &[("RAG_WATCH", "1")],
+    ))
+    .await
+    .unwrap();
     caught_up(&client).await;
     let b = c.root.join("b.md");
     let write = || std::fs::write(&b, "# B\n\nBarnacles on the hull.").unwrap();
